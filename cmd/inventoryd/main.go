@@ -1,0 +1,122 @@
+// Command inventoryd serves inventory and property records.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		if !errors.Is(err, errHelp) {
+			fmt.Fprintln(os.Stderr, "inventoryd:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+var errHelp = errors.New("help requested")
+
+// run serves until ctx is done, then shuts down gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return err
+	}
+	m := &Main{Config: cfg, Log: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))}
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	m.Log.Info("shutting down")
+	return m.Close()
+}
+
+// Main is the running program, so that tests can start the real thing on port 0.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+
+	store    *store.Store
+	server   *http.Server
+	listener net.Listener
+	served   chan error
+}
+
+// Run opens and migrates the database, loads the demo data into an empty
+// one, and starts serving; it returns once the server is listening.
+func (m *Main) Run(ctx context.Context) error {
+	m.Log.Info("starting", "config", m.Config)
+	st, err := store.Open(ctx, m.Config.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	m.store = st
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client)
+	if err != nil {
+		return fmt.Errorf("loading demo data: %w", err)
+	}
+	if loaded {
+		m.Log.Info("loaded demo data", "companies", stats.Companies, "properties", stats.Properties,
+			"inventories", stats.Inventories, "items", stats.Items, "demo_company", datagen.DemoCompanies[0])
+	}
+	m.listener, err = net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return err
+	}
+	m.server = &http.Server{
+		Handler:           server.Handler(st, m.Log, datagen.DemoCompanies[0]),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.server.Serve(m.listener) }()
+	m.Log.Info("serving", "url", "http://"+m.listener.Addr().String()+"/", "graphql", "http://"+m.listener.Addr().String()+"/graphql")
+	return nil
+}
+
+// URL is the base URL the server answers on.
+func (m *Main) URL() string { return "http://" + m.listener.Addr().String() }
+
+// Close stops accepting requests, waits up to 10 s for those in flight, and
+// closes the database.
+func (m *Main) Close() error {
+	var errs []error
+	if m.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		errs = append(errs, m.server.Shutdown(ctx))
+		if err := <-m.served; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close())
+	}
+	return errors.Join(errs...)
+}

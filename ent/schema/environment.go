@@ -1,0 +1,67 @@
+package schema
+
+import (
+	"context"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/google/uuid"
+
+	gen "github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/intercept"
+)
+
+// Environment is a room or area of the property in one inventory.
+type Environment struct{ ent.Schema }
+
+func (Environment) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
+
+func (Environment) Fields() []ent.Field {
+	return []ent.Field{
+		idField(),
+		field.UUID("inventory_id", uuid.UUID{}).Immutable(),
+		field.String("name").NotEmpty().MaxLen(128),
+		field.Text("description").Default(""),
+		field.Int("level").Default(1).Min(1).
+			Comment("Level (storey) of the house where the environment is, from 1."),
+		field.Int("order").Default(0).NonNegative().
+			Comment("Position of the environment in the inventory."),
+	}
+}
+
+func (Environment) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("inventory", Inventory.Type).Ref("environments").Field("inventory_id").
+			Unique().Required().Immutable(),
+		edge.To("items", Item.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Environment) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("inventory_id", "order")}
+}
+
+// Interceptors return environments in inventory order wherever they are
+// loaded, including eager loads, since GraphQL lists them without an orderBy.
+func (Environment) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{
+		intercept.TraverseEnvironment(func(_ context.Context, q *gen.EnvironmentQuery) error {
+			q.Order(environment.ByOrder(), environment.ByID())
+			return nil
+		}),
+	}
+}
+
+func (Environment) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entsql.Checks(map[string]string{"environment_level_positive": "(level >= 1)"}),
+		entgql.Skip(entgql.SkipWhereInput),
+	}
+}

@@ -1,0 +1,85 @@
+package schema
+
+import (
+	"regexp"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+)
+
+// Inventory is a signed (or yet unsigned) record of the tangible assets in a property.
+type Inventory struct{ ent.Schema }
+
+func (Inventory) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
+
+func (Inventory) Fields() []ent.Field {
+	return []ent.Field{
+		idField(),
+		field.UUID("property_id", uuid.UUID{}).Immutable(),
+		field.Int("inventory_type").GoType(inventorytype.Type(0)).Validate(inventorytype.Validate).
+			Annotations(entgql.Type("InventoryType"), entgql.OrderField("INVENTORY_TYPE")),
+		// numeric in both databases: exact in PostgreSQL; SQLite keeps 15
+		// significant digits, which the write path enforces (see docs/decisions.md).
+		field.Other("rental_price", decimal.Decimal{}).
+			SchemaType(map[string]string{dialect.Postgres: "numeric(15,2)", dialect.SQLite: "numeric"}).
+			Annotations(entgql.Type("Decimal"), entgql.OrderField("RENTAL_PRICE"), entgql.Skip(entgql.SkipWhereInput)),
+		field.String("currency").Default("COP").Match(regexp.MustCompile(`^[A-Z]{3}$`)).
+			Comment("ISO 4217 code of rental_price."),
+		field.Bool("is_signed").Default(false),
+		field.Bool("is_remote_signed").Default(false),
+		field.String("approval_code").Optional().Nillable().MaxLen(64).
+			Comment("Set when signed, absent otherwise."),
+		field.Time("created_at").Default(nowUTC).Immutable().
+			Annotations(entgql.OrderField("CREATED_AT")),
+		field.Time("signature_date").Optional().Nillable().
+			Comment("When the inventory became signed (both parties); absent while unsigned.").
+			Annotations(entgql.OrderField("SIGNATURE_DATE")),
+		field.Time("agent_signature_date").Optional().Nillable(),
+		field.Time("owner_signature_date").Optional().Nillable(),
+	}
+}
+
+func (Inventory) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("property", Property.Type).Ref("inventories").Field("property_id").
+			Unique().Required().Immutable(),
+		edge.To("environments", Environment.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Inventory) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("company_id", "created_at"),
+		index.Fields("company_id", "signature_date"),
+		index.Fields("company_id", "rental_price"),
+		index.Fields("company_id", "inventory_type", "created_at"),
+		index.Fields("company_id", "is_signed", "created_at"),
+		index.Fields("company_id", "is_remote_signed", "created_at"),
+		index.Fields("property_id", "created_at"),
+	}
+}
+
+func (Inventory) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.QueryField(),
+		entgql.RelayConnection(),
+		// The database itself refuses a half-signed inventory.
+		entsql.Checks(map[string]string{
+			"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL)" +
+				" OR (NOT is_signed AND NOT is_remote_signed AND approval_code IS NULL AND signature_date IS NULL))",
+			"inventory_type_code":      "(inventory_type BETWEEN 0 AND 3)",
+			"inventory_price_positive": "(rental_price >= 0)",
+		}),
+	}
+}

@@ -1,0 +1,80 @@
+package schema
+
+import (
+	"context"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/google/uuid"
+
+	gen "github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/intercept"
+	"github.com/propertyrecords/inventory/ent/item"
+)
+
+// Rating bounds of an item's condition: 1 (bad) to 5 (as new).
+const (
+	MinRating = 1
+	MaxRating = 5
+)
+
+// Item is one diagnosed item of an environment (the legacy "item diagnostic").
+type Item struct{ ent.Schema }
+
+func (Item) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
+
+func (Item) Fields() []ent.Field {
+	return []ent.Field{
+		idField(),
+		field.UUID("environment_id", uuid.UUID{}).Immutable(),
+		field.UUID("material_id", uuid.UUID{}),
+		field.String("name").NotEmpty().MaxLen(128),
+		field.Text("description").Default("").Comment("Free comment; may be empty."),
+		field.Int("rating").Range(MinRating, MaxRating).
+			Comment("Condition from 1 (bad) to 5 (as new)."),
+		field.Int("order").Optional().Nillable().NonNegative(),
+		field.Bool("to_repair").Default(false),
+	}
+}
+
+func (Item) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("environment", Environment.Type).Ref("items").Field("environment_id").
+			Unique().Required().Immutable(),
+		edge.From("material", Material.Type).Ref("items").Field("material_id").
+			Unique().Required(),
+		edge.To("photos", Photo.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Item) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("environment_id", "order"),
+		index.Fields("material_id"),
+	}
+}
+
+// Interceptors return items in their order (unordered items last) wherever
+// they are loaded, including eager loads.
+func (Item) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{
+		intercept.TraverseItem(func(_ context.Context, q *gen.ItemQuery) error {
+			q.Order(item.ByOrder(sql.OrderNullsLast()), item.ByName(), item.ByID())
+			return nil
+		}),
+	}
+}
+
+func (Item) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entsql.Checks(map[string]string{"item_rating_range": "(rating BETWEEN 1 AND 5)"}),
+		entgql.Skip(entgql.SkipWhereInput),
+	}
+}

@@ -1,0 +1,28 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+)
+
+// Material is a shared catalogue entry (Madera, Cerámica, ...). It holds no
+// company data, so it is not company-owned; the items it leads to are.
+type Material struct{ ent.Schema }
+
+func (Material) Fields() []ent.Field {
+	return []ent.Field{
+		idField(),
+		field.String("name").NotEmpty().MaxLen(128).Unique(),
+	}
+}
+
+func (Material) Edges() []ent.Edge {
+	return []ent.Edge{edge.To("items", Item.Type)}
+}
+
+func (Material) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip(entgql.SkipWhereInput)}
+}

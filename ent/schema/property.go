@@ -1,0 +1,60 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Property is a registered building or unit that belongs to a company.
+type Property struct{ ent.Schema }
+
+func (Property) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
+
+func (Property) Fields() []ent.Field {
+	return []ent.Field{
+		idField(),
+		field.String("code").Default("").MaxLen(64).
+			Comment("The company's own reference for the property; may be empty.").
+			Annotations(entgql.OrderField("CODE")),
+		field.String("address").NotEmpty().MaxLen(256),
+		field.String("neighborhood").Default("").MaxLen(128),
+		field.String("city").NotEmpty().MaxLen(128).
+			Annotations(entgql.OrderField("CITY")),
+		field.String("property_type").NotEmpty().MaxLen(64).
+			Comment("Type name, e.g. Apartamento or Casa (the legacy PropertyType.typeName)."),
+		field.Bool("is_active").Default(true),
+		field.Text("detail").Optional().Nillable().
+			Comment("Free-text detail of the property."),
+		field.Int("levels").Default(1).Range(1, 200).
+			Comment("Number of levels (storeys) of the property."),
+		field.Time("created_at").Default(nowUTC).Immutable().
+			Annotations(entgql.OrderField("CREATED_AT")),
+	}
+}
+
+func (Property) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("inventories", Inventory.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Property) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("company_id", "created_at"),
+		index.Fields("company_id", "city"),
+		index.Fields("company_id", "code"),
+	}
+}
+
+func (Property) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.QueryField(),
+		entgql.RelayConnection(),
+	}
+}

@@ -1,0 +1,73 @@
+// Package apperr is the one error vocabulary of the service. GraphQL's error
+// presenter and the REST adapter both turn errors into a Code with this
+// package, so a client sees the same code for the same failure everywhere.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Code is a stable, machine-readable error class. Clients switch on it.
+type Code string
+
+const (
+	Invalid          Code = "INVALID_ARGUMENT"
+	Unauthenticated  Code = "UNAUTHENTICATED"
+	NotFound         Code = "NOT_FOUND"
+	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
+	Internal         Code = "INTERNAL"
+)
+
+// httpStatus is the single table from code to HTTP status.
+var httpStatus = map[Code]int{
+	Invalid:          http.StatusBadRequest,
+	Unauthenticated:  http.StatusUnauthorized,
+	NotFound:         http.StatusNotFound,
+	MethodNotAllowed: http.StatusMethodNotAllowed,
+	Internal:         http.StatusInternalServerError,
+}
+
+// Error is an error a client may see: its Message is written for the client,
+// and Field names the argument, header or parameter at fault, if any.
+type Error struct {
+	Code    Code
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s", e.Field, e.Message)
+	}
+	return e.Message
+}
+
+// Errorf returns a client-facing error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidField reports that the named input is wrong, and how.
+func InvalidField(field, format string, args ...any) *Error {
+	return &Error{Code: Invalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Public returns the client-facing form of err. Anything that is not an *Error
+// in err's chain is internal: its text may hold SQL or driver detail, so the
+// client gets only "internal error" and the caller is told to log it.
+func Public(err error) (e *Error, internal bool) {
+	if errors.As(err, &e) {
+		return e, false
+	}
+	return &Error{Code: Internal, Message: "internal error"}, true
+}
+
+// HTTPStatus maps a code to its HTTP status.
+func HTTPStatus(code Code) int {
+	if s, ok := httpStatus[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,283 @@
+// Package datagen writes a deterministic synthetic dataset: the same seed and
+// size give the same records, ids included. The run command's demo data comes
+// from here.
+package datagen
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/material"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// Size says how much to generate.
+type Size struct {
+	Companies              int
+	PropertiesPerCompany   int
+	InventoriesPerProperty int
+	MinEnvironments        int // per inventory
+	MaxEnvironments        int
+	MinItems               int // per environment
+	MaxItems               int
+	MaxPhotos              int // per item
+}
+
+// Demo is the dataset the server loads on first start.
+var Demo = Size{
+	Companies: 2, PropertiesPerCompany: 20, InventoriesPerProperty: 3,
+	MinEnvironments: 3, MaxEnvironments: 6, MinItems: 3, MaxItems: 7, MaxPhotos: 2,
+}
+
+// DemoSeed is the seed of the demo dataset.
+const DemoSeed = 20240501
+
+// DemoCompanies are the ids of the first two generated companies, fixed so that
+// the README and the GraphQL IDE can name them.
+var DemoCompanies = []uuid.UUID{
+	uuid.MustParse("11111111-1111-4111-8111-111111111111"),
+	uuid.MustParse("22222222-2222-4222-8222-222222222222"),
+}
+
+// Stats counts what was written.
+type Stats struct {
+	Companies, Properties, Inventories, Environments, Items, Photos int
+}
+
+// epoch is the earliest creation date of generated records.
+var epoch = time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// batchSize keeps each bulk insert well under SQLite's and PostgreSQL's
+// bound-parameter limits.
+const batchSize = 400
+
+// Load writes a dataset in one transaction: on any error nothing is written.
+func Load(ctx context.Context, client *ent.Client, seed uint64, size Size) (Stats, error) {
+	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx}
+	stats, err := g.load(ctx, size)
+	if err != nil {
+		return Stats{}, rollback(tx, err)
+	}
+	return stats, tx.Commit()
+}
+
+// LoadDemoIfEmpty loads the demo dataset into a database with no properties.
+func LoadDemoIfEmpty(ctx context.Context, client *ent.Client) (loaded bool, stats Stats, err error) {
+	exists, err := client.Property.Query().Exist(tenant.Unrestricted(ctx, "datagen: is the database empty?"))
+	if err != nil || exists {
+		return false, Stats{}, err
+	}
+	stats, err = Load(ctx, client, DemoSeed, Demo)
+	return err == nil, stats, err
+}
+
+func rollback(tx *ent.Tx, err error) error {
+	if rerr := tx.Rollback(); rerr != nil {
+		return fmt.Errorf("%w (rolling back: %v)", err, rerr)
+	}
+	return err
+}
+
+type generator struct {
+	rng *rand.Rand
+	tx  *ent.Tx
+
+	materials   map[string]uuid.UUID
+	properties  []*ent.PropertyCreate
+	inventories []*ent.InventoryCreate
+	envs        []*ent.EnvironmentCreate
+	items       []*ent.ItemCreate
+	photos      []*ent.PhotoCreate
+	stats       Stats
+}
+
+func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
+	if err := g.ensureMaterials(ctx); err != nil {
+		return Stats{}, err
+	}
+	for c := 0; c < size.Companies; c++ {
+		company := g.id()
+		if c < len(DemoCompanies) {
+			company = DemoCompanies[c]
+		}
+		g.stats.Companies++
+		for p := 0; p < size.PropertiesPerCompany; p++ {
+			g.property(company, p, size)
+			if err := g.flush(ctx, false); err != nil {
+				return Stats{}, err
+			}
+		}
+	}
+	return g.stats, g.flush(ctx, true)
+}
+
+// id draws a version 4 UUID from the seeded generator, so ids are repeatable.
+func (g *generator) id() uuid.UUID {
+	var u uuid.UUID
+	for i := 0; i < 16; i += 8 {
+		v := g.rng.Uint64()
+		for j := 0; j < 8; j++ {
+			u[i+j] = byte(v >> (8 * j))
+		}
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}
+
+func pick[T any](g *generator, xs []T) T { return xs[g.rng.IntN(len(xs))] }
+
+func (g *generator) between(lo, hi int) int { return lo + g.rng.IntN(hi-lo+1) }
+
+func (g *generator) ensureMaterials(ctx context.Context) error {
+	existing, err := g.tx.Material.Query().Where(material.NameIn(materials...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	g.materials = make(map[string]uuid.UUID, len(materials))
+	for _, m := range existing {
+		g.materials[m.Name] = m.ID
+	}
+	var create []*ent.MaterialCreate
+	for _, name := range materials {
+		id := g.id() // drawn either way, so existing materials do not shift later ids
+		if _, ok := g.materials[name]; !ok {
+			g.materials[name] = id
+			create = append(create, g.tx.Material.Create().SetID(id).SetName(name))
+		}
+	}
+	return g.tx.Material.CreateBulk(create...).Exec(ctx)
+}
+
+func (g *generator) property(company uuid.UUID, n int, size Size) {
+	kind := pick(g, propertyKinds)
+	place := pick(g, cities)
+	id := g.id()
+	levels := g.between(kind.minLevels, kind.maxLevels)
+	created := epoch.Add(time.Duration(g.rng.IntN(365*24*3600)) * time.Second)
+	code := fmt.Sprintf("INM-%04d", n+1)
+	if n%7 == 6 {
+		code = "" // some companies do not code every property
+	}
+	create := g.tx.Property.Create().SetID(id).SetCompanyID(company).
+		SetCode(code).
+		SetAddress(fmt.Sprintf("%s %d # %d-%d", pick(g, streets), g.between(1, 180), g.between(1, 120), g.between(1, 99))).
+		SetNeighborhood(pick(g, place.neighborhoods)).
+		SetCity(place.name).
+		SetPropertyType(kind.name).
+		SetIsActive(g.rng.IntN(10) != 0).
+		SetLevels(levels).
+		SetCreatedAt(created)
+	if g.rng.IntN(4) == 0 {
+		create.SetDetail(pick(g, propertyDetails))
+	}
+	g.properties = append(g.properties, create)
+	g.stats.Properties++
+	for i := 0; i < size.InventoriesPerProperty; i++ {
+		g.inventory(company, id, levels, created, size)
+	}
+}
+
+func (g *generator) inventory(company, property uuid.UUID, levels int, after time.Time, size Size) {
+	id := g.id()
+	// Types rotate so that every type appears in any dataset of four or more inventories.
+	kind := inventorytype.All[g.stats.Inventories%len(inventorytype.All)]
+	created := after.Add(time.Duration(g.between(1, 400*24*3600)) * time.Second)
+	create := g.tx.Inventory.Create().SetID(id).SetCompanyID(company).SetPropertyID(property).
+		SetInventoryType(kind).
+		SetRentalPrice(decimal.New(int64(g.between(16, 120))*50_000, 0)).
+		SetCurrency("COP").
+		SetCreatedAt(created)
+	if g.stats.Inventories%3 != 2 { // two in three are signed
+		agent := created.Add(time.Duration(g.between(3600, 10*24*3600)) * time.Second)
+		owner := agent.Add(time.Duration(g.between(60, 3*24*3600)) * time.Second)
+		create.SetIsSigned(true).
+			SetIsRemoteSigned(g.rng.IntN(3) == 0).
+			SetApprovalCode(fmt.Sprintf("APR-%06d", g.rng.IntN(1_000_000))).
+			SetAgentSignatureDate(agent).
+			SetOwnerSignatureDate(owner).
+			SetSignatureDate(owner)
+	}
+	g.inventories = append(g.inventories, create)
+	g.stats.Inventories++
+	names := g.rng.Perm(len(rooms))
+	for e := 0; e < g.between(size.MinEnvironments, size.MaxEnvironments); e++ {
+		g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
+	}
+}
+
+func (g *generator) environment(company, inventory uuid.UUID, name string, level, order int, size Size) {
+	id := g.id()
+	g.envs = append(g.envs, g.tx.Environment.Create().SetID(id).SetCompanyID(company).SetInventoryID(inventory).
+		SetName(name).SetDescription(pick(g, roomDescriptions)).SetLevel(level).SetOrder(order))
+	g.stats.Environments++
+	names := g.rng.Perm(len(itemNames))
+	for i := 0; i < g.between(size.MinItems, size.MaxItems); i++ {
+		g.item(company, id, itemNames[names[i%len(names)]], i, size)
+	}
+}
+
+func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) {
+	id := g.id()
+	rating := g.between(1, 5)
+	create := g.tx.Item.Create().SetID(id).SetCompanyID(company).SetEnvironmentID(environment).
+		SetMaterialID(g.materials[pick(g, materials)]).
+		SetName(name).SetDescription(pick(g, itemComments)).
+		SetRating(rating).SetToRepair(rating <= 2)
+	if order%9 != 8 { // a few items were never ordered by the inspector
+		create.SetOrder(order)
+	}
+	g.items = append(g.items, create)
+	g.stats.Items++
+	for p := 0; p < g.rng.IntN(size.MaxPhotos+1); p++ {
+		ref := fmt.Sprintf("%s-%d.jpg", id, p+1)
+		g.photos = append(g.photos, g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref))
+		g.stats.Photos++
+	}
+}
+
+// flush writes the pending rows, parents first, once a batch is full (or at
+// the end), keeping memory bounded for large datasets.
+func (g *generator) flush(ctx context.Context, final bool) error {
+	if !final && len(g.items) < batchSize {
+		return nil
+	}
+	if err := saveBatches(ctx, g.properties, func(b []*ent.PropertyCreate) error { return g.tx.Property.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	if err := saveBatches(ctx, g.inventories, func(b []*ent.InventoryCreate) error { return g.tx.Inventory.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	if err := saveBatches(ctx, g.envs, func(b []*ent.EnvironmentCreate) error { return g.tx.Environment.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	if err := saveBatches(ctx, g.items, func(b []*ent.ItemCreate) error { return g.tx.Item.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	if err := saveBatches(ctx, g.photos, func(b []*ent.PhotoCreate) error { return g.tx.Photo.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	g.properties, g.inventories, g.envs, g.items, g.photos = nil, nil, nil, nil, nil
+	return nil
+}
+
+func saveBatches[T any](ctx context.Context, rows []T, save func([]T) error) error {
+	for start := 0; start < len(rows); start += batchSize {
+		if err := save(rows[start:min(start+batchSize, len(rows))]); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}

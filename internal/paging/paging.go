@@ -1,0 +1,74 @@
+// Package paging implements the page-numbered lists of the legacy contract
+// (spec section 4, rule 1): pages count from 1 and the metadata describes the
+// page returned.
+package paging
+
+import (
+	"context"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+)
+
+const (
+	// DefaultPageSize is the spec's default.
+	DefaultPageSize = 20
+	// MaxPageSize bounds the work one request can ask for (see docs/decisions.md).
+	MaxPageSize = 100
+)
+
+// Meta describes one page of a list.
+type Meta struct {
+	Page            int
+	PageSize        int
+	TotalRecords    int
+	TotalPages      int
+	HasPreviousPage bool
+	HasNextPage     bool
+}
+
+// Validate checks a requested page; names are those of the legacy parameters.
+func Validate(page, pageSize int) error {
+	if page < 1 {
+		return apperr.InvalidField("page", "must be 1 or more, got %d", page)
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return apperr.InvalidField("pageSize", "must be from 1 to %d, got %d", MaxPageSize, pageSize)
+	}
+	return nil
+}
+
+// Count validates the requested page, counts the records with count and
+// describes the page. A page past the end is valid: it is empty, and its
+// metadata still tells the truth about the list.
+func Count(ctx context.Context, page, pageSize int, count func(context.Context) (int, error)) (Meta, error) {
+	if err := Validate(page, pageSize); err != nil {
+		return Meta{}, err
+	}
+	total, err := count(ctx)
+	if err != nil {
+		return Meta{}, err
+	}
+	totalPages := (total + pageSize - 1) / pageSize
+	return Meta{
+		Page:            page,
+		PageSize:        pageSize,
+		TotalRecords:    total,
+		TotalPages:      totalPages,
+		HasPreviousPage: page > 1,
+		HasNextPage:     page < totalPages,
+	}, nil
+}
+
+// Offset is the number of records before the page.
+func (m Meta) Offset() int { return (m.Page - 1) * m.PageSize }
+
+// CheckFirstLast bounds first and last of Relay connections, like MaxPageSize.
+func CheckFirstLast(first, last *int) error {
+	if first != nil && (*first < 0 || *first > MaxPageSize) {
+		return apperr.InvalidField("first", "must be from 0 to %d, got %d", MaxPageSize, *first)
+	}
+	if last != nil && (*last < 0 || *last > MaxPageSize) {
+		return apperr.InvalidField("last", "must be from 0 to %d, got %d", MaxPageSize, *last)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+// Package store opens the database: SQLite through the pure-Go modernc driver
+// (the embedded default) or PostgreSQL through pgx, behind one ent client.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+
+	"github.com/propertyrecords/inventory/ent"
+	_ "github.com/propertyrecords/inventory/ent/runtime" // registers the tenancy policies and interceptors: never open a client without it
+)
+
+// Store is an open database.
+type Store struct {
+	Client  *ent.Client
+	drv     dialect.Driver
+	db      *sql.DB
+	dialect string
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	wrap func(dialect.Driver) dialect.Driver
+}
+
+// WithDriver wraps the driver every statement goes through (tests count
+// statements with it).
+func WithDriver(wrap func(dialect.Driver) dialect.Driver) Option {
+	return func(o *options) { o.wrap = wrap }
+}
+
+// Open opens the database named by url: postgres:// (or postgresql://) opens
+// PostgreSQL through pgx; anything else is an SQLite file path, whose folder is
+// created if missing.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	name, db, err := openDB(url)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connecting to %s: %w", name, err)
+	}
+	var drv dialect.Driver = entsql.OpenDB(name, db)
+	if o.wrap != nil {
+		drv = o.wrap(drv)
+	}
+	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, db: db, dialect: name}, nil
+}
+
+func openDB(url string) (string, *sql.DB, error) {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		db, err := sql.Open("pgx", url)
+		if err != nil {
+			return "", nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
+		}
+		db.SetMaxOpenConns(16)
+		db.SetMaxIdleConns(16)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		return dialect.Postgres, db, nil
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
+	if path == "" {
+		return "", nil, fmt.Errorf("store: empty database path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", nil, fmt.Errorf("store: creating the database folder: %w", err)
+	}
+	// Foreign keys are off by default in SQLite; WAL lets readers run beside the
+	// writer; timestamps are written in SQLite's own text form so they compare
+	// correctly as text.
+	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+		"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("store: opening SQLite: %w", err)
+	}
+	return dialect.SQLite, db, nil
+}
+
+// Dialect is dialect.SQLite or dialect.Postgres.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Migrate brings the schema up to date with the ent schemas.
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := s.Client.Schema.Create(ctx); err != nil {
+		return fmt.Errorf("store: migrating: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.Client.Close() }
