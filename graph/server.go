@@ -68,10 +68,10 @@ func connectionSize(first, last *int) int {
 	return paging.MaxPageSize // no bound asked: assume the largest page
 }
 
-// presentError shows clients only errors meant for them: the service's own
-// (apperr), gqlgen's parse, validation and argument errors, and not-found.
-// Anything else may hold SQL or driver text, so it is logged and shown as
-// "internal error".
+// presentError shows a client only errors meant for clients: the service's
+// own (*apperr.Error), gqlgen's parse, validation and complexity errors and
+// entgql's not-found, which carry a code, and ent's not-found. Anything else
+// may hold SQL or driver text, so it is logged and shown as "internal error".
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var (
@@ -80,8 +80,8 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		)
 		switch {
 		case errors.As(err, &appErr):
-		case errors.As(err, &gqlErr):
-			return presentGQLError(ctx, gqlErr)
+		case errors.As(err, &gqlErr) && (gqlErr.Err == nil || gqlErr.Extensions["code"] != nil):
+			return gqlErr // gqlgen's or entgql's own, about the request
 		case ent.IsNotFound(err):
 			appErr = &apperr.Error{Code: apperr.NotFound, Message: "not found"}
 		default:
@@ -96,21 +96,6 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
-}
-
-// presentGQLError keeps gqlgen's and entgql's own errors (their text is about
-// the request) but makes sure each carries a code.
-func presentGQLError(ctx context.Context, err *gqlerror.Error) *gqlerror.Error {
-	if len(err.Path) == 0 {
-		err.Path = graphql.GetPath(ctx)
-	}
-	if _, ok := err.Extensions["code"]; !ok {
-		if err.Extensions == nil {
-			err.Extensions = map[string]any{}
-		}
-		err.Extensions["code"] = apperr.Invalid
-	}
-	return err
 }
 
 func recoverPanic(log *slog.Logger) graphql.RecoverFunc {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // Type is an inventory type code.
@@ -74,11 +76,11 @@ func (t Type) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(t
 func (t *Type) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("inventory type must be an enum name, got %T", v)
+		return apperr.Errorf(apperr.Invalid, "inventory type must be an enum name, got %T", v)
 	}
 	parsed, err := Parse(s)
 	if err != nil {
-		return err
+		return apperr.Errorf(apperr.Invalid, "%v", err)
 	}
 	*t = parsed
 	return nil

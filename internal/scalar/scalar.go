@@ -3,15 +3,20 @@
 package scalar
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 
+	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
+
+// Every Unmarshal here reports bad input as an *apperr.Error: the GraphQL
+// error presenter shows a client only errors of that kind.
 
 // MarshalTime writes t in UTC, RFC 3339, with fractional seconds only when present.
 func MarshalTime(t time.Time) graphql.Marshaler {
@@ -28,11 +33,11 @@ func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("time must be an RFC 3339 string, got %T", v)
+		return time.Time{}, apperr.Errorf(apperr.Invalid, "time must be an RFC 3339 string, got %T", v)
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("time %q is not RFC 3339 (e.g. 2024-05-01T12:00:00Z)", s)
+		return time.Time{}, apperr.Errorf(apperr.Invalid, "time %q is not RFC 3339 (e.g. 2024-05-01T12:00:00Z)", s)
 	}
 	return t.UTC(), nil
 }
@@ -50,11 +55,35 @@ func MarshalDecimal(d decimal.Decimal) graphql.Marshaler {
 func UnmarshalDecimal(v any) (decimal.Decimal, error) {
 	s, ok := v.(string)
 	if !ok {
-		return decimal.Decimal{}, errors.New("decimal must be a string such as \"1500000.00\"")
+		return decimal.Decimal{}, apperr.Errorf(apperr.Invalid, "decimal must be a string such as \"1500000.00\"")
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("%q is not a decimal number", s)
+		return decimal.Decimal{}, apperr.Errorf(apperr.Invalid, "%q is not a decimal number", s)
 	}
 	return d, nil
+}
+
+// MarshalUUID writes an ID.
+func MarshalUUID(id uuid.UUID) graphql.Marshaler { return graphql.MarshalUUID(id) }
+
+// UnmarshalUUID reads an ID, which is always a UUID here.
+func UnmarshalUUID(v any) (uuid.UUID, error) {
+	id, err := graphql.UnmarshalUUID(v)
+	if err != nil {
+		return uuid.Nil, apperr.Errorf(apperr.Invalid, "ID %v is not a UUID", v)
+	}
+	return id, nil
+}
+
+// MarshalCursor writes a Relay cursor.
+func MarshalCursor(c entgql.Cursor[uuid.UUID]) graphql.Marshaler { return c }
+
+// UnmarshalCursor reads a Relay cursor as given by an earlier page.
+func UnmarshalCursor(v any) (entgql.Cursor[uuid.UUID], error) {
+	var c entgql.Cursor[uuid.UUID]
+	if err := c.UnmarshalGQL(v); err != nil {
+		return c, apperr.Errorf(apperr.Invalid, "cursor is not one this API gave out")
+	}
+	return c, nil
 }

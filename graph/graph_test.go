@@ -1,0 +1,417 @@
+package graph_test
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+var (
+	companyA = datagen.DemoCompanies[0].String()
+	companyB = datagen.DemoCompanies[1].String()
+)
+
+// demo serves a fresh database holding the demo dataset.
+func demo(t testing.TB, opts ...store.Option) (*apitest.Server, *store.Store) {
+	t.Helper()
+	st := testdb.Open(t, opts...)
+	if _, err := datagen.Load(context.Background(), st.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatalf("loading demo data: %v", err)
+	}
+	return apitest.NewServer(t, st), st
+}
+
+type inventoryTree struct {
+	ID                string  `json:"id"`
+	InventoryType     string  `json:"inventoryType"`
+	InventoryTypeCode int     `json:"inventoryTypeCode"`
+	InventoryTypeName string  `json:"inventoryTypeName"`
+	RentalPrice       string  `json:"rentalPrice"`
+	Currency          string  `json:"currency"`
+	IsSigned          bool    `json:"isSigned"`
+	ApprovalCode      *string `json:"approvalCode"`
+	CreatedAt         string  `json:"createdAt"`
+	SignatureDate     *string `json:"signatureDate"`
+	Property          struct {
+		ID      string `json:"id"`
+		Address string `json:"address"`
+		City    string `json:"city"`
+		Levels  int    `json:"levels"`
+	} `json:"property"`
+	Environments []struct {
+		Name  string `json:"name"`
+		Level int    `json:"level"`
+		Order int    `json:"order"`
+		Items []struct {
+			ID       string `json:"id"`
+			Name     string `json:"name"`
+			Rating   int    `json:"rating"`
+			Order    *int   `json:"order"`
+			Material struct {
+				Name string `json:"name"`
+			} `json:"material"`
+			Photos []struct {
+				StorageReference string `json:"storageReference"`
+			} `json:"photos"`
+		} `json:"items"`
+	} `json:"environments"`
+}
+
+type connection struct {
+	Inventories struct {
+		TotalCount int `json:"totalCount"`
+		Edges      []struct {
+			Node inventoryTree `json:"node"`
+		} `json:"edges"`
+	} `json:"inventories"`
+}
+
+func TestNestedQueryReturnsWholeInventoryTree(t *testing.T) {
+	srv, _ := demo(t)
+	var got connection
+	srv.MustData(t, companyA, ide.ExampleQuery, nil, &got)
+
+	if got.Inventories.TotalCount != 60 {
+		t.Errorf("totalCount: got %d, want 60 (company A's inventories)", got.Inventories.TotalCount)
+	}
+	if n := len(got.Inventories.Edges); n != 3 {
+		t.Fatalf("edges: got %d, want 3", n)
+	}
+	var prev string
+	for _, e := range got.Inventories.Edges {
+		inv := e.Node
+		if prev != "" && inv.CreatedAt > prev {
+			t.Errorf("createdAt %s after %s: want newest first", inv.CreatedAt, prev)
+		}
+		prev = inv.CreatedAt
+		if inv.Property.ID == "" || inv.Property.Address == "" || inv.Property.City == "" {
+			t.Errorf("inventory %s: property incomplete: %+v", inv.ID, inv.Property)
+		}
+		if !strings.HasSuffix(inv.CreatedAt, "Z") {
+			t.Errorf("createdAt %q: want UTC RFC 3339", inv.CreatedAt)
+		}
+		if !strings.HasSuffix(inv.RentalPrice, ".00") || inv.Currency != "COP" {
+			t.Errorf("price: got %s %s, want decimal text with two places in COP", inv.RentalPrice, inv.Currency)
+		}
+		if inv.IsSigned != (inv.ApprovalCode != nil) || inv.IsSigned != (inv.SignatureDate != nil) {
+			t.Errorf("inventory %s: signed %v with approval code %v and signature date %v", inv.ID, inv.IsSigned, inv.ApprovalCode, inv.SignatureDate)
+		}
+		if len(inv.Environments) < datagen.Demo.MinEnvironments {
+			t.Errorf("inventory %s: %d environments, want at least %d", inv.ID, len(inv.Environments), datagen.Demo.MinEnvironments)
+		}
+		for i, env := range inv.Environments {
+			if env.Order != i {
+				t.Errorf("environment %q: order %d at position %d: want inventory order", env.Name, env.Order, i)
+			}
+			if env.Level < 1 || env.Level > inv.Property.Levels {
+				t.Errorf("environment %q: level %d outside 1..%d", env.Name, env.Level, inv.Property.Levels)
+			}
+			if len(env.Items) == 0 {
+				t.Errorf("environment %q has no items", env.Name)
+			}
+			for j, it := range env.Items {
+				if it.Material.Name == "" || it.Rating < 1 || it.Rating > 5 {
+					t.Errorf("item %s: material %q rating %d", it.ID, it.Material.Name, it.Rating)
+				}
+				if j > 0 && it.Order != nil && env.Items[j-1].Order == nil {
+					t.Errorf("item %s: ordered item after an unordered one: want unordered last", it.ID)
+				}
+				for _, p := range it.Photos {
+					if !strings.HasSuffix(p.StorageReference, ".jpg") {
+						t.Errorf("photo reference %q: want an image file name", p.StorageReference)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestInventoryTypeCodesAndNames(t *testing.T) {
+	srv, _ := demo(t)
+	var got connection
+	srv.MustData(t, companyA, `{ inventories(first: 100) { edges { node { inventoryType inventoryTypeCode inventoryTypeName } } } }`, nil, &got)
+	want := map[string]struct {
+		code int
+		name string
+	}{"CAPTACION": {0, "captación"}, "COLOCACION": {1, "colocación"}, "PRE_VISITA": {2, "pre-visita"}, "DESOCUPACION": {3, "desocupación"}}
+	seen := map[string]bool{}
+	for _, e := range got.Inventories.Edges {
+		n := e.Node
+		w, ok := want[n.InventoryType]
+		if !ok || w.code != n.InventoryTypeCode || w.name != n.InventoryTypeName {
+			t.Errorf("type %s: got code %d name %q, want %d %q", n.InventoryType, n.InventoryTypeCode, n.InventoryTypeName, w.code, w.name)
+		}
+		seen[n.InventoryType] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("types seen: got %v, want all four", seen)
+	}
+}
+
+func TestFiltersAndOrdering(t *testing.T) {
+	srv, _ := demo(t)
+	query := `query($where: InventoryWhereInput, $order: InventoryOrder) {
+		inventories(first: 100, where: $where, orderBy: $order) { totalCount edges { node {
+			id inventoryType isSigned rentalPrice createdAt signatureDate property { id city } } } } }`
+	tests := []struct {
+		name  string
+		where map[string]any
+		order map[string]any
+		check func(n inventoryTree) bool
+	}{
+		{"signed colocación", map[string]any{"isSigned": true, "inventoryType": "COLOCACION"}, nil,
+			func(n inventoryTree) bool { return n.IsSigned && n.InventoryType == "COLOCACION" }},
+		{"unsigned", map[string]any{"isSigned": false}, nil,
+			func(n inventoryTree) bool { return !n.IsSigned && n.SignatureDate == nil }},
+		{"created in 2024", map[string]any{"createdAtGTE": "2024-01-01T00:00:00Z", "createdAtLT": "2025-01-01T00:00:00Z"}, nil,
+			func(n inventoryTree) bool { return n.CreatedAt >= "2024" && n.CreatedAt < "2025" }},
+		{"offset timestamps compare in UTC", map[string]any{"createdAtGTE": "2023-12-31T19:00:00-05:00"}, nil,
+			func(n inventoryTree) bool { return n.CreatedAt >= "2024" }},
+		{"signed in 2024", map[string]any{"signatureDateGTE": "2024-01-01T00:00:00Z", "signatureDateLT": "2025-01-01T00:00:00Z"}, nil,
+			func(n inventoryTree) bool { return n.SignatureDate != nil && *n.SignatureDate >= "2024" && *n.SignatureDate < "2025" }},
+		{"city", map[string]any{"hasPropertyWith": []any{map[string]any{"city": "Bogotá"}}}, nil,
+			func(n inventoryTree) bool { return n.Property.City == "Bogotá" }},
+		{"by price", nil, map[string]any{"field": "RENTAL_PRICE", "direction": "ASC"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got connection
+			srv.MustData(t, companyA, query, map[string]any{"where": tt.where, "order": tt.order}, &got)
+			edges := got.Inventories.Edges
+			if len(edges) == 0 || len(edges) != got.Inventories.TotalCount {
+				t.Fatalf("got %d edges of %d: want a non-empty, complete list", len(edges), got.Inventories.TotalCount)
+			}
+			if tt.where != nil && got.Inventories.TotalCount == 60 {
+				t.Errorf("filter kept all 60 inventories")
+			}
+			for i, e := range edges {
+				if tt.check != nil && !tt.check(e.Node) {
+					t.Errorf("%+v does not match the filter", e.Node)
+				}
+				if tt.order != nil && i > 0 && lessDecimal(e.Node.RentalPrice, edges[i-1].Node.RentalPrice) {
+					t.Errorf("price %s after %s: want ascending", e.Node.RentalPrice, edges[i-1].Node.RentalPrice)
+				}
+			}
+		})
+	}
+	t.Run("property", func(t *testing.T) {
+		var all connection
+		srv.MustData(t, companyA, query, nil, &all)
+		property := all.Inventories.Edges[0].Node.Property.ID
+		var got connection
+		srv.MustData(t, companyA, query, map[string]any{"where": map[string]any{"propertyID": property}}, &got)
+		if got.Inventories.TotalCount != datagen.Demo.InventoriesPerProperty {
+			t.Errorf("inventories of property %s: got %d, want %d", property, got.Inventories.TotalCount, datagen.Demo.InventoriesPerProperty)
+		}
+	})
+}
+
+// lessDecimal compares non-negative decimal texts with two places.
+func lessDecimal(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+type page struct {
+	Data []struct {
+		ID            string  `json:"id"`
+		SignatureDate *string `json:"signatureDate"`
+	} `json:"data"`
+	Page            int  `json:"page"`
+	PageSize        int  `json:"pageSize"`
+	TotalRecords    int  `json:"totalRecords"`
+	TotalPages      int  `json:"totalPages"`
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	HasNextPage     bool `json:"hasNextPage"`
+}
+
+const inventoryPageQuery = `query($page: Int!, $size: Int!, $where: InventoryWhereInput, $order: InventoryOrder) {
+	inventoryPage(page: $page, pageSize: $size, where: $where, orderBy: $order) {
+		data { id signatureDate } page pageSize totalRecords totalPages hasPreviousPage hasNextPage } }`
+
+func TestInventoryPageFollowsPagingRule(t *testing.T) {
+	srv, _ := demo(t)
+	var first struct{ InventoryPage page }
+	srv.MustData(t, companyA, inventoryPageQuery, map[string]any{"page": 1, "size": 20, "where": map[string]any{"inventoryTypeIn": []string{"CAPTACION", "COLOCACION", "PRE_VISITA", "DESOCUPACION"}}}, &first)
+	got := first.InventoryPage
+	// The spec's own example: page 1 of 60 records at 20 a page.
+	if got.Page != 1 || got.PageSize != 20 || got.TotalRecords != 60 || got.TotalPages != 3 || got.HasPreviousPage || !got.HasNextPage || len(got.Data) != 20 {
+		t.Errorf("page 1: got %+v (%d rows), want page 1 of 3, 60 records, no previous, a next, 20 rows", got, len(got.Data))
+	}
+
+	var past struct{ InventoryPage page }
+	srv.MustData(t, companyA, inventoryPageQuery, map[string]any{"page": 9, "size": 20}, &past)
+	if p := past.InventoryPage; len(p.Data) != 0 || p.TotalRecords != 60 || p.TotalPages != 3 || !p.HasPreviousPage || p.HasNextPage {
+		t.Errorf("page past the end: got %+v (%d rows), want empty with true metadata", p, len(p.Data))
+	}
+}
+
+func TestInventoryPageWalkHoldsEveryRecordOnce(t *testing.T) {
+	srv, _ := demo(t)
+	for _, order := range []map[string]any{
+		nil,
+		{"field": "SIGNATURE_DATE", "direction": "DESC"},
+		{"field": "SIGNATURE_DATE", "direction": "ASC"},
+		{"field": "RENTAL_PRICE", "direction": "ASC"},
+	} {
+		var ids []string
+		var signedSeenAfterUnsigned bool
+		unsignedSeen := false
+		for p := 1; ; p++ {
+			var got struct{ InventoryPage page }
+			srv.MustData(t, companyA, inventoryPageQuery, map[string]any{"page": p, "size": 7, "order": order}, &got)
+			for _, row := range got.InventoryPage.Data {
+				ids = append(ids, row.ID)
+				if row.SignatureDate == nil {
+					unsignedSeen = true
+				} else if unsignedSeen {
+					signedSeenAfterUnsigned = true
+				}
+			}
+			if !got.InventoryPage.HasNextPage {
+				if got.InventoryPage.TotalPages != p {
+					t.Errorf("order %v: last page %d, totalPages %d", order, p, got.InventoryPage.TotalPages)
+				}
+				break
+			}
+		}
+		sorted := slices.Clone(ids)
+		sort.Strings(sorted)
+		if len(ids) != 60 || len(slices.Compact(sorted)) != 60 {
+			t.Errorf("order %v: walk returned %d rows, %d distinct: want each of 60 once", order, len(ids), len(slices.Compact(sorted)))
+		}
+		if order != nil && order["field"] == "SIGNATURE_DATE" && signedSeenAfterUnsigned {
+			t.Errorf("order %v: a signed inventory came after an unsigned one: want unsigned last", order)
+		}
+	}
+}
+
+func TestPagingArgumentsAreValidated(t *testing.T) {
+	srv, _ := demo(t)
+	for _, tt := range []struct {
+		vars  map[string]any
+		field string
+	}{
+		{map[string]any{"page": 0, "size": 20}, "page"},
+		{map[string]any{"page": 1, "size": 0}, "pageSize"},
+		{map[string]any{"page": 1, "size": 101}, "pageSize"},
+	} {
+		res := srv.GraphQL(t, companyA, inventoryPageQuery, tt.vars)
+		if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" || res.Errors[0].Extensions["field"] != tt.field {
+			t.Errorf("%v: got errors %+v, want one INVALID_ARGUMENT on %s", tt.vars, res.Errors, tt.field)
+		}
+	}
+	res := srv.GraphQL(t, companyA, `{ inventories(first: 1000) { totalCount } }`, nil)
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" {
+		t.Errorf("first: 1000: got %+v, want INVALID_ARGUMENT", res.Errors)
+	}
+	res = srv.GraphQL(t, companyA, `{ inventories(where: {createdAtGTE: "yesterday"}) { totalCount } }`, nil)
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "RFC 3339") {
+		t.Errorf("bad timestamp: got %+v, want an error naming RFC 3339", res.Errors)
+	}
+}
+
+func TestPropertyPage(t *testing.T) {
+	srv, _ := demo(t)
+	var got struct {
+		PropertyPage struct {
+			Data []struct {
+				ID          string `json:"id"`
+				CreatedAt   string `json:"createdAt"`
+				Inventories []struct {
+					ID string `json:"id"`
+				} `json:"inventories"`
+			} `json:"data"`
+			TotalRecords int  `json:"totalRecords"`
+			TotalPages   int  `json:"totalPages"`
+			HasNextPage  bool `json:"hasNextPage"`
+		} `json:"propertyPage"`
+	}
+	srv.MustData(t, companyB, `{ propertyPage(page: 1, pageSize: 15, orderBy: {field: CREATED_AT, direction: ASC}) {
+		data { id createdAt inventories { id } } totalRecords totalPages hasNextPage } }`, nil, &got)
+	p := got.PropertyPage
+	if p.TotalRecords != 20 || p.TotalPages != 2 || !p.HasNextPage || len(p.Data) != 15 {
+		t.Errorf("got %d of %d records in %d pages (next %v), want 15 of 20 in 2", len(p.Data), p.TotalRecords, p.TotalPages, p.HasNextPage)
+	}
+	for i, prop := range p.Data {
+		if i > 0 && prop.CreatedAt < p.Data[i-1].CreatedAt {
+			t.Errorf("createdAt %s before %s: want ascending", prop.CreatedAt, p.Data[i-1].CreatedAt)
+		}
+		if len(prop.Inventories) != datagen.Demo.InventoriesPerProperty {
+			t.Errorf("property %s: %d inventories, want %d", prop.ID, len(prop.Inventories), datagen.Demo.InventoriesPerProperty)
+		}
+	}
+}
+
+func TestCompanyHeaderIsRequired(t *testing.T) {
+	srv, _ := demo(t)
+	for _, tt := range []struct{ header, code string }{
+		{"", "UNAUTHENTICATED"},
+		{"not-a-uuid", "INVALID_ARGUMENT"},
+	} {
+		res := srv.GraphQL(t, tt.header, `{ inventories { totalCount } }`, nil)
+		if len(res.Errors) != 1 || res.Errors[0].Code() != tt.code || res.Errors[0].Extensions["field"] != "X-Company-Id" {
+			t.Errorf("header %q: got %+v, want one %s error on X-Company-Id", tt.header, res.Errors, tt.code)
+		}
+	}
+	var schema struct {
+		Schema struct {
+			QueryType struct{ Name string } `json:"queryType"`
+		} `json:"__schema"`
+	}
+	srv.MustData(t, "", `{ __schema { queryType { name } } }`, nil, &schema)
+	if schema.Schema.QueryType.Name != "Query" {
+		t.Errorf("introspection without a company: got %+v, want the schema", schema)
+	}
+}
+
+func TestUnknownCompanySeesNothing(t *testing.T) {
+	srv, _ := demo(t)
+	var got struct {
+		Inventories struct{ TotalCount int } `json:"inventories"`
+		Properties  struct{ TotalCount int } `json:"properties"`
+	}
+	srv.MustData(t, uuid.NewString(), `{ inventories { totalCount } properties { totalCount } }`, nil, &got)
+	if got.Inventories.TotalCount != 0 || got.Properties.TotalCount != 0 {
+		t.Errorf("unknown company: got %+v, want nothing", got)
+	}
+}
+
+func TestInternalErrorsAreNotShown(t *testing.T) {
+	srv, st := demo(t)
+	st.Close() // every statement now fails inside the driver
+	res := srv.GraphQL(t, companyA, `{ inventories { totalCount } }`, nil)
+	if len(res.Errors) != 1 || res.Errors[0].Message != "internal error" || res.Errors[0].Code() != "INTERNAL" {
+		t.Errorf("got %+v, want one INTERNAL error saying only \"internal error\"", res.Errors)
+	}
+}
+
+func TestComplexityLimit(t *testing.T) {
+	srv, _ := demo(t)
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 60; i++ {
+		b.WriteString(" a")
+		b.WriteString(strings.Repeat("x", i+1))
+		b.WriteString(`: inventories(first: 100) { edges { node { id } } }`)
+	}
+	b.WriteString(" }")
+	res := srv.GraphQL(t, companyA, b.String(), nil)
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Errorf("got %+v, want COMPLEXITY_LIMIT_EXCEEDED", res.Errors)
+	}
+	var ok connection
+	srv.MustData(t, companyA, `{ inventories(first: 100) { edges { node { id environments { items { id } } } } } }`, nil, &ok)
+}

@@ -1,0 +1,85 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+// The example query's statements: count, inventories, then one each for
+// properties, environments, items, materials and photos.
+const nestedQueryStatements = 7
+
+func TestNestedQueryCostsTheSameStatementsForAnySize(t *testing.T) {
+	sizes := []datagen.Size{
+		{Companies: 1, PropertiesPerCompany: 1, InventoriesPerProperty: 1, MinEnvironments: 1, MaxEnvironments: 1, MinItems: 1, MaxItems: 1, MaxPhotos: 1},
+		{Companies: 1, PropertiesPerCompany: 3, InventoriesPerProperty: 1, MinEnvironments: 10, MaxEnvironments: 10, MinItems: 20, MaxItems: 20, MaxPhotos: 3},
+	}
+	for _, size := range sizes {
+		items := size.PropertiesPerCompany * size.MinEnvironments * size.MinItems
+		t.Run(fmt.Sprintf("%d items", items), func(t *testing.T) {
+			var counter testdb.Counter
+			st := testdb.Open(t, counter.Option())
+			stats, err := datagen.Load(context.Background(), st.Client, 7, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Items != items {
+				t.Fatalf("loaded %d items, want %d", stats.Items, items)
+			}
+			srv := apitest.NewServer(t, st)
+
+			counter.Reset()
+			var got connection
+			srv.MustData(t, companyA, ide.ExampleQuery, nil, &got)
+			if n := counter.Count(); n != nestedQueryStatements {
+				t.Errorf("statements: got %d, want %d:\n%s", n, nestedQueryStatements, counter.Statements())
+			}
+			var seen int
+			for _, e := range got.Inventories.Edges {
+				for _, env := range e.Node.Environments {
+					seen += len(env.Items)
+				}
+			}
+			if seen != items {
+				t.Errorf("items returned: got %d, want %d", seen, items)
+			}
+		})
+	}
+}
+
+func TestNodeLookupCostsOneStatementPlusOnePerType(t *testing.T) {
+	var counter testdb.Counter
+	st := testdb.Open(t, counter.Option())
+	if _, err := datagen.Load(context.Background(), st.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	srv := apitest.NewServer(t, st)
+	_, list := records(t, srv, companyA)
+	a, b := list.Inventories.Edges[0].Node, list.Inventories.Edges[1].Node
+	ids := []string{a.ID, b.ID, a.Property.ID, a.Environments[0].Items[0].ID}
+
+	counter.Reset()
+	var got struct {
+		Nodes []struct {
+			Typename string `json:"__typename"`
+			ID       string `json:"id"`
+		} `json:"nodes"`
+	}
+	srv.MustData(t, companyA, `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`, map[string]any{"ids": ids}, &got)
+	// One lookup of the tables, then one load each for inventories, properties and items.
+	if n := counter.Count(); n != 4 {
+		t.Errorf("statements: got %d, want 4:\n%s", n, counter.Statements())
+	}
+	wantTypes := []string{"Inventory", "Inventory", "Property", "Item"}
+	for i, n := range got.Nodes {
+		if n.ID != ids[i] || n.Typename != wantTypes[i] {
+			t.Errorf("node %d: got %s %s, want %s %s", i, n.Typename, n.ID, wantTypes[i], ids[i])
+		}
+	}
+}

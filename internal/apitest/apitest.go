@@ -1,0 +1,114 @@
+// Package apitest drives the real HTTP handler in tests, through httptest.
+package apitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
+)
+
+// Server is the service's handler on a real loopback HTTP server.
+type Server struct {
+	URL string
+}
+
+// NewServer serves st for the duration of the test.
+func NewServer(tb testing.TB, st *store.Store) *Server {
+	tb.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(server.Handler(st, log, uuid.Nil))
+	tb.Cleanup(srv.Close)
+	return &Server{URL: srv.URL}
+}
+
+// Response is a GraphQL response.
+type Response struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Error is a GraphQL error.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code is the error's extensions.code.
+func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// GraphQL posts query with vars as company (no header when company is empty)
+// and returns the response, failing the test on a transport error.
+func (s *Server) GraphQL(tb testing.TB, company, query string, vars map[string]any) Response {
+	tb.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if company != "" {
+		req.Header.Set("X-Company-Id", company)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out Response
+	if err := json.Unmarshal(raw, &out); err != nil {
+		tb.Fatalf("decoding GraphQL response (HTTP %d): %v\n%s", res.StatusCode, err, raw)
+	}
+	return out
+}
+
+// MustData is GraphQL that fails the test on any GraphQL error and decodes
+// data into out.
+func (s *Server) MustData(tb testing.TB, company, query string, vars map[string]any, out any) {
+	tb.Helper()
+	res := s.GraphQL(tb, company, query, vars)
+	if len(res.Errors) > 0 {
+		tb.Fatalf("GraphQL errors: %+v", res.Errors)
+	}
+	if err := json.Unmarshal(res.Data, out); err != nil {
+		tb.Fatalf("decoding data: %v\n%s", err, res.Data)
+	}
+}
+
+// Get fetches path and returns the response with its body read.
+func (s *Server) Get(tb testing.TB, path string, header http.Header) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res, body
+}

@@ -1,0 +1,203 @@
+package datagen_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+func allCompanies(ctx context.Context) context.Context {
+	return tenant.Unrestricted(ctx, "test: inspecting every company's records")
+}
+
+func TestDemoDatasetCoversTheSpec(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.Open(t)
+	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client)
+	if err != nil || !loaded {
+		t.Fatalf("LoadDemoIfEmpty: loaded %v, err %v", loaded, err)
+	}
+	if stats.Companies < 2 || stats.Properties < 40 || stats.Inventories < 120 {
+		t.Errorf("stats: got %+v, want at least 2 companies, 40 properties, 120 inventories", stats)
+	}
+
+	all := allCompanies(ctx)
+	invs, err := st.Client.Inventory.Query().WithProperty().
+		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems(func(q *ent.ItemQuery) { q.WithMaterial().WithPhotos() }) }).
+		All(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(invs) != stats.Inventories {
+		t.Fatalf("inventories: got %d, want %d", len(invs), stats.Inventories)
+	}
+	types, levels, companies := map[inventorytype.Type]int{}, map[int]int{}, map[uuid.UUID]int{}
+	var signed, unsigned, remote, photos, items int
+	for _, inv := range invs {
+		types[inv.InventoryType]++
+		levels[inv.Edges.Property.Levels]++
+		companies[inv.CompanyID]++
+		switch {
+		case inv.IsSigned && inv.IsRemoteSigned:
+			remote++
+			signed++
+		case inv.IsSigned:
+			signed++
+		default:
+			unsigned++
+		}
+		if len(inv.Edges.Environments) < 2 {
+			t.Errorf("inventory %s: %d environments, want several", inv.ID, len(inv.Edges.Environments))
+		}
+		for _, env := range inv.Edges.Environments {
+			for _, it := range env.Edges.Items {
+				items++
+				photos += len(it.Edges.Photos)
+				if it.Edges.Material == nil {
+					t.Errorf("item %s has no material", it.ID)
+				}
+			}
+		}
+	}
+	if len(types) != 4 || len(levels) != 3 || len(companies) != 2 {
+		t.Errorf("types %v, levels %v, companies %v: want all four types, 1 to 3 levels, 2 companies", types, levels, companies)
+	}
+	if signed == 0 || unsigned == 0 || remote == 0 || items == 0 || photos == 0 {
+		t.Errorf("signed %d, unsigned %d, remote-signed %d, items %d, photos %d: want some of each", signed, unsigned, remote, items, photos)
+	}
+	for _, id := range datagen.DemoCompanies {
+		if companies[id] == 0 {
+			t.Errorf("demo company %s has no inventories", id)
+		}
+	}
+
+	again, _, err := datagen.LoadDemoIfEmpty(ctx, st.Client)
+	if err != nil || again {
+		t.Errorf("second LoadDemoIfEmpty: loaded %v, err %v: want nothing loaded", again, err)
+	}
+}
+
+// digest lists a dataset's records in a comparable form.
+func digest(t *testing.T, client *ent.Client) []string {
+	t.Helper()
+	ctx := allCompanies(context.Background())
+	invs, err := client.Inventory.Query().Order(inventory.ByID()).
+		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems(func(q *ent.ItemQuery) { q.WithPhotos() }) }).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, inv := range invs {
+		out = append(out, fmt.Sprintf("%s %s %d %s %s %v %v", inv.ID, inv.PropertyID, inv.InventoryType, inv.RentalPrice, inv.CreatedAt.UTC(), inv.IsSigned, deref(inv.ApprovalCode)))
+		for _, env := range inv.Edges.Environments {
+			out = append(out, fmt.Sprintf("  %s %s %d", env.ID, env.Name, env.Level))
+			for _, it := range env.Edges.Items {
+				out = append(out, fmt.Sprintf("    %s %s %d %s %d photos", it.ID, it.Name, it.Rating, it.MaterialID, len(it.Edges.Photos)))
+			}
+		}
+	}
+	return out
+}
+
+func TestSameSeedSameData(t *testing.T) {
+	size := datagen.Size{Companies: 3, PropertiesPerCompany: 4, InventoriesPerProperty: 2, MinEnvironments: 2, MaxEnvironments: 4, MinItems: 1, MaxItems: 5, MaxPhotos: 2}
+	var digests [][]string
+	for _, seed := range []uint64{42, 42, 43} {
+		st := testdb.Open(t)
+		if _, err := datagen.Load(context.Background(), st.Client, seed, size); err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, digest(t, st.Client))
+	}
+	if diff := cmp.Diff(digests[0], digests[1]); diff != "" {
+		t.Errorf("same seed, different data (-first +second):\n%s", diff)
+	}
+	if cmp.Equal(digests[0], digests[2]) {
+		t.Errorf("seeds 42 and 43 gave the same data")
+	}
+}
+
+func TestChildrenCarryTheirPropertysCompany(t *testing.T) {
+	ctx := allCompanies(context.Background())
+	st := testdb.Open(t)
+	if _, err := datagen.Load(ctx, st.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	props, err := st.Client.Property.Query().
+		WithInventories(func(q *ent.InventoryQuery) {
+			q.WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems(func(q *ent.ItemQuery) { q.WithPhotos() }) })
+		}).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range props {
+		for _, inv := range p.Edges.Inventories {
+			if inv.CompanyID != p.CompanyID {
+				t.Errorf("inventory %s: company %s, its property's %s", inv.ID, inv.CompanyID, p.CompanyID)
+			}
+			for _, env := range inv.Edges.Environments {
+				if env.CompanyID != p.CompanyID {
+					t.Errorf("environment %s: company %s, its property's %s", env.ID, env.CompanyID, p.CompanyID)
+				}
+				for _, it := range env.Edges.Items {
+					if it.CompanyID != p.CompanyID {
+						t.Errorf("item %s: company %s, its property's %s", it.ID, it.CompanyID, p.CompanyID)
+					}
+					for _, ph := range it.Edges.Photos {
+						if ph.CompanyID != p.CompanyID {
+							t.Errorf("photo %s: company %s, its property's %s", ph.ID, ph.CompanyID, p.CompanyID)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFailedLoadWritesNothing(t *testing.T) {
+	ctx := allCompanies(context.Background())
+	reference := testdb.Open(t)
+	if _, err := datagen.Load(ctx, reference.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	// The last property generated: its insert comes in the last batch, after
+	// earlier batches were written inside the transaction.
+	last, err := reference.Client.Property.Query().Where(property.CompanyID(datagen.DemoCompanies[1])).
+		Order(property.ByCode()).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clash := last[len(last)-1]
+
+	st := testdb.Open(t)
+	err = st.Client.Property.Create().SetID(clash.ID).SetCompanyID(uuid.New()).SetAddress("x").SetCity("x").SetPropertyType("Casa").Exec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := datagen.Load(ctx, st.Client, datagen.DemoSeed, datagen.Demo); err == nil {
+		t.Fatal("load over a clashing id: got no error")
+	}
+	props, _ := st.Client.Property.Query().Count(ctx)
+	invs, _ := st.Client.Inventory.Query().Count(ctx)
+	if props != 1 || invs != 0 {
+		t.Errorf("after the failed load: %d properties, %d inventories, want only the 1 property written before", props, invs)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}

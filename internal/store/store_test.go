@@ -1,0 +1,114 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+func newProperty(t *testing.T, ctx context.Context, client *ent.Client, company uuid.UUID) *ent.Property {
+	t.Helper()
+	p, err := client.Property.Create().SetCompanyID(company).SetAddress("Calle 1 # 2-3").SetCity("Bogotá").SetPropertyType("Casa").Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDatabaseRefusesHalfSignedInventories(t *testing.T) {
+	ctx := tenant.Unrestricted(context.Background(), "test: writing fixtures")
+	st := testdb.Open(t)
+	company := uuid.New()
+	p := newProperty(t, ctx, st.Client, company)
+	now := time.Now().UTC()
+	create := func() *ent.InventoryCreate {
+		return st.Client.Inventory.Create().SetCompanyID(company).SetPropertyID(p.ID).
+			SetInventoryType(inventorytype.Colocacion).SetRentalPrice(decimal.RequireFromString("1500000.50"))
+	}
+	tests := []struct {
+		name   string
+		create *ent.InventoryCreate
+		ok     bool
+	}{
+		{"unsigned", create(), true},
+		{"signed", create().SetIsSigned(true).SetApprovalCode("APR-1").SetSignatureDate(now), true},
+		{"unsigned with an approval code", create().SetApprovalCode("APR-1"), false},
+		{"unsigned with a signature date", create().SetSignatureDate(now), false},
+		{"signed without an approval code", create().SetIsSigned(true).SetSignatureDate(now), false},
+		{"remote-signed but unsigned", create().SetIsRemoteSigned(true), false},
+		{"negative price", create().SetRentalPrice(decimal.RequireFromString("-1")), false},
+	}
+	for _, tt := range tests {
+		err := tt.create.Exec(ctx)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: got error %v, want success %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+func TestExactPriceRoundTrips(t *testing.T) {
+	ctx := tenant.Unrestricted(context.Background(), "test: writing fixtures")
+	st := testdb.Open(t)
+	company := uuid.New()
+	p := newProperty(t, ctx, st.Client, company)
+	for _, price := range []string{"0.10", "1500000.50", "9999999999999.99"} {
+		inv, err := st.Client.Inventory.Create().SetCompanyID(company).SetPropertyID(p.ID).
+			SetInventoryType(inventorytype.Captacion).SetRentalPrice(decimal.RequireFromString(price)).Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := st.Client.Inventory.Get(tenant.WithCompany(context.Background(), company), inv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := back.RentalPrice.StringFixed(2); got != price {
+			t.Errorf("price: stored %s, read back %s", price, got)
+		}
+	}
+}
+
+func TestValidatorsRefuseOutOfRangeValues(t *testing.T) {
+	ctx := tenant.Unrestricted(context.Background(), "test: writing fixtures")
+	st := testdb.Open(t)
+	company := uuid.New()
+	p := newProperty(t, ctx, st.Client, company)
+	err := st.Client.Inventory.Create().SetCompanyID(company).SetPropertyID(p.ID).
+		SetInventoryType(inventorytype.Type(4)).SetRentalPrice(decimal.Zero).Exec(ctx)
+	if !ent.IsValidationError(err) {
+		t.Errorf("inventory type 4: got %v, want a validation error", err)
+	}
+	err = st.Client.Photo.Create().SetCompanyID(company).SetItemID(uuid.New()).SetStorageReference("../../etc/passwd").Exec(ctx)
+	if !ent.IsValidationError(err) {
+		t.Errorf("photo reference with a path: got %v, want a validation error", err)
+	}
+	err = st.Client.Item.Create().SetCompanyID(company).SetEnvironmentID(uuid.New()).SetMaterialID(uuid.New()).
+		SetName("Puerta").SetRating(6).Exec(ctx)
+	if !ent.IsValidationError(err) {
+		t.Errorf("rating 6: got %v, want a validation error", err)
+	}
+}
+
+func TestClientsCannotWriteAndMustNameACompanyToRead(t *testing.T) {
+	st := testdb.Open(t)
+	company := uuid.New()
+	asCompany := tenant.WithCompany(context.Background(), company)
+	err := st.Client.Property.Create().SetCompanyID(company).SetAddress("x").SetCity("x").SetPropertyType("Casa").Exec(asCompany)
+	if err == nil {
+		t.Error("write as a company: got no error, want it denied (the service is read-only to clients)")
+	}
+	_, err = st.Client.Property.Query().All(context.Background())
+	var appErr *apperr.Error
+	if !errors.As(err, &appErr) || appErr.Code != apperr.Unauthenticated {
+		t.Errorf("read without a company: got %v, want UNAUTHENTICATED", err)
+	}
+}

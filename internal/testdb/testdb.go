@@ -1,0 +1,156 @@
+// Package testdb gives each test a fresh, migrated database of its own:
+// SQLite in a temporary folder by default, or PostgreSQL when
+// TEST_DATABASE_URL is set, in a schema created for the test and dropped after.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/propertyrecords/inventory/internal/store"
+)
+
+// EnvURL names the PostgreSQL server tests run against when set.
+const EnvURL = "TEST_DATABASE_URL"
+
+// Open returns a migrated store that lives as long as the test.
+func Open(tb testing.TB, opts ...store.Option) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), URL(tb), opts...)
+	if err != nil {
+		tb.Fatalf("opening the test database: %v", err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		tb.Fatalf("migrating the test database: %v", err)
+	}
+	return st
+}
+
+// URL returns the address of a new, empty database for the test.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(EnvURL)
+	if base == "" {
+		return filepath.Join(tb.TempDir(), "test.db")
+	}
+	schema := "t_" + randomHex(tb)
+	admin := adminDB(tb, base)
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		tb.Fatalf("creating schema %s on %s: %v (under CI an unreachable PostgreSQL is a failure)", schema, redacted(base), err)
+	}
+	tb.Cleanup(func() {
+		if _, err := admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
+			tb.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatalf("%s is not a URL: %v", EnvURL, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema) // pgx sends unknown parameters as session settings
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Postgres reports whether tests run on PostgreSQL.
+func Postgres() bool { return os.Getenv(EnvURL) != "" }
+
+var (
+	adminOnce sync.Once
+	admin     *sql.DB
+	adminErr  error
+)
+
+func adminDB(tb testing.TB, base string) *sql.DB {
+	tb.Helper()
+	adminOnce.Do(func() {
+		admin, adminErr = sql.Open("pgx", base)
+		if adminErr == nil {
+			adminErr = admin.Ping()
+		}
+	})
+	if adminErr != nil {
+		tb.Fatalf("connecting to %s at %s: %v", EnvURL, redacted(base), adminErr)
+	}
+	return admin
+}
+
+func redacted(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "(unparsable URL)"
+}
+
+func randomHex(tb testing.TB) string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Counter is a driver that counts the statements sent through it outside
+// transactions: the reads a request makes.
+type Counter struct {
+	dialect.Driver
+	n    atomic.Int64
+	mu   sync.Mutex
+	seen []string
+}
+
+// Option returns a store option that routes statements through c.
+func (c *Counter) Option() store.Option {
+	return store.WithDriver(func(d dialect.Driver) dialect.Driver {
+		c.Driver = d
+		return c
+	})
+}
+
+func (c *Counter) note(query string) {
+	c.n.Add(1)
+	c.mu.Lock()
+	c.seen = append(c.seen, query)
+	c.mu.Unlock()
+}
+
+func (c *Counter) Exec(ctx context.Context, query string, args, v any) error {
+	c.note(query)
+	return c.Driver.Exec(ctx, query, args, v)
+}
+
+func (c *Counter) Query(ctx context.Context, query string, args, v any) error {
+	c.note(query)
+	return c.Driver.Query(ctx, query, args, v)
+}
+
+// Reset forgets what was counted.
+func (c *Counter) Reset() {
+	c.n.Store(0)
+	c.mu.Lock()
+	c.seen = nil
+	c.mu.Unlock()
+}
+
+// Count is the number of statements since the last Reset.
+func (c *Counter) Count() int { return int(c.n.Load()) }
+
+// Statements lists them, for failure messages.
+func (c *Counter) Statements() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.seen, "\n")
+}
