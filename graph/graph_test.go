@@ -178,7 +178,9 @@ func TestFiltersAndOrdering(t *testing.T) {
 		{"offset timestamps compare in UTC", map[string]any{"createdAtGTE": "2023-12-31T19:00:00-05:00"}, nil,
 			func(n inventoryTree) bool { return n.CreatedAt >= "2024" }},
 		{"signed in 2024", map[string]any{"signatureDateGTE": "2024-01-01T00:00:00Z", "signatureDateLT": "2025-01-01T00:00:00Z"}, nil,
-			func(n inventoryTree) bool { return n.SignatureDate != nil && *n.SignatureDate >= "2024" && *n.SignatureDate < "2025" }},
+			func(n inventoryTree) bool {
+				return n.SignatureDate != nil && *n.SignatureDate >= "2024" && *n.SignatureDate < "2025"
+			}},
 		{"city", map[string]any{"hasPropertyWith": []any{map[string]any{"city": "Bogotá"}}}, nil,
 			func(n inventoryTree) bool { return n.Property.City == "Bogotá" }},
 		{"by price", nil, map[string]any{"field": "RENTAL_PRICE", "direction": "ASC"}, nil},
