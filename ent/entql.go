@@ -60,6 +60,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldApprovalCode:       {Type: field.TypeString, Column: inventory.FieldApprovalCode},
 			inventory.FieldCreatedAt:          {Type: field.TypeTime, Column: inventory.FieldCreatedAt},
 			inventory.FieldSignatureDate:      {Type: field.TypeTime, Column: inventory.FieldSignatureDate},
+			inventory.FieldSignatureSortDate:  {Type: field.TypeTime, Column: inventory.FieldSignatureSortDate},
 			inventory.FieldAgentSignatureDate: {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
 			inventory.FieldOwnerSignatureDate: {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
 		},
@@ -453,6 +454,11 @@ func (f *InventoryFilter) WhereCreatedAt(p entql.TimeP) {
 // WhereSignatureDate applies the entql time.Time predicate on the signature_date field.
 func (f *InventoryFilter) WhereSignatureDate(p entql.TimeP) {
 	f.Where(p.Field(inventory.FieldSignatureDate))
+}
+
+// WhereSignatureSortDate applies the entql time.Time predicate on the signature_sort_date field.
+func (f *InventoryFilter) WhereSignatureSortDate(p entql.TimeP) {
+	f.Where(p.Field(inventory.FieldSignatureSortDate))
 }
 
 // WhereAgentSignatureDate applies the entql time.Time predicate on the agent_signature_date field.

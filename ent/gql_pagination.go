@@ -604,17 +604,17 @@ var (
 			}
 		},
 	}
-	// InventoryOrderFieldSignatureDate orders Inventory by signature_date.
-	InventoryOrderFieldSignatureDate = &InventoryOrderField{
+	// InventoryOrderFieldSignatureSortDate orders Inventory by signature_sort_date.
+	InventoryOrderFieldSignatureSortDate = &InventoryOrderField{
 		Value: func(_m *Inventory) (ent.Value, error) {
-			return _m.SignatureDate, nil
+			return _m.SignatureSortDate, nil
 		},
-		column: inventory.FieldSignatureDate,
-		toTerm: inventory.BySignatureDate,
+		column: inventory.FieldSignatureSortDate,
+		toTerm: inventory.BySignatureSortDate,
 		toCursor: func(_m *Inventory) Cursor {
 			return Cursor{
 				ID:    _m.ID,
-				Value: _m.SignatureDate,
+				Value: _m.SignatureSortDate,
 			}
 		},
 	}
@@ -630,7 +630,7 @@ func (f InventoryOrderField) String() string {
 		str = "RENTAL_PRICE"
 	case InventoryOrderFieldCreatedAt.column:
 		str = "CREATED_AT"
-	case InventoryOrderFieldSignatureDate.column:
+	case InventoryOrderFieldSignatureSortDate.column:
 		str = "SIGNATURE_DATE"
 	}
 	return str
@@ -655,7 +655,7 @@ func (f *InventoryOrderField) UnmarshalGQL(v interface{}) error {
 	case "CREATED_AT":
 		*f = *InventoryOrderFieldCreatedAt
 	case "SIGNATURE_DATE":
-		*f = *InventoryOrderFieldSignatureDate
+		*f = *InventoryOrderFieldSignatureSortDate
 	default:
 		return fmt.Errorf("%s is not a valid InventoryOrderField", str)
 	}

@@ -41,6 +41,8 @@ type Inventory struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// When the inventory became signed (both parties); absent while unsigned.
 	SignatureDate *time.Time `json:"signature_date,omitempty"`
+	// SignatureSortDate holds the value of the "signature_sort_date" field.
+	SignatureSortDate time.Time `json:"signature_sort_date,omitempty"`
 	// AgentSignatureDate holds the value of the "agent_signature_date" field.
 	AgentSignatureDate *time.Time `json:"agent_signature_date,omitempty"`
 	// OwnerSignatureDate holds the value of the "owner_signature_date" field.
@@ -99,7 +101,7 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case inventory.FieldCurrency, inventory.FieldApprovalCode:
 			values[i] = new(sql.NullString)
-		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate:
+		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate:
 			values[i] = new(sql.NullTime)
 		case inventory.FieldID, inventory.FieldCompanyID, inventory.FieldPropertyID:
 			values[i] = new(uuid.UUID)
@@ -185,6 +187,12 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SignatureDate = new(time.Time)
 				*_m.SignatureDate = value.Time
+			}
+		case inventory.FieldSignatureSortDate:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field signature_sort_date", values[i])
+			} else if value.Valid {
+				_m.SignatureSortDate = value.Time
 			}
 		case inventory.FieldAgentSignatureDate:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -279,6 +287,9 @@ func (_m *Inventory) String() string {
 		builder.WriteString("signature_date=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("signature_sort_date=")
+	builder.WriteString(_m.SignatureSortDate.Format(time.ANSIC))
 	builder.WriteString(", ")
 	if v := _m.AgentSignatureDate; v != nil {
 		builder.WriteString("agent_signature_date=")

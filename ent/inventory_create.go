@@ -133,6 +133,20 @@ func (_c *InventoryCreate) SetNillableSignatureDate(v *time.Time) *InventoryCrea
 	return _c
 }
 
+// SetSignatureSortDate sets the "signature_sort_date" field.
+func (_c *InventoryCreate) SetSignatureSortDate(v time.Time) *InventoryCreate {
+	_c.mutation.SetSignatureSortDate(v)
+	return _c
+}
+
+// SetNillableSignatureSortDate sets the "signature_sort_date" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableSignatureSortDate(v *time.Time) *InventoryCreate {
+	if v != nil {
+		_c.SetSignatureSortDate(*v)
+	}
+	return _c
+}
+
 // SetAgentSignatureDate sets the "agent_signature_date" field.
 func (_c *InventoryCreate) SetAgentSignatureDate(v time.Time) *InventoryCreate {
 	_c.mutation.SetAgentSignatureDate(v)
@@ -251,6 +265,13 @@ func (_c *InventoryCreate) defaults() error {
 		v := inventory.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.SignatureSortDate(); !ok {
+		if inventory.DefaultSignatureSortDate == nil {
+			return fmt.Errorf("ent: uninitialized inventory.DefaultSignatureSortDate (forgotten import ent/runtime?)")
+		}
+		v := inventory.DefaultSignatureSortDate()
+		_c.mutation.SetSignatureSortDate(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if inventory.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized inventory.DefaultID (forgotten import ent/runtime?)")
@@ -301,6 +322,9 @@ func (_c *InventoryCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Inventory.created_at"`)}
+	}
+	if _, ok := _c.mutation.SignatureSortDate(); !ok {
+		return &ValidationError{Name: "signature_sort_date", err: errors.New(`ent: missing required field "Inventory.signature_sort_date"`)}
 	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
 		return &ValidationError{Name: "property", err: errors.New(`ent: missing required edge "Inventory.property"`)}
@@ -375,6 +399,10 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SignatureDate(); ok {
 		_spec.SetField(inventory.FieldSignatureDate, field.TypeTime, value)
 		_node.SignatureDate = &value
+	}
+	if value, ok := _c.mutation.SignatureSortDate(); ok {
+		_spec.SetField(inventory.FieldSignatureSortDate, field.TypeTime, value)
+		_node.SignatureSortDate = value
 	}
 	if value, ok := _c.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)

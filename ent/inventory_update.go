@@ -149,6 +149,20 @@ func (_u *InventoryUpdate) ClearSignatureDate() *InventoryUpdate {
 	return _u
 }
 
+// SetSignatureSortDate sets the "signature_sort_date" field.
+func (_u *InventoryUpdate) SetSignatureSortDate(v time.Time) *InventoryUpdate {
+	_u.mutation.SetSignatureSortDate(v)
+	return _u
+}
+
+// SetNillableSignatureSortDate sets the "signature_sort_date" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableSignatureSortDate(v *time.Time) *InventoryUpdate {
+	if v != nil {
+		_u.SetSignatureSortDate(*v)
+	}
+	return _u
+}
+
 // SetAgentSignatureDate sets the "agent_signature_date" field.
 func (_u *InventoryUpdate) SetAgentSignatureDate(v time.Time) *InventoryUpdate {
 	_u.mutation.SetAgentSignatureDate(v)
@@ -321,6 +335,9 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.SignatureDateCleared() {
 		_spec.ClearField(inventory.FieldSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SignatureSortDate(); ok {
+		_spec.SetField(inventory.FieldSignatureSortDate, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)
@@ -513,6 +530,20 @@ func (_u *InventoryUpdateOne) SetNillableSignatureDate(v *time.Time) *InventoryU
 // ClearSignatureDate clears the value of the "signature_date" field.
 func (_u *InventoryUpdateOne) ClearSignatureDate() *InventoryUpdateOne {
 	_u.mutation.ClearSignatureDate()
+	return _u
+}
+
+// SetSignatureSortDate sets the "signature_sort_date" field.
+func (_u *InventoryUpdateOne) SetSignatureSortDate(v time.Time) *InventoryUpdateOne {
+	_u.mutation.SetSignatureSortDate(v)
+	return _u
+}
+
+// SetNillableSignatureSortDate sets the "signature_sort_date" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableSignatureSortDate(v *time.Time) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetSignatureSortDate(*v)
+	}
 	return _u
 }
 
@@ -718,6 +749,9 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if _u.mutation.SignatureDateCleared() {
 		_spec.ClearField(inventory.FieldSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SignatureSortDate(); ok {
+		_spec.SetField(inventory.FieldSignatureSortDate, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)

@@ -866,6 +866,7 @@ type InventoryMutation struct {
 	approval_code        *string
 	created_at           *time.Time
 	signature_date       *time.Time
+	signature_sort_date  *time.Time
 	agent_signature_date *time.Time
 	owner_signature_date *time.Time
 	clearedFields        map[string]struct{}
@@ -1389,6 +1390,42 @@ func (m *InventoryMutation) ResetSignatureDate() {
 	delete(m.clearedFields, inventory.FieldSignatureDate)
 }
 
+// SetSignatureSortDate sets the "signature_sort_date" field.
+func (m *InventoryMutation) SetSignatureSortDate(t time.Time) {
+	m.signature_sort_date = &t
+}
+
+// SignatureSortDate returns the value of the "signature_sort_date" field in the mutation.
+func (m *InventoryMutation) SignatureSortDate() (r time.Time, exists bool) {
+	v := m.signature_sort_date
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignatureSortDate returns the old "signature_sort_date" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldSignatureSortDate(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignatureSortDate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignatureSortDate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignatureSortDate: %w", err)
+	}
+	return oldValue.SignatureSortDate, nil
+}
+
+// ResetSignatureSortDate resets all changes to the "signature_sort_date" field.
+func (m *InventoryMutation) ResetSignatureSortDate() {
+	m.signature_sort_date = nil
+}
+
 // SetAgentSignatureDate sets the "agent_signature_date" field.
 func (m *InventoryMutation) SetAgentSignatureDate(t time.Time) {
 	m.agent_signature_date = &t
@@ -1602,7 +1639,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -1632,6 +1669,9 @@ func (m *InventoryMutation) Fields() []string {
 	}
 	if m.signature_date != nil {
 		fields = append(fields, inventory.FieldSignatureDate)
+	}
+	if m.signature_sort_date != nil {
+		fields = append(fields, inventory.FieldSignatureSortDate)
 	}
 	if m.agent_signature_date != nil {
 		fields = append(fields, inventory.FieldAgentSignatureDate)
@@ -1667,6 +1707,8 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case inventory.FieldSignatureDate:
 		return m.SignatureDate()
+	case inventory.FieldSignatureSortDate:
+		return m.SignatureSortDate()
 	case inventory.FieldAgentSignatureDate:
 		return m.AgentSignatureDate()
 	case inventory.FieldOwnerSignatureDate:
@@ -1700,6 +1742,8 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldCreatedAt(ctx)
 	case inventory.FieldSignatureDate:
 		return m.OldSignatureDate(ctx)
+	case inventory.FieldSignatureSortDate:
+		return m.OldSignatureSortDate(ctx)
 	case inventory.FieldAgentSignatureDate:
 		return m.OldAgentSignatureDate(ctx)
 	case inventory.FieldOwnerSignatureDate:
@@ -1782,6 +1826,13 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSignatureDate(v)
+		return nil
+	case inventory.FieldSignatureSortDate:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignatureSortDate(v)
 		return nil
 	case inventory.FieldAgentSignatureDate:
 		v, ok := value.(time.Time)
@@ -1917,6 +1968,9 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldSignatureDate:
 		m.ResetSignatureDate()
+		return nil
+	case inventory.FieldSignatureSortDate:
+		m.ResetSignatureSortDate()
 		return nil
 	case inventory.FieldAgentSignatureDate:
 		m.ResetAgentSignatureDate()

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -260,6 +261,24 @@ func TestInventoryPageFollowsPagingRule(t *testing.T) {
 	}
 }
 
+// signatureOrder checks rows sorted by signature date: signed ones in the
+// direction asked, unsigned ones after them ascending and before them descending.
+func signatureOrder(t *testing.T, direction string, dates []*string) {
+	t.Helper()
+	for i := 1; i < len(dates); i++ {
+		prev, cur := dates[i-1], dates[i]
+		switch {
+		case direction == "ASC" && prev == nil && cur != nil:
+			t.Errorf("ASC: signed after unsigned at %d: want unsigned last", i)
+		case direction == "DESC" && prev != nil && cur == nil:
+			t.Errorf("DESC: unsigned after signed at %d: want unsigned first", i)
+		case prev != nil && cur != nil && direction == "ASC" && *cur < *prev,
+			prev != nil && cur != nil && direction == "DESC" && *cur > *prev:
+			t.Errorf("%s: %s then %s at %d", direction, *prev, *cur, i)
+		}
+	}
+}
+
 func TestInventoryPageWalkHoldsEveryRecordOnce(t *testing.T) {
 	srv, _ := demo(t)
 	for _, order := range []map[string]any{
@@ -269,18 +288,13 @@ func TestInventoryPageWalkHoldsEveryRecordOnce(t *testing.T) {
 		{"field": "RENTAL_PRICE", "direction": "ASC"},
 	} {
 		var ids []string
-		var signedSeenAfterUnsigned bool
-		unsignedSeen := false
+		var dates []*string
 		for p := 1; ; p++ {
 			var got struct{ InventoryPage page }
 			srv.MustData(t, companyA, inventoryPageQuery, map[string]any{"page": p, "size": 7, "order": order}, &got)
 			for _, row := range got.InventoryPage.Data {
 				ids = append(ids, row.ID)
-				if row.SignatureDate == nil {
-					unsignedSeen = true
-				} else if unsignedSeen {
-					signedSeenAfterUnsigned = true
-				}
+				dates = append(dates, row.SignatureDate)
 			}
 			if !got.InventoryPage.HasNextPage {
 				if got.InventoryPage.TotalPages != p {
@@ -289,13 +303,65 @@ func TestInventoryPageWalkHoldsEveryRecordOnce(t *testing.T) {
 				break
 			}
 		}
-		sorted := slices.Clone(ids)
-		sort.Strings(sorted)
-		if len(ids) != 60 || len(slices.Compact(sorted)) != 60 {
-			t.Errorf("order %v: walk returned %d rows, %d distinct: want each of 60 once", order, len(ids), len(slices.Compact(sorted)))
+		everyRecordOnce(t, fmt.Sprintf("pages by %v", order), ids, 60)
+		if order != nil && order["field"] == "SIGNATURE_DATE" {
+			signatureOrder(t, order["direction"].(string), dates)
 		}
-		if order != nil && order["field"] == "SIGNATURE_DATE" && signedSeenAfterUnsigned {
-			t.Errorf("order %v: a signed inventory came after an unsigned one: want unsigned last", order)
+	}
+}
+
+func everyRecordOnce(t *testing.T, walk string, ids []string, want int) {
+	t.Helper()
+	sorted := slices.Clone(ids)
+	sort.Strings(sorted)
+	if distinct := len(slices.Compact(sorted)); len(ids) != want || distinct != want {
+		t.Errorf("%s: %d rows, %d distinct: want each of %d once", walk, len(ids), distinct, want)
+	}
+}
+
+func TestCursorWalkHoldsEveryRecordOnce(t *testing.T) {
+	srv, _ := demo(t)
+	query := `query($after: Cursor, $order: InventoryOrder) {
+		inventories(first: 9, after: $after, orderBy: $order) {
+			edges { node { id signatureDate } } pageInfo { hasNextPage endCursor } } }`
+	for _, order := range []map[string]any{
+		{"field": "SIGNATURE_DATE", "direction": "DESC"},
+		{"field": "SIGNATURE_DATE", "direction": "ASC"},
+		{"field": "CREATED_AT", "direction": "DESC"},
+		{"field": "RENTAL_PRICE", "direction": "ASC"},
+		{"field": "INVENTORY_TYPE", "direction": "DESC"},
+	} {
+		var ids []string
+		var dates []*string
+		var after any
+		for {
+			var got struct {
+				Inventories struct {
+					Edges []struct {
+						Node struct {
+							ID            string  `json:"id"`
+							SignatureDate *string `json:"signatureDate"`
+						} `json:"node"`
+					} `json:"edges"`
+					PageInfo struct {
+						HasNextPage bool   `json:"hasNextPage"`
+						EndCursor   string `json:"endCursor"`
+					} `json:"pageInfo"`
+				} `json:"inventories"`
+			}
+			srv.MustData(t, companyA, query, map[string]any{"after": after, "order": order}, &got)
+			for _, e := range got.Inventories.Edges {
+				ids = append(ids, e.Node.ID)
+				dates = append(dates, e.Node.SignatureDate)
+			}
+			if !got.Inventories.PageInfo.HasNextPage || len(ids) > 100 {
+				break
+			}
+			after = got.Inventories.PageInfo.EndCursor
+		}
+		everyRecordOnce(t, fmt.Sprintf("cursors by %v", order), ids, 60)
+		if order["field"] == "SIGNATURE_DATE" {
+			signatureOrder(t, order["direction"].(string), dates)
 		}
 	}
 }

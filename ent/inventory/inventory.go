@@ -36,6 +36,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldSignatureDate holds the string denoting the signature_date field in the database.
 	FieldSignatureDate = "signature_date"
+	// FieldSignatureSortDate holds the string denoting the signature_sort_date field in the database.
+	FieldSignatureSortDate = "signature_sort_date"
 	// FieldAgentSignatureDate holds the string denoting the agent_signature_date field in the database.
 	FieldAgentSignatureDate = "agent_signature_date"
 	// FieldOwnerSignatureDate holds the string denoting the owner_signature_date field in the database.
@@ -75,6 +77,7 @@ var Columns = []string{
 	FieldApprovalCode,
 	FieldCreatedAt,
 	FieldSignatureDate,
+	FieldSignatureSortDate,
 	FieldAgentSignatureDate,
 	FieldOwnerSignatureDate,
 }
@@ -95,7 +98,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/propertyrecords/inventory/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// InventoryTypeValidator is a validator for the "inventory_type" field. It is called by the builders before save.
 	InventoryTypeValidator func(int) error
@@ -111,6 +114,8 @@ var (
 	ApprovalCodeValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultSignatureSortDate holds the default value on creation for the "signature_sort_date" field.
+	DefaultSignatureSortDate func() time.Time
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -171,6 +176,11 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySignatureDate orders the results by the signature_date field.
 func BySignatureDate(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSignatureDate, opts...).ToFunc()
+}
+
+// BySignatureSortDate orders the results by the signature_sort_date field.
+func BySignatureSortDate(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSignatureSortDate, opts...).ToFunc()
 }
 
 // ByAgentSignatureDate orders the results by the agent_signature_date field.

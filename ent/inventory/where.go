@@ -109,6 +109,11 @@ func SignatureDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldSignatureDate, v))
 }
 
+// SignatureSortDate applies equality check predicate on the "signature_sort_date" field. It's identical to SignatureSortDateEQ.
+func SignatureSortDate(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldSignatureSortDate, v))
+}
+
 // AgentSignatureDate applies equality check predicate on the "agent_signature_date" field. It's identical to AgentSignatureDateEQ.
 func AgentSignatureDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldAgentSignatureDate, v))
@@ -521,6 +526,46 @@ func SignatureDateIsNil() predicate.Inventory {
 // SignatureDateNotNil applies the NotNil predicate on the "signature_date" field.
 func SignatureDateNotNil() predicate.Inventory {
 	return predicate.Inventory(sql.FieldNotNull(FieldSignatureDate))
+}
+
+// SignatureSortDateEQ applies the EQ predicate on the "signature_sort_date" field.
+func SignatureSortDateEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldSignatureSortDate, v))
+}
+
+// SignatureSortDateNEQ applies the NEQ predicate on the "signature_sort_date" field.
+func SignatureSortDateNEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldSignatureSortDate, v))
+}
+
+// SignatureSortDateIn applies the In predicate on the "signature_sort_date" field.
+func SignatureSortDateIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldSignatureSortDate, vs...))
+}
+
+// SignatureSortDateNotIn applies the NotIn predicate on the "signature_sort_date" field.
+func SignatureSortDateNotIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldSignatureSortDate, vs...))
+}
+
+// SignatureSortDateGT applies the GT predicate on the "signature_sort_date" field.
+func SignatureSortDateGT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldSignatureSortDate, v))
+}
+
+// SignatureSortDateGTE applies the GTE predicate on the "signature_sort_date" field.
+func SignatureSortDateGTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldSignatureSortDate, v))
+}
+
+// SignatureSortDateLT applies the LT predicate on the "signature_sort_date" field.
+func SignatureSortDateLT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldSignatureSortDate, v))
+}
+
+// SignatureSortDateLTE applies the LTE predicate on the "signature_sort_date" field.
+func SignatureSortDateLTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldSignatureSortDate, v))
 }
 
 // AgentSignatureDateEQ applies the EQ predicate on the "agent_signature_date" field.

@@ -52,6 +52,7 @@ var (
 		{Name: "approval_code", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "signature_date", Type: field.TypeTime, Nullable: true},
+		{Name: "signature_sort_date", Type: field.TypeTime},
 		{Name: "agent_signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "owner_signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "property_id", Type: field.TypeUUID},
@@ -64,7 +65,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[12]},
+				Columns:    []*schema.Column{InventoriesColumns[13]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -79,6 +80,11 @@ var (
 				Name:    "inventory_company_id_signature_date",
 				Unique:  false,
 				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[9]},
+			},
+			{
+				Name:    "inventory_company_id_signature_sort_date",
+				Unique:  false,
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[10]},
 			},
 			{
 				Name:    "inventory_company_id_rental_price",
@@ -103,7 +109,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[12], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[13], InventoriesColumns[8]},
 			},
 		},
 	}

@@ -85,6 +85,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	inventoryHooks := schema.Inventory{}.Hooks()
+
+	inventory.Hooks[1] = inventoryHooks[0]
 	inventoryFields := schema.Inventory{}.Fields()
 	_ = inventoryFields
 	// inventoryDescInventoryType is the schema descriptor for inventory_type field.
@@ -113,6 +116,10 @@ func init() {
 	inventoryDescCreatedAt := inventoryFields[8].Descriptor()
 	// inventory.DefaultCreatedAt holds the default value on creation for the created_at field.
 	inventory.DefaultCreatedAt = inventoryDescCreatedAt.Default.(func() time.Time)
+	// inventoryDescSignatureSortDate is the schema descriptor for signature_sort_date field.
+	inventoryDescSignatureSortDate := inventoryFields[10].Descriptor()
+	// inventory.DefaultSignatureSortDate holds the default value on creation for the signature_sort_date field.
+	inventory.DefaultSignatureSortDate = inventoryDescSignatureSortDate.Default.(func() time.Time)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.

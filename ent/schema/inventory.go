@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"context"
 	"regexp"
+	"time"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
@@ -14,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	gen "github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/hook"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
 
@@ -42,10 +46,33 @@ func (Inventory) Fields() []ent.Field {
 		field.Time("created_at").Default(nowUTC).Immutable().
 			Annotations(entgql.OrderField("CREATED_AT")),
 		field.Time("signature_date").Optional().Nillable().
-			Comment("When the inventory became signed (both parties); absent while unsigned.").
-			Annotations(entgql.OrderField("SIGNATURE_DATE")),
+			Comment("When the inventory became signed (both parties); absent while unsigned."),
+		// Cursor paging cannot step across NULLs, so ordering by signature date
+		// uses this copy, kept by the hook below: the signature date, or
+		// UnsignedSortDate while unsigned (unsigned sorts as signed after all others).
+		field.Time("signature_sort_date").Default(func() time.Time { return UnsignedSortDate }).
+			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput), entgql.OrderField("SIGNATURE_DATE")),
 		field.Time("agent_signature_date").Optional().Nillable(),
 		field.Time("owner_signature_date").Optional().Nillable(),
+	}
+}
+
+// UnsignedSortDate is the signature sort date of unsigned inventories.
+var UnsignedSortDate = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// Hooks keep signature_sort_date equal to the signature date, whoever writes.
+func (Inventory) Hooks() []ent.Hook {
+	return []ent.Hook{
+		hook.On(func(next ent.Mutator) ent.Mutator {
+			return hook.InventoryFunc(func(ctx context.Context, m *gen.InventoryMutation) (ent.Value, error) {
+				if date, ok := m.SignatureDate(); ok {
+					m.SetSignatureSortDate(date)
+				} else if m.SignatureDateCleared() {
+					m.SetSignatureSortDate(UnsignedSortDate)
+				}
+				return next.Mutate(ctx, m)
+			})
+		}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne),
 	}
 }
 
@@ -62,6 +89,7 @@ func (Inventory) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("company_id", "created_at"),
 		index.Fields("company_id", "signature_date"),
+		index.Fields("company_id", "signature_sort_date"),
 		index.Fields("company_id", "rental_price"),
 		index.Fields("company_id", "inventory_type", "created_at"),
 		index.Fields("company_id", "is_signed", "created_at"),

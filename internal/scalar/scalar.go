@@ -4,6 +4,7 @@ package scalar
 
 import (
 	"io"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 )
@@ -86,4 +88,14 @@ func UnmarshalCursor(v any) (entgql.Cursor[uuid.UUID], error) {
 		return c, apperr.Errorf(apperr.Invalid, "cursor is not one this API gave out")
 	}
 	return c, nil
+}
+
+// Relay cursors carry the value of the orderBy field, msgpack-encoded by
+// entgql. decimal.Decimal would otherwise go through its MarshalBinary, an
+// opaque blob the database cannot compare; as exact text it compares as the
+// number it is in both SQLite and PostgreSQL.
+func init() {
+	msgpack.Register(decimal.Decimal{}, func(e *msgpack.Encoder, v reflect.Value) error {
+		return e.EncodeString(v.Interface().(decimal.Decimal).String())
+	}, nil)
 }
