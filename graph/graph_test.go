@@ -364,6 +364,38 @@ func TestCursorWalkHoldsEveryRecordOnce(t *testing.T) {
 			signatureOrder(t, order["direction"].(string), dates)
 		}
 	}
+
+	// Some demo properties have an empty code: a zero value in the cursor.
+	var ids []string
+	var after any
+	for len(ids) <= 40 {
+		var got struct {
+			Properties struct {
+				Edges []struct {
+					Node struct{ ID string } `json:"node"`
+				} `json:"edges"`
+				PageInfo struct {
+					HasNextPage bool   `json:"hasNextPage"`
+					EndCursor   string `json:"endCursor"`
+				} `json:"pageInfo"`
+			} `json:"properties"`
+		}
+		srv.MustData(t, companyA, `query($after: Cursor) { properties(first: 2, after: $after, orderBy: {field: CODE, direction: ASC}) {
+			edges { node { id } } pageInfo { hasNextPage endCursor } } }`, map[string]any{"after": after}, &got)
+		for _, e := range got.Properties.Edges {
+			ids = append(ids, e.Node.ID)
+		}
+		if !got.Properties.PageInfo.HasNextPage {
+			break
+		}
+		after = got.Properties.PageInfo.EndCursor
+	}
+	everyRecordOnce(t, "properties by code", ids, 20)
+
+	res := srv.GraphQL(t, companyA, `{ inventories(first: 1, after: "bm90IGEgY3Vyc29y") { totalCount } }`, nil)
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" {
+		t.Errorf("forged cursor: got %+v, want INVALID_ARGUMENT", res.Errors)
+	}
 }
 
 func TestPagingArgumentsAreValidated(t *testing.T) {

@@ -3,6 +3,7 @@
 package scalar
 
 import (
+	"encoding/base64"
 	"io"
 	"reflect"
 	"strconv"
@@ -78,16 +79,42 @@ func UnmarshalUUID(v any) (uuid.UUID, error) {
 	return id, nil
 }
 
-// MarshalCursor writes a Relay cursor.
-func MarshalCursor(c entgql.Cursor[uuid.UUID]) graphql.Marshaler { return c }
+// wireCursor is the wire form of a Relay cursor. entgql's own Cursor tags its
+// value omitempty, so a zero value (inventory type code 0, an empty property
+// code, a zero price) vanished from the cursor and the next page fell back to
+// id order, repeating and skipping records. This form keeps every value.
+type wireCursor struct {
+	ID    uuid.UUID `msgpack:"i"`
+	Value any       `msgpack:"v"`
+}
+
+// MarshalCursor writes a Relay cursor: opaque URL-safe text.
+func MarshalCursor(c entgql.Cursor[uuid.UUID]) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		raw, err := msgpack.Marshal(wireCursor{ID: c.ID, Value: c.Value})
+		if err != nil {
+			panic(err) // only order field values, all encodable, reach here
+		}
+		_, _ = io.WriteString(w, strconv.Quote(base64.RawURLEncoding.EncodeToString(raw)))
+	})
+}
 
 // UnmarshalCursor reads a Relay cursor as given by an earlier page.
 func UnmarshalCursor(v any) (entgql.Cursor[uuid.UUID], error) {
-	var c entgql.Cursor[uuid.UUID]
-	if err := c.UnmarshalGQL(v); err != nil {
-		return c, apperr.Errorf(apperr.Invalid, "cursor is not one this API gave out")
+	invalid := apperr.Errorf(apperr.Invalid, "cursor is not one this API gave out")
+	s, ok := v.(string)
+	if !ok {
+		return entgql.Cursor[uuid.UUID]{}, invalid
 	}
-	return c, nil
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return entgql.Cursor[uuid.UUID]{}, invalid
+	}
+	var c wireCursor
+	if err := msgpack.Unmarshal(raw, &c); err != nil {
+		return entgql.Cursor[uuid.UUID]{}, invalid
+	}
+	return entgql.Cursor[uuid.UUID]{ID: c.ID, Value: c.Value}, nil
 }
 
 // Relay cursors carry the value of the orderBy field, msgpack-encoded by
