@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -38,62 +38,40 @@ func start(t *testing.T) *Main {
 	return m
 }
 
-func get(t *testing.T, url string) (*http.Response, string) {
+func get(t *testing.T, m *Main, path string) (*http.Response, string) {
 	t.Helper()
-	res, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, body := (&apitest.Server{URL: m.URL()}).Get(t, path, nil)
 	return res, string(body)
 }
 
 func TestServerStartsWithDemoDataAndServesTheTree(t *testing.T) {
 	m := start(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
-		if res, body := get(t, m.URL()+path); res.StatusCode != http.StatusOK || !strings.Contains(body, `"ok"`) {
+		if res, body := get(t, m, path); res.StatusCode != http.StatusOK || !strings.Contains(body, `"ok"`) {
 			t.Errorf("%s: got %d %s, want 200 ok", path, res.StatusCode, body)
 		}
 	}
 
-	payload, _ := json.Marshal(map[string]string{"query": ide.ExampleQuery})
-	req, _ := http.NewRequest(http.MethodPost, m.URL()+"/graphql", bytes.NewReader(payload))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Company-Id", datagen.DemoCompanies[0].String())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
 	var out struct {
-		Data struct {
-			Inventories struct {
-				TotalCount int
-				Edges      []struct {
-					Node struct {
-						Environments []struct {
-							Items []struct{ ID string }
-						}
+		Inventories struct {
+			TotalCount int
+			Edges      []struct {
+				Node struct {
+					Environments []struct {
+						Items []struct{ ID string }
 					}
 				}
 			}
 		}
-		Errors []any
 	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Errors) > 0 || out.Data.Inventories.TotalCount == 0 || len(out.Data.Inventories.Edges) == 0 ||
-		len(out.Data.Inventories.Edges[0].Node.Environments) == 0 || len(out.Data.Inventories.Edges[0].Node.Environments[0].Items) == 0 {
+	(&apitest.Server{URL: m.URL()}).MustData(t, datagen.DemoCompanies[0].String(), ide.ExampleQuery, nil, &out)
+	if out.Inventories.TotalCount == 0 || len(out.Inventories.Edges) == 0 ||
+		len(out.Inventories.Edges[0].Node.Environments) == 0 || len(out.Inventories.Edges[0].Node.Environments[0].Items) == 0 {
 		t.Errorf("example query on the demo data: got %+v, want a whole tree", out)
 	}
 
 	// GET works too, as GraphQL over HTTP allows for queries.
-	res2, body := get(t, m.URL()+"/graphql?query=%7B__typename%7D")
+	res2, body := get(t, m, "/graphql?query=%7B__typename%7D")
 	if res2.StatusCode != http.StatusOK || !strings.Contains(body, `"Query"`) {
 		t.Errorf("GET /graphql: got %d %s", res2.StatusCode, body)
 	}
@@ -103,7 +81,7 @@ var externalRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//`
 
 func TestIDELoadsNothingFromOutside(t *testing.T) {
 	m := start(t)
-	res, page := get(t, m.URL()+"/")
+	res, page := get(t, m, "/")
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, "GraphiQL") {
 		t.Fatalf("/: got %d", res.StatusCode)
 	}
@@ -118,7 +96,7 @@ func TestIDELoadsNothingFromOutside(t *testing.T) {
 		t.Errorf("the IDE does not open on the example query with the demo company's header")
 	}
 	for _, asset := range regexp.MustCompile(`(?:src|href)="(/ide/[^"]+)"`).FindAllStringSubmatch(page, -1) {
-		res, body := get(t, m.URL()+asset[1])
+		res, body := get(t, m, asset[1])
 		if res.StatusCode != http.StatusOK || len(body) < 1000 {
 			t.Errorf("%s: got %d with %d bytes", asset[1], res.StatusCode, len(body))
 		}

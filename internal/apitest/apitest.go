@@ -62,15 +62,7 @@ func (s *Server) GraphQL(tb testing.TB, company, query string, vars map[string]a
 	if company != "" {
 		req.Header.Set("X-Company-Id", company)
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	res, raw := do(tb, req)
 	var out Response
 	if err := json.Unmarshal(raw, &out); err != nil {
 		tb.Fatalf("decoding GraphQL response (HTTP %d): %v\n%s", res.StatusCode, err, raw)
@@ -101,6 +93,11 @@ func (s *Server) Get(tb testing.TB, path string, header http.Header) (*http.Resp
 	for k, v := range header {
 		req.Header[k] = v
 	}
+	return do(tb, req)
+}
+
+func do(tb testing.TB, req *http.Request) (*http.Response, []byte) {
+	tb.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		tb.Fatal(err)
