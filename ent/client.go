@@ -561,7 +561,8 @@ func (c *InventoryClient) Hooks() []Hook {
 
 // Interceptors returns the client interceptors.
 func (c *InventoryClient) Interceptors() []Interceptor {
-	return c.inters.Inventory
+	inters := c.inters.Inventory
+	return append(inters[:len(inters):len(inters)], inventory.Interceptors[:]...)
 }
 
 func (c *InventoryClient) mutate(ctx context.Context, m *InventoryMutation) (Value, error) {

@@ -2,14 +2,16 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -27,10 +29,11 @@ import (
 // so the full nested tree of a 100-row page fits, and alias or depth bombs do not.
 const ComplexityLimit = 5000
 
-// NewServer is the GraphQL HTTP handler, built explicitly instead of with
-// gqlgen's NewDefaultServer: GET and POST only, a bounded parsed-query cache,
-// a complexity limit, errors in the service's vocabulary and panics recovered.
-func NewServer(client *ent.Client, nodes NodeLocator, log *slog.Logger) *handler.Server {
+// NewExecutor builds the service's one GraphQL executor: /graphql serves it
+// over HTTP (Handler) and the REST adapter runs its operations on it
+// in-process, so both share the parsed-query cache, the complexity limit, the
+// error presenter and the recover func.
+func NewExecutor(client *ent.Client, nodes NodeLocator, log *slog.Logger) *executor.Executor {
 	cfg := Config{Resolvers: &Resolver{client: client, nodes: nodes}}
 	cfg.Complexity.Query.Inventories = func(child int, _ *entgql.Cursor[uuid.UUID], first *int, _ *entgql.Cursor[uuid.UUID], last *int, _ *ent.InventoryOrder, _ *ent.InventoryWhereInput) int {
 		return child * connectionSize(first, last)
@@ -45,17 +48,48 @@ func NewServer(client *ent.Client, nodes NodeLocator, log *slog.Logger) *handler
 		return child * max(pageSize, 1)
 	}
 
-	srv := handler.New(NewExecutableSchema(cfg))
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(ComplexityLimit))
-	srv.SetErrorPresenter(presentError(log))
-	srv.SetRecoverFunc(recoverPanic(log))
-	return srv
+	exec := executor.New(NewExecutableSchema(cfg))
+	exec.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	exec.Use(extension.Introspection{})
+	exec.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	exec.Use(extension.FixedComplexityLimit(ComplexityLimit))
+	exec.SetErrorPresenter(presentError(log))
+	exec.SetRecoverFunc(recoverPanic(log))
+	return exec
+}
+
+// transports are the ways /graphql accepts operations: GET and POST, as
+// GraphQL over HTTP asks, and OPTIONS for CORS preflights.
+var transports = []graphql.Transport{transport.Options{}, transport.GET{}, transport.POST{}}
+
+// Handler serves exec over HTTP. It does what gqlgen's handler.Server does,
+// which cannot be given an executor of our own to share with REST.
+func Handler(exec *executor.Executor) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				writeGraphQLError(w, http.StatusInternalServerError, exec.PresentRecoveredError(r.Context(), p))
+			}
+		}()
+		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
+		for _, t := range transports {
+			if t.Supports(r) {
+				t.Do(w, r, exec)
+				return
+			}
+		}
+		writeGraphQLError(w, http.StatusBadRequest, gqlerror.Errorf("send operations with GET or POST (application/json)"))
+	})
+}
+
+func writeGraphQLError(w http.ResponseWriter, status int, err error) {
+	gqlErr, ok := err.(*gqlerror.Error)
+	if !ok {
+		gqlErr = gqlerror.Errorf("internal error")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: gqlerror.List{gqlErr}})
 }
 
 func connectionSize(first, last *int) int {

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/propertyrecords/inventory/rest"
 )
 
 // Config is the whole configuration, from environment variables with flags
@@ -17,6 +19,7 @@ type Config struct {
 	DatabaseURL string
 	DataDir     string
 	LogLevel    slog.Level
+	RESTBaseURL string
 }
 
 // setting is one configuration entry: its flag, its variable and its use.
@@ -34,14 +37,15 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL},
 		{"data-dir", "INVENTORY_DATA_DIR", "data", "folder for the SQLite database and stored files", &cfg.DataDir},
 		{"log-level", "INVENTORY_LOG_LEVEL", "info", "debug, info, warn or error", &level},
+		{"rest-base-url", "INVENTORY_REST_BASE_URL", rest.DefaultBaseURL, "path prefix of the REST group B endpoints ({base_url})", &cfg.RESTBaseURL},
 	}
 	fs := flag.NewFlagSet("inventoryd", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "inventoryd serves inventory and property records over GraphQL.\n\nUsage: inventoryd [flags]\n\n")
-		fmt.Fprintf(usage, "  %-16s %-26s %-16s %s\n", "flag", "environment", "default", "meaning")
+		fmt.Fprintf(usage, "  %-16s %-26s %-22s %s\n", "flag", "environment", "default", "meaning")
 		for _, s := range settings {
-			fmt.Fprintf(usage, "  --%-14s %-26s %-16s %s\n", s.flag, s.env, s.def, s.usage)
+			fmt.Fprintf(usage, "  --%-14s %-26s %-22s %s\n", s.flag, s.env, s.def, s.usage)
 		}
 	}
 	for _, s := range settings {
@@ -70,6 +74,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("database_url", maskPassword(c.DatabaseURL)),
 		slog.String("data_dir", c.DataDir),
 		slog.String("log_level", c.LogLevel.String()),
+		slog.String("rest_base_url", c.RESTBaseURL),
 	)
 }
 

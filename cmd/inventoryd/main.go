@@ -87,7 +87,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.server = &http.Server{
-		Handler:           server.Handler(st, m.Log, datagen.DemoCompanies[0]),
+		Handler:           server.Handler(st, m.Log, server.Options{IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -98,8 +98,9 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/propertyrecords/inventory/ent/runtime"
 var (
-	Hooks  [2]ent.Hook
-	Policy ent.Policy
+	Hooks        [2]ent.Hook
+	Interceptors [1]ent.Interceptor
+	Policy       ent.Policy
 	// InventoryTypeValidator is a validator for the "inventory_type" field. It is called by the builders before save.
 	InventoryTypeValidator func(int) error
 	// DefaultCurrency holds the default value on creation for the "currency" field.

@@ -88,6 +88,8 @@ func init() {
 	inventoryHooks := schema.Inventory{}.Hooks()
 
 	inventory.Hooks[1] = inventoryHooks[0]
+	inventoryInters := schema.Inventory{}.Interceptors()
+	inventory.Interceptors[0] = inventoryInters[0]
 	inventoryFields := schema.Inventory{}.Fields()
 	_ = inventoryFields
 	// inventoryDescInventoryType is the schema descriptor for inventory_type field.

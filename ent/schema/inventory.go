@@ -9,6 +9,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -18,6 +19,8 @@ import (
 
 	gen "github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/hook"
+	"github.com/propertyrecords/inventory/ent/intercept"
+	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
 
@@ -73,6 +76,17 @@ func (Inventory) Hooks() []ent.Hook {
 				return next.Mutate(ctx, m)
 			})
 		}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne),
+	}
+}
+
+// Interceptors list a property's inventories newest first wherever they are
+// loaded; connections and pages put their own orderBy ahead of it.
+func (Inventory) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{
+		intercept.TraverseInventory(func(_ context.Context, q *gen.InventoryQuery) error {
+			q.Order(inventory.ByCreatedAt(sql.OrderDesc()), inventory.ByID())
+			return nil
+		}),
 	}
 }
 

@@ -10,10 +10,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/rest"
 )
 
 // Server is the service's handler on a real loopback HTTP server.
@@ -25,7 +24,7 @@ type Server struct {
 func NewServer(tb testing.TB, st *store.Store) *Server {
 	tb.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(server.Handler(st, log, uuid.Nil))
+	srv := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL}))
 	tb.Cleanup(srv.Close)
 	return &Server{URL: srv.URL}
 }

@@ -71,3 +71,9 @@ func HTTPStatus(code Code) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// CodeOf is the code of err's *Error, or Internal.
+func CodeOf(err error) Code {
+	e, _ := Public(err)
+	return e.Code
+}

@@ -13,15 +13,29 @@ import (
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/rest"
 )
 
-// Handler serves GraphQL at /graphql, the IDE at / (opened on ideCompany's
-// records), /healthz (the process is up) and /readyz (the database answers).
-func Handler(st *store.Store, log *slog.Logger, ideCompany uuid.UUID) http.Handler {
+// Options are the handler's settings.
+type Options struct {
+	// IDECompany is the company whose X-Company-Id the IDE opens with.
+	IDECompany uuid.UUID
+	// RESTBaseURL is the path prefix of the REST group B endpoints.
+	RESTBaseURL string
+}
+
+// Handler serves GraphQL at /graphql, the legacy REST endpoints and their
+// OpenAPI document, the IDE at /, /healthz (the process is up) and /readyz
+// (the database answers).
+func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", ide.Page("/graphql", ideCompany))
+	mux.Handle("GET /{$}", ide.Page("/graphql", opts.IDECompany))
 	mux.Handle("GET /ide/", ide.Assets())
-	mux.Handle("/graphql", withCompany(graph.NewServer(st.Client, st, log)))
+	exec := graph.NewExecutor(st.Client, st, log)
+	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
+	api := rest.New(exec, log, opts.RESTBaseURL)
+	api.Register(mux)
+	mux.Handle("/", api.NotFound())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})

@@ -1,0 +1,219 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// Group A: path-style ids and PascalCase fields (spec sections 2.1, 2.2).
+
+// legacyInventory is the inventory detail of spec section 2.1.
+type legacyInventory struct {
+	InventoryID            string                  `json:"InventoryId"`
+	InventoryType          int                     `json:"InventoryType"`
+	RentalPrice            string                  `json:"RentalPrice"`
+	IsSigned               bool                    `json:"IsSigned"`
+	ApprovalCode           *string                 `json:"Approval_Code"`
+	CreationDate           string                  `json:"CreationDate"`
+	SignatureDate          *string                 `json:"SignatureDate"`
+	Property               legacyPropertyInfo      `json:"Property"`
+	EnvironmentDiagnostics list[legacyEnvironment] `json:"EnvironmentDiagnostics"`
+}
+
+type legacyPropertyInfo struct {
+	PropertyID   string   `json:"PropertyId"`
+	Code         string   `json:"Code"`
+	Address      string   `json:"Address"`
+	Neighborhood string   `json:"Neighborhood"`
+	City         string   `json:"City"`
+	PropertyType typeName `json:"PropertyType"`
+	Levels       int      `json:"Levels"`
+}
+
+type legacyEnvironment struct {
+	Description     string           `json:"Description"`
+	EnvironmentName string           `json:"EnvironmentName"`
+	Level           int              `json:"Level"`
+	ItemDiagnostic  list[legacyItem] `json:"ItemDiagnostic"`
+}
+
+type legacyItem struct {
+	ItemDiagnosticID string `json:"ItemDiagnosticId"`
+	Description      string `json:"Description"`
+	Rating           int    `json:"Rating"`
+	Order            *int   `json:"Order"`
+	ToRepair         bool   `json:"ToRepair"`
+	ItemName         string `json:"ItemName"`
+	Material         struct {
+		MaterialName string `json:"MaterialName"`
+	} `json:"Material"`
+	Photo list[struct {
+		StorageReference string `json:"StorageReference"`
+	}] `json:"Photo"`
+}
+
+// legacyProperty is the property of spec section 2.2.
+type legacyProperty struct {
+	PropertyID   string   `json:"PropertyId"`
+	Address      string   `json:"Address"`
+	Neighborhood string   `json:"Neighborhood"`
+	Code         string   `json:"Code"`
+	City         string   `json:"City"`
+	CreationDate string   `json:"CreationDate"`
+	IsActive     bool     `json:"IsActive"`
+	Detail       *string  `json:"Detail"`
+	PropertyType typeName `json:"PropertyType"`
+}
+
+// legacyPropertyDetail is A5's body: the property, its number of levels and
+// its inventories.
+type legacyPropertyDetail struct {
+	legacyProperty
+	Levels      int                           `json:"Levels"`
+	Inventories list[legacyPropertyInventory] `json:"Inventories"`
+}
+
+type legacyPropertyInventory struct {
+	InventoryID       string  `json:"InventoryId"`
+	InventoryType     int     `json:"InventoryType"`
+	InventoryTypeName string  `json:"InventoryTypeName"`
+	RentalPrice       string  `json:"RentalPrice"`
+	Currency          string  `json:"Currency"`
+	IsSigned          bool    `json:"IsSigned"`
+	IsRemoteSigned    bool    `json:"IsRemoteSigned"`
+	ApprovalCode      *string `json:"Approval_Code"`
+	CreationDate      string  `json:"CreationDate"`
+	SignatureDate     *string `json:"SignatureDate"`
+}
+
+// propertyList is A4's body: spec section 2.2's data and meta, and newOffset.
+type propertyList struct {
+	Data      list[legacyProperty] `json:"data"`
+	Meta      propertyListMeta     `json:"meta"`
+	NewOffset int                  `json:"newOffset"`
+}
+
+type propertyListMeta struct {
+	Total       int  `json:"total"`
+	LastPage    int  `json:"lastPage"`
+	CurrentPage int  `json:"currentPage"`
+	PerPage     int  `json:"perPage"`
+	Prev        *int `json:"prev"`
+	Next        *int `json:"next"`
+}
+
+// byUUID scopes a lookup the spec gives no company: with x-company-id it is
+// the company's own; without, the record is found by its UUID alone, the
+// legacy contract (see docs/decisions.md).
+func byUUID(r *http.Request, p *params, endpoint string) context.Context {
+	if company, ok := p.optionalCompany(); ok {
+		return tenant.WithCompany(r.Context(), company)
+	}
+	return tenant.Unrestricted(r.Context(), endpoint+": legacy lookup by UUID without a company")
+}
+
+// A1 GET /inventory/detail/{inventoryId}
+func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the inventory id, and the company if one is sent.
+	p := &params{r: r}
+	id := p.uuid("inventoryId")
+	ctx := byUUID(r, p, "A1")
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the node, which must be an inventory.
+	var out struct {
+		Node *struct {
+			typed
+			legacyInventory
+		} `json:"node"`
+	}
+	if err := a.run(ctx, "a1_inventory_detail", map[string]any{"id": id.String()}, &out); err != nil {
+		return err
+	}
+	if out.Node == nil || out.Node.Typename != "Inventory" {
+		return apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
+	}
+	// Encode: section 2.1 as is.
+	writeJSON(w, http.StatusOK, out.Node.legacyInventory)
+	return nil
+}
+
+// A4 GET /property/get_properties/{companyId}?page=&sorter=
+func (a *API) properties(w http.ResponseWriter, r *http.Request) error {
+	// Parse: company from the path (a header, if sent, must agree), page and sorter required.
+	p := &params{r: r}
+	company := p.uuid("companyId")
+	if other, ok := p.optionalCompany(); ok && other != company && p.err == nil {
+		p.fail(companyParam, "names a different company from the path's companyId")
+	}
+	page := p.int("page", 1, 1, maxPage, true)
+	sorter := p.oneOf("sorter", "", true, "asc", "desc")
+	if p.err != nil {
+		return p.err
+	}
+	// Call: one page of 20, by creation date.
+	var out struct {
+		PropertyPage struct {
+			pageMeta
+			Data list[legacyProperty] `json:"data"`
+		} `json:"propertyPage"`
+	}
+	vars := map[string]any{"page": page, "direction": direction(sorter)}
+	if err := a.run(tenant.WithCompany(r.Context(), company), "a4_properties", vars, &out); err != nil {
+		return err
+	}
+	// Encode: data, meta and newOffset (the next page to ask for, -1 after the last).
+	m := out.PropertyPage.pageMeta
+	body := propertyList{Data: out.PropertyPage.Data, NewOffset: -1, Meta: propertyListMeta{
+		Total: m.TotalRecords, LastPage: m.TotalPages, CurrentPage: m.Page, PerPage: m.PageSize,
+	}}
+	if m.HasPreviousPage {
+		prev := m.Page - 1
+		body.Meta.Prev = &prev
+	}
+	if m.HasNextPage {
+		next := m.Page + 1
+		body.Meta.Next, body.NewOffset = &next, next
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// A5 GET /property/get_property_uuid/{propertyId}
+func (a *API) property(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the property id, and the company if one is sent.
+	p := &params{r: r}
+	id := p.uuid("propertyId")
+	ctx := byUUID(r, p, "A5")
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the node, which must be a property.
+	var out struct {
+		Node *struct {
+			typed
+			legacyPropertyDetail
+		} `json:"node"`
+	}
+	if err := a.run(ctx, "a5_property", map[string]any{"id": id.String()}, &out); err != nil {
+		return err
+	}
+	if out.Node == nil || out.Node.Typename != "Property" {
+		return apperr.Errorf(apperr.NotFound, "property %s not found", id)
+	}
+	// Encode: the property with its inventories.
+	writeJSON(w, http.StatusOK, out.Node.legacyPropertyDetail)
+	return nil
+}
+
+// direction maps asc/desc to GraphQL's OrderDirection.
+func direction(order string) string {
+	if order == "asc" {
+		return "ASC"
+	}
+	return "DESC"
+}

@@ -1,0 +1,213 @@
+package rest
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/paging"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// Group B: {base_url} paths, the {success, timestamp, data} envelope and
+// camelCase fields (spec sections 2.3 to 2.5).
+
+// maxPage keeps page a GraphQL Int.
+const maxPage = math.MaxInt32
+
+type envelope struct {
+	Success   bool   `json:"success"`
+	Timestamp string `json:"timestamp"`
+	Data      any    `json:"data"`
+}
+
+func writeEnvelope(w http.ResponseWriter, data any) {
+	writeJSON(w, http.StatusOK, envelope{Success: true, Timestamp: now(), Data: data})
+}
+
+// inventorySummary is the list element of spec section 2.3.
+type inventorySummary struct {
+	InventoryID string `json:"inventoryId"`
+	Property    struct {
+		PropertyID string `json:"propertyId"`
+		Code       string `json:"code"`
+		Address    string `json:"address"`
+		City       string `json:"city"`
+	} `json:"property"`
+	InventoryType     int         `json:"inventoryType"`
+	InventoryTypeName string      `json:"inventoryTypeName"`
+	IsSigned          bool        `json:"isSigned"`
+	IsRemoteSigned    bool        `json:"isRemoteSigned"`
+	RentalPrice       json.Number `json:"rentalPrice"` // GraphQL's exact decimal text, written as a JSON number
+	Currency          string      `json:"currency"`
+	PDFDownloadURL    *string     `json:"pdfDownloadUrl"`
+	CreatedAt         string      `json:"createdAt"`
+	SignatureDate     *string     `json:"signatureDate"`
+}
+
+// inventoryList is the list data of spec section 2.5.
+type inventoryList struct {
+	Data list[inventorySummary] `json:"data"`
+	pageMeta
+}
+
+// withPDFLinks sets each signed inventory's pdfDownloadUrl.
+func (l *inventoryList) withPDFLinks(r *http.Request) *inventoryList {
+	for i := range l.Data {
+		l.Data[i].PDFDownloadURL = pdfURL(r, l.Data[i].InventoryID, l.Data[i].IsSigned)
+	}
+	return l
+}
+
+// inventoryDetail is the data of spec section 2.4.
+type inventoryDetail struct {
+	InventoryID string `json:"inventoryId"`
+	Property    struct {
+		PropertyID   string `json:"propertyId"`
+		Code         string `json:"code"`
+		Address      string `json:"address"`
+		City         string `json:"city"`
+		Neighborhood string `json:"neighborhood"`
+	} `json:"property"`
+	InventoryType     int         `json:"inventoryType"`
+	InventoryTypeName string      `json:"inventoryTypeName"`
+	IsSigned          bool        `json:"isSigned"`
+	IsRemoteSigned    bool        `json:"isRemoteSigned"`
+	RentalPrice       json.Number `json:"rentalPrice"`
+	Currency          string      `json:"currency"`
+	ApprovalCode      *string     `json:"approvalCode"`
+	Signatures        struct {
+		AgentSignatureDate *string `json:"agentSignatureDate"`
+		OwnerSignatureDate *string `json:"ownerSignatureDate"`
+		SignatureDate      *string `json:"signatureDate"`
+	} `json:"signatures"`
+	PDFDownloadURL *string `json:"pdfDownloadUrl"`
+	Stats          struct {
+		TotalEnvironments int `json:"totalEnvironments"`
+		TotalItems        int `json:"totalItems"`
+	} `json:"stats"`
+	CreatedAt string `json:"createdAt"`
+}
+
+// B1 GET {base_url}/inventories
+func (a *API) inventories(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the company, the filters, the order and the page, with the spec's defaults.
+	p := &params{r: r}
+	company := p.company()
+	kind := p.nullableInt("inventoryType", 0, 3)
+	signed := p.nullableBool("isSigned")
+	sortBy := p.oneOf("sortBy", "createdAt", false, "createdAt", "signatureDate")
+	sortOrder := p.oneOf("sortOrder", "desc", false, "asc", "desc")
+	page := p.int("page", 1, 1, maxPage, false)
+	pageSize := p.int("pageSize", paging.DefaultPageSize, 1, paging.MaxPageSize, false)
+	if p.err != nil {
+		return p.err
+	}
+	where := map[string]any{}
+	if kind != nil {
+		where["inventoryType"] = inventorytype.Type(*kind).String()
+	}
+	if signed != nil {
+		where["isSigned"] = *signed
+	}
+	field := map[string]string{"createdAt": "CREATED_AT", "signatureDate": "SIGNATURE_DATE"}[sortBy]
+	// Call: one page of the company's inventories.
+	var out struct {
+		InventoryPage inventoryList `json:"inventoryPage"`
+	}
+	vars := map[string]any{"page": page, "pageSize": pageSize, "where": where,
+		"orderBy": map[string]any{"field": field, "direction": direction(sortOrder)}}
+	if err := a.run(tenant.WithCompany(r.Context(), company), "b1_inventories", vars, &out); err != nil {
+		return err
+	}
+	// Encode: the envelope around the list data.
+	writeEnvelope(w, out.InventoryPage.withPDFLinks(r))
+	return nil
+}
+
+// B2 GET {base_url}/inventories/details?InventoryId=
+func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the inventory and the company.
+	p := &params{r: r}
+	id := p.uuid("InventoryId")
+	company := p.company()
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the node, which must be one of the company's inventories.
+	var out struct {
+		Node *struct {
+			typed
+			inventoryDetail
+			AgentSignatureDate *string `json:"agentSignatureDate"`
+			OwnerSignatureDate *string `json:"ownerSignatureDate"`
+			SignatureDate      *string `json:"signatureDate"`
+			Environments       []struct {
+				Items []struct{} `json:"items"`
+			} `json:"environments"`
+		} `json:"node"`
+	}
+	if err := a.run(tenant.WithCompany(r.Context(), company), "b2_inventory_detail", map[string]any{"id": id.String()}, &out); err != nil {
+		return err
+	}
+	if out.Node == nil || out.Node.Typename != "Inventory" {
+		return apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
+	}
+	// Encode: section 2.4, with the signature dates grouped and the tree counted.
+	d := out.Node.inventoryDetail
+	d.Signatures.AgentSignatureDate = out.Node.AgentSignatureDate
+	d.Signatures.OwnerSignatureDate = out.Node.OwnerSignatureDate
+	d.Signatures.SignatureDate = out.Node.SignatureDate
+	d.PDFDownloadURL = pdfURL(r, d.InventoryID, d.IsSigned)
+	d.Stats.TotalEnvironments = len(out.Node.Environments)
+	for _, env := range out.Node.Environments {
+		d.Stats.TotalItems += len(env.Items)
+	}
+	writeEnvelope(w, d)
+	return nil
+}
+
+// B3 GET {base_url}/inventories/by-property?propertyId=
+func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the property, the company and the page.
+	p := &params{r: r}
+	property := p.uuid("propertyId")
+	company := p.company()
+	page := p.int("page", 1, 1, maxPage, false)
+	pageSize := p.int("pageSize", paging.DefaultPageSize, 1, paging.MaxPageSize, false)
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the property, which must be the company's, and one page of its inventories.
+	var out struct {
+		Property      *typed        `json:"property"`
+		InventoryPage inventoryList `json:"inventoryPage"`
+	}
+	vars := map[string]any{"propertyId": property.String(), "page": page, "pageSize": pageSize}
+	err := a.run(tenant.WithCompany(r.Context(), company), "b3_inventories_by_property", vars, &out)
+	if err != nil || out.Property == nil || out.Property.Typename != "Property" {
+		if err == nil || apperr.CodeOf(err) == apperr.NotFound {
+			return apperr.Errorf(apperr.NotFound, "property %s not found", property)
+		}
+		return err
+	}
+	// Encode: the envelope around the list data.
+	writeEnvelope(w, out.InventoryPage.withPDFLinks(r))
+	return nil
+}
+
+// pdfURL is where a signed inventory's PDF is downloaded (endpoint A2);
+// unsigned inventories have no PDF.
+func pdfURL(r *http.Request, inventory string, signed bool) *string {
+	if !signed {
+		return nil
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	u := scheme + "://" + r.Host + "/inventory/download-pdf/" + inventory
+	return &u
+}

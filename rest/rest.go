@@ -1,0 +1,188 @@
+// Package rest is the legacy REST contract (spec groups A and B) as a thin
+// adapter over the GraphQL API: every endpoint runs one GraphQL operation
+// (operations/*.graphql) in-process on the executor that serves /graphql,
+// and maps its result to the legacy shape. It never reads the database itself,
+// so REST and GraphQL cannot drift apart.
+package rest
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/scalar"
+)
+
+// DefaultBaseURL is where group B is served unless configured otherwise;
+// group A keeps its path-style addresses at the root.
+const DefaultBaseURL = "/api/v1"
+
+//go:embed operations/*.graphql
+var operationFiles embed.FS
+
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// API serves the REST endpoints.
+type API struct {
+	exec    *executor.Executor
+	log     *slog.Logger
+	baseURL string
+	ops     map[string]string
+}
+
+// New returns the REST adapter over exec, with group B under baseURL.
+func New(exec *executor.Executor, log *slog.Logger, baseURL string) *API {
+	return &API{exec: exec, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
+}
+
+// loadOperations reads each endpoint's document and appends the fragments
+// (files holding only a fragment) that it spreads.
+func loadOperations() map[string]string {
+	files, err := fs.Glob(operationFiles, "operations/*.graphql")
+	if err != nil {
+		panic(err)
+	}
+	docs, fragments := map[string]string{}, map[string]string{}
+	for _, f := range files {
+		text, err := operationFiles.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(f, "operations/"), ".graphql")
+		if strings.Contains(string(text), "\nfragment ") || strings.HasPrefix(string(text), "fragment ") {
+			fragments[name] = string(text)
+		} else {
+			docs[name] = string(text)
+		}
+	}
+	for name, doc := range docs {
+		for _, fragment := range fragments {
+			if strings.Contains(doc, "..."+fragmentName(fragment)) {
+				doc += "\n" + fragment
+			}
+		}
+		docs[name] = doc
+	}
+	return docs
+}
+
+func fragmentName(doc string) string {
+	i := strings.Index(doc, "fragment ")
+	return strings.Fields(doc[i+len("fragment "):])[0]
+}
+
+// Register adds the endpoints to mux.
+func (a *API) Register(mux *http.ServeMux) {
+	mux.Handle("/inventory/detail/{inventoryId}", a.get(a.inventoryDetail))
+	mux.Handle("/property/get_properties/{companyId}", a.get(a.properties))
+	mux.Handle("/property/get_property_uuid/{propertyId}", a.get(a.property))
+	mux.Handle(a.baseURL+"/inventories", a.get(a.inventories))
+	mux.Handle(a.baseURL+"/inventories/details", a.get(a.inventoryDetails))
+	mux.Handle(a.baseURL+"/inventories/by-property", a.get(a.inventoriesByProperty))
+	mux.Handle("/openapi.json", a.get(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "application/json")
+		_, err := w.Write(openAPIDocument)
+		return err
+	}))
+}
+
+// NotFound answers paths that name no endpoint, in the REST error shape.
+func (a *API) NotFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.writeError(w, r, apperr.Errorf(apperr.NotFound, "no endpoint at %s", r.URL.Path))
+	})
+}
+
+// get adapts an endpoint: GET and HEAD only, and its error, if any, written
+// in the REST error shape.
+func (a *API) get(endpoint func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			a.writeError(w, r, apperr.Errorf(apperr.MethodNotAllowed, "%s is not allowed here: use GET", r.Method))
+			return
+		}
+		if err := endpoint(w, r); err != nil {
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+// run executes the named operation with vars and decodes its data into out.
+// GraphQL errors come back as the *apperr.Error the presenter saw.
+func (a *API) run(ctx context.Context, operation string, vars map[string]any, out any) error {
+	ctx = graphql.StartOperationTrace(ctx)
+	params := &graphql.RawParams{Query: a.ops[operation], Variables: vars, ReadTime: graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}}
+	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return fmt.Errorf("rest: operation %s: %w", operation, errs)
+	}
+	handler, ctx := a.exec.DispatchOperation(ctx, opCtx)
+	res := handler(ctx)
+	if len(res.Errors) > 0 {
+		return fromGraphQL(res.Errors[0])
+	}
+	if err := json.Unmarshal(res.Data, out); err != nil {
+		return fmt.Errorf("rest: decoding %s: %w", operation, err)
+	}
+	return nil
+}
+
+// fromGraphQL recovers the service error behind a GraphQL error: in-process,
+// the presented error still wraps it.
+func fromGraphQL(err *gqlerror.Error) error {
+	var appErr *apperr.Error
+	if errors.As(err, &appErr) {
+		return appErr
+	}
+	if fmt.Sprint(err.Extensions["code"]) == string(apperr.NotFound) {
+		return apperr.Errorf(apperr.NotFound, "not found")
+	}
+	return err
+}
+
+// errorBody is the body of every REST error (see docs/decisions.md).
+type errorBody struct {
+	Success   bool        `json:"success"`
+	Timestamp string      `json:"timestamp"`
+	Error     errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code      apperr.Code `json:"code"`
+	Parameter string      `json:"parameter,omitempty"`
+	Message   string      `json:"message"`
+}
+
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	public, internal := apperr.Public(err)
+	if internal {
+		a.log.ErrorContext(r.Context(), "rest: internal error", "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, apperr.HTTPStatus(public.Code), errorBody{
+		Timestamp: now(),
+		Error:     errorDetail{Code: public.Code, Parameter: public.Field, Message: public.Message},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// now is the envelope timestamp.
+func now() string { return scalar.FormatTime(time.Now()) }

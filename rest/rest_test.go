@@ -1,0 +1,147 @@
+package rest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+var (
+	companyA = datagen.DemoCompanies[0].String()
+	companyB = datagen.DemoCompanies[1].String()
+)
+
+// api is the real server with a dataset, and the OpenAPI document it serves,
+// against which every response of these tests is validated.
+type api struct {
+	*apitest.Server
+	router routers.Router
+}
+
+func serve(t testing.TB, size datagen.Size) *api {
+	t.Helper()
+	st := testdb.Open(t)
+	if _, err := datagen.Load(context.Background(), st.Client, datagen.DemoSeed, size); err != nil {
+		t.Fatal(err)
+	}
+	srv := apitest.NewServer(t, st)
+	res, raw := srv.Get(t, "/openapi.json", nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/openapi.json: %d", res.StatusCode)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("loading /openapi.json: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("/openapi.json is not a valid OpenAPI document: %v", err)
+	}
+	doc.Servers = openapi3.Servers{{URL: srv.URL}}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &api{Server: srv, router: router}
+}
+
+func demo(t testing.TB) *api { return serve(t, datagen.Demo) }
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// call sends a request and validates the response against the
+// OpenAPI document: status, headers and body schema.
+func (a *api) call(t testing.TB, method, path string, header http.Header) response {
+	t.Helper()
+	req, err := http.NewRequest(method, a.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route, pathParams, err := a.router.FindRoute(req)
+	switch {
+	case err != nil && err.Error() == routers.ErrMethodNotAllowed.Error():
+		// The document has GET operations only; errorOf checks a 405's body.
+		return response{status: res.StatusCode, header: res.Header, body: body}
+	case err != nil:
+		t.Fatalf("%s %s: no route in /openapi.json: %v", method, path, err)
+	}
+	if method != http.MethodHead {
+		input := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route},
+			Status:                 res.StatusCode,
+			Header:                 res.Header,
+			Body:                   io.NopCloser(bytes.NewReader(body)),
+			Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		}
+		if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
+			t.Errorf("%s %s: response does not match /openapi.json: %v\n%s", method, path, err, body)
+		}
+	}
+	return response{status: res.StatusCode, header: res.Header, body: body}
+}
+
+func (a *api) get(t testing.TB, path string) response {
+	t.Helper()
+	return a.call(t, http.MethodGet, path, nil)
+}
+
+// getJSON expects 200 and decodes the body into out.
+func (a *api) getJSON(t testing.TB, path string, out any) {
+	t.Helper()
+	res := a.get(t, path)
+	if res.status != http.StatusOK {
+		t.Fatalf("GET %s: got %d %s, want 200", path, res.status, res.body)
+	}
+	if err := json.Unmarshal(res.body, out); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, res.body)
+	}
+}
+
+// errorOf decodes a REST error body.
+func errorOf(t testing.TB, res response) (code, parameter string) {
+	t.Helper()
+	var body struct {
+		Success bool
+		Error   struct{ Code, Parameter, Message string }
+	}
+	if err := json.Unmarshal(res.body, &body); err != nil || body.Success || body.Error.Message == "" {
+		t.Errorf("error body %s: want success false with a message", res.body)
+	}
+	return body.Error.Code, body.Error.Parameter
+}
+
+func query(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return "?" + v.Encode()
+}

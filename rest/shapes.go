@@ -1,0 +1,40 @@
+package rest
+
+import "encoding/json"
+
+// list is a JSON array that is [] rather than null when empty, as legacy
+// clients expect (e.g. Photo: "empty array when no photo").
+type list[T any] []T
+
+func (l list[T]) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]T(l))
+}
+
+// typeName is the legacy PropertyType object, {"typeName": "Casa"}, read
+// from GraphQL's plain propertyType string.
+type typeName string
+
+func (t typeName) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TypeName string `json:"typeName"`
+	}{string(t)})
+}
+
+// pageMeta is the paging metadata of spec section 4, rule 1, as both
+// GraphQL's page types and group B's list data spell it.
+type pageMeta struct {
+	Page            int  `json:"page"`
+	PageSize        int  `json:"pageSize"`
+	TotalRecords    int  `json:"totalRecords"`
+	TotalPages      int  `json:"totalPages"`
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	HasNextPage     bool `json:"hasNextPage"`
+}
+
+// typed is the __typename of a node, to tell an id of the wrong type.
+type typed struct {
+	Typename string `json:"__typename"`
+}
