@@ -70,6 +70,18 @@ func TestServerStartsWithDemoDataAndServesTheTree(t *testing.T) {
 		t.Errorf("example query on the demo data: got %+v, want a whole tree", out)
 	}
 
+	// The REST endpoints answer on the same data.
+	company := datagen.DemoCompanies[0].String()
+	for _, path := range []string{
+		"/api/v1/inventories?x-company-id=" + company,
+		"/property/get_properties/" + company + "?page=1&sorter=desc",
+		"/openapi.json",
+	} {
+		if res, body := get(t, m, path); res.StatusCode != http.StatusOK || len(body) < 100 {
+			t.Errorf("%s: got %d %s", path, res.StatusCode, body)
+		}
+	}
+
 	// GET works too, as GraphQL over HTTP allows for queries.
 	res2, body := get(t, m, "/graphql?query=%7B__typename%7D")
 	if res2.StatusCode != http.StatusOK || !strings.Contains(body, `"Query"`) {
