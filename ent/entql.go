@@ -62,6 +62,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldSignatureDate:      {Type: field.TypeTime, Column: inventory.FieldSignatureDate},
 			inventory.FieldSignatureSortDate:  {Type: field.TypeTime, Column: inventory.FieldSignatureSortDate},
 			inventory.FieldAgentSignatureDate: {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
+			inventory.FieldPdfSha256:          {Type: field.TypeString, Column: inventory.FieldPdfSha256},
 			inventory.FieldOwnerSignatureDate: {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
 		},
 	}
@@ -114,6 +115,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			photo.FieldCompanyID:        {Type: field.TypeUUID, Column: photo.FieldCompanyID},
 			photo.FieldItemID:           {Type: field.TypeUUID, Column: photo.FieldItemID},
 			photo.FieldStorageReference: {Type: field.TypeString, Column: photo.FieldStorageReference},
+			photo.FieldSha256:           {Type: field.TypeString, Column: photo.FieldSha256},
 		},
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
@@ -466,6 +468,11 @@ func (f *InventoryFilter) WhereAgentSignatureDate(p entql.TimeP) {
 	f.Where(p.Field(inventory.FieldAgentSignatureDate))
 }
 
+// WherePdfSha256 applies the entql string predicate on the pdf_sha256 field.
+func (f *InventoryFilter) WherePdfSha256(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldPdfSha256))
+}
+
 // WhereOwnerSignatureDate applies the entql time.Time predicate on the owner_signature_date field.
 func (f *InventoryFilter) WhereOwnerSignatureDate(p entql.TimeP) {
 	f.Where(p.Field(inventory.FieldOwnerSignatureDate))
@@ -733,6 +740,11 @@ func (f *PhotoFilter) WhereItemID(p entql.ValueP) {
 // WhereStorageReference applies the entql string predicate on the storage_reference field.
 func (f *PhotoFilter) WhereStorageReference(p entql.StringP) {
 	f.Where(p.Field(photo.FieldStorageReference))
+}
+
+// WhereSha256 applies the entql string predicate on the sha256 field.
+func (f *PhotoFilter) WhereSha256(p entql.StringP) {
+	f.Where(p.Field(photo.FieldSha256))
 }
 
 // WhereHasItem applies a predicate to check if query has an edge item.

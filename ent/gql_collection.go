@@ -226,6 +226,11 @@ func (_q *InventoryQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 				selectedFields = append(selectedFields, inventory.FieldAgentSignatureDate)
 				fieldSeen[inventory.FieldAgentSignatureDate] = struct{}{}
 			}
+		case "pdfSha256":
+			if _, ok := fieldSeen[inventory.FieldPdfSha256]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldPdfSha256)
+				fieldSeen[inventory.FieldPdfSha256] = struct{}{}
+			}
 		case "ownerSignatureDate":
 			if _, ok := fieldSeen[inventory.FieldOwnerSignatureDate]; !ok {
 				selectedFields = append(selectedFields, inventory.FieldOwnerSignatureDate)
@@ -553,6 +558,11 @@ func (_q *PhotoQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			if _, ok := fieldSeen[photo.FieldStorageReference]; !ok {
 				selectedFields = append(selectedFields, photo.FieldStorageReference)
 				fieldSeen[photo.FieldStorageReference] = struct{}{}
+			}
+		case "sha256":
+			if _, ok := fieldSeen[photo.FieldSha256]; !ok {
+				selectedFields = append(selectedFields, photo.FieldSha256)
+				fieldSeen[photo.FieldSha256] = struct{}{}
 			}
 		case "id":
 		case "__typename":

@@ -45,6 +45,8 @@ type Inventory struct {
 	SignatureSortDate time.Time `json:"signature_sort_date,omitempty"`
 	// AgentSignatureDate holds the value of the "agent_signature_date" field.
 	AgentSignatureDate *time.Time `json:"agent_signature_date,omitempty"`
+	// SHA-256 (hex) of the signed PDF, recorded when it was stored.
+	PdfSha256 *string `json:"pdf_sha256,omitempty"`
 	// OwnerSignatureDate holds the value of the "owner_signature_date" field.
 	OwnerSignatureDate *time.Time `json:"owner_signature_date,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -99,7 +101,7 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case inventory.FieldInventoryType:
 			values[i] = new(sql.NullInt64)
-		case inventory.FieldCurrency, inventory.FieldApprovalCode:
+		case inventory.FieldCurrency, inventory.FieldApprovalCode, inventory.FieldPdfSha256:
 			values[i] = new(sql.NullString)
 		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate:
 			values[i] = new(sql.NullTime)
@@ -201,6 +203,13 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 				_m.AgentSignatureDate = new(time.Time)
 				*_m.AgentSignatureDate = value.Time
 			}
+		case inventory.FieldPdfSha256:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pdf_sha256", values[i])
+			} else if value.Valid {
+				_m.PdfSha256 = new(string)
+				*_m.PdfSha256 = value.String
+			}
 		case inventory.FieldOwnerSignatureDate:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field owner_signature_date", values[i])
@@ -294,6 +303,11 @@ func (_m *Inventory) String() string {
 	if v := _m.AgentSignatureDate; v != nil {
 		builder.WriteString("agent_signature_date=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.PdfSha256; v != nil {
+		builder.WriteString("pdf_sha256=")
+		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")
 	if v := _m.OwnerSignatureDate; v != nil {

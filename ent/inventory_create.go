@@ -161,6 +161,20 @@ func (_c *InventoryCreate) SetNillableAgentSignatureDate(v *time.Time) *Inventor
 	return _c
 }
 
+// SetPdfSha256 sets the "pdf_sha256" field.
+func (_c *InventoryCreate) SetPdfSha256(v string) *InventoryCreate {
+	_c.mutation.SetPdfSha256(v)
+	return _c
+}
+
+// SetNillablePdfSha256 sets the "pdf_sha256" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillablePdfSha256(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetPdfSha256(*v)
+	}
+	return _c
+}
+
 // SetOwnerSignatureDate sets the "owner_signature_date" field.
 func (_c *InventoryCreate) SetOwnerSignatureDate(v time.Time) *InventoryCreate {
 	_c.mutation.SetOwnerSignatureDate(v)
@@ -326,6 +340,11 @@ func (_c *InventoryCreate) check() error {
 	if _, ok := _c.mutation.SignatureSortDate(); !ok {
 		return &ValidationError{Name: "signature_sort_date", err: errors.New(`ent: missing required field "Inventory.signature_sort_date"`)}
 	}
+	if v, ok := _c.mutation.PdfSha256(); ok {
+		if err := inventory.PdfSha256Validator(v); err != nil {
+			return &ValidationError{Name: "pdf_sha256", err: fmt.Errorf(`ent: validator failed for field "Inventory.pdf_sha256": %w`, err)}
+		}
+	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
 		return &ValidationError{Name: "property", err: errors.New(`ent: missing required edge "Inventory.property"`)}
 	}
@@ -407,6 +426,10 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)
 		_node.AgentSignatureDate = &value
+	}
+	if value, ok := _c.mutation.PdfSha256(); ok {
+		_spec.SetField(inventory.FieldPdfSha256, field.TypeString, value)
+		_node.PdfSha256 = &value
 	}
 	if value, ok := _c.mutation.OwnerSignatureDate(); ok {
 		_spec.SetField(inventory.FieldOwnerSignatureDate, field.TypeTime, value)

@@ -183,6 +183,26 @@ func (_u *InventoryUpdate) ClearAgentSignatureDate() *InventoryUpdate {
 	return _u
 }
 
+// SetPdfSha256 sets the "pdf_sha256" field.
+func (_u *InventoryUpdate) SetPdfSha256(v string) *InventoryUpdate {
+	_u.mutation.SetPdfSha256(v)
+	return _u
+}
+
+// SetNillablePdfSha256 sets the "pdf_sha256" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillablePdfSha256(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetPdfSha256(*v)
+	}
+	return _u
+}
+
+// ClearPdfSha256 clears the value of the "pdf_sha256" field.
+func (_u *InventoryUpdate) ClearPdfSha256() *InventoryUpdate {
+	_u.mutation.ClearPdfSha256()
+	return _u
+}
+
 // SetOwnerSignatureDate sets the "owner_signature_date" field.
 func (_u *InventoryUpdate) SetOwnerSignatureDate(v time.Time) *InventoryUpdate {
 	_u.mutation.SetOwnerSignatureDate(v)
@@ -288,6 +308,11 @@ func (_u *InventoryUpdate) check() error {
 			return &ValidationError{Name: "approval_code", err: fmt.Errorf(`ent: validator failed for field "Inventory.approval_code": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PdfSha256(); ok {
+		if err := inventory.PdfSha256Validator(v); err != nil {
+			return &ValidationError{Name: "pdf_sha256", err: fmt.Errorf(`ent: validator failed for field "Inventory.pdf_sha256": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -344,6 +369,12 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.AgentSignatureDateCleared() {
 		_spec.ClearField(inventory.FieldAgentSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PdfSha256(); ok {
+		_spec.SetField(inventory.FieldPdfSha256, field.TypeString, value)
+	}
+	if _u.mutation.PdfSha256Cleared() {
+		_spec.ClearField(inventory.FieldPdfSha256, field.TypeString)
 	}
 	if value, ok := _u.mutation.OwnerSignatureDate(); ok {
 		_spec.SetField(inventory.FieldOwnerSignatureDate, field.TypeTime, value)
@@ -567,6 +598,26 @@ func (_u *InventoryUpdateOne) ClearAgentSignatureDate() *InventoryUpdateOne {
 	return _u
 }
 
+// SetPdfSha256 sets the "pdf_sha256" field.
+func (_u *InventoryUpdateOne) SetPdfSha256(v string) *InventoryUpdateOne {
+	_u.mutation.SetPdfSha256(v)
+	return _u
+}
+
+// SetNillablePdfSha256 sets the "pdf_sha256" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillablePdfSha256(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetPdfSha256(*v)
+	}
+	return _u
+}
+
+// ClearPdfSha256 clears the value of the "pdf_sha256" field.
+func (_u *InventoryUpdateOne) ClearPdfSha256() *InventoryUpdateOne {
+	_u.mutation.ClearPdfSha256()
+	return _u
+}
+
 // SetOwnerSignatureDate sets the "owner_signature_date" field.
 func (_u *InventoryUpdateOne) SetOwnerSignatureDate(v time.Time) *InventoryUpdateOne {
 	_u.mutation.SetOwnerSignatureDate(v)
@@ -685,6 +736,11 @@ func (_u *InventoryUpdateOne) check() error {
 			return &ValidationError{Name: "approval_code", err: fmt.Errorf(`ent: validator failed for field "Inventory.approval_code": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PdfSha256(); ok {
+		if err := inventory.PdfSha256Validator(v); err != nil {
+			return &ValidationError{Name: "pdf_sha256", err: fmt.Errorf(`ent: validator failed for field "Inventory.pdf_sha256": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -758,6 +814,12 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if _u.mutation.AgentSignatureDateCleared() {
 		_spec.ClearField(inventory.FieldAgentSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PdfSha256(); ok {
+		_spec.SetField(inventory.FieldPdfSha256, field.TypeString, value)
+	}
+	if _u.mutation.PdfSha256Cleared() {
+		_spec.ClearField(inventory.FieldPdfSha256, field.TypeString)
 	}
 	if value, ok := _u.mutation.OwnerSignatureDate(); ok {
 		_spec.SetField(inventory.FieldOwnerSignatureDate, field.TypeTime, value)

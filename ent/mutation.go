@@ -868,6 +868,7 @@ type InventoryMutation struct {
 	signature_date       *time.Time
 	signature_sort_date  *time.Time
 	agent_signature_date *time.Time
+	pdf_sha256           *string
 	owner_signature_date *time.Time
 	clearedFields        map[string]struct{}
 	property             *uuid.UUID
@@ -1475,6 +1476,55 @@ func (m *InventoryMutation) ResetAgentSignatureDate() {
 	delete(m.clearedFields, inventory.FieldAgentSignatureDate)
 }
 
+// SetPdfSha256 sets the "pdf_sha256" field.
+func (m *InventoryMutation) SetPdfSha256(s string) {
+	m.pdf_sha256 = &s
+}
+
+// PdfSha256 returns the value of the "pdf_sha256" field in the mutation.
+func (m *InventoryMutation) PdfSha256() (r string, exists bool) {
+	v := m.pdf_sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPdfSha256 returns the old "pdf_sha256" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldPdfSha256(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPdfSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPdfSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPdfSha256: %w", err)
+	}
+	return oldValue.PdfSha256, nil
+}
+
+// ClearPdfSha256 clears the value of the "pdf_sha256" field.
+func (m *InventoryMutation) ClearPdfSha256() {
+	m.pdf_sha256 = nil
+	m.clearedFields[inventory.FieldPdfSha256] = struct{}{}
+}
+
+// PdfSha256Cleared returns if the "pdf_sha256" field was cleared in this mutation.
+func (m *InventoryMutation) PdfSha256Cleared() bool {
+	_, ok := m.clearedFields[inventory.FieldPdfSha256]
+	return ok
+}
+
+// ResetPdfSha256 resets all changes to the "pdf_sha256" field.
+func (m *InventoryMutation) ResetPdfSha256() {
+	m.pdf_sha256 = nil
+	delete(m.clearedFields, inventory.FieldPdfSha256)
+}
+
 // SetOwnerSignatureDate sets the "owner_signature_date" field.
 func (m *InventoryMutation) SetOwnerSignatureDate(t time.Time) {
 	m.owner_signature_date = &t
@@ -1639,7 +1689,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -1676,6 +1726,9 @@ func (m *InventoryMutation) Fields() []string {
 	if m.agent_signature_date != nil {
 		fields = append(fields, inventory.FieldAgentSignatureDate)
 	}
+	if m.pdf_sha256 != nil {
+		fields = append(fields, inventory.FieldPdfSha256)
+	}
 	if m.owner_signature_date != nil {
 		fields = append(fields, inventory.FieldOwnerSignatureDate)
 	}
@@ -1711,6 +1764,8 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.SignatureSortDate()
 	case inventory.FieldAgentSignatureDate:
 		return m.AgentSignatureDate()
+	case inventory.FieldPdfSha256:
+		return m.PdfSha256()
 	case inventory.FieldOwnerSignatureDate:
 		return m.OwnerSignatureDate()
 	}
@@ -1746,6 +1801,8 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldSignatureSortDate(ctx)
 	case inventory.FieldAgentSignatureDate:
 		return m.OldAgentSignatureDate(ctx)
+	case inventory.FieldPdfSha256:
+		return m.OldPdfSha256(ctx)
 	case inventory.FieldOwnerSignatureDate:
 		return m.OldOwnerSignatureDate(ctx)
 	}
@@ -1841,6 +1898,13 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAgentSignatureDate(v)
 		return nil
+	case inventory.FieldPdfSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPdfSha256(v)
+		return nil
 	case inventory.FieldOwnerSignatureDate:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -1902,6 +1966,9 @@ func (m *InventoryMutation) ClearedFields() []string {
 	if m.FieldCleared(inventory.FieldAgentSignatureDate) {
 		fields = append(fields, inventory.FieldAgentSignatureDate)
 	}
+	if m.FieldCleared(inventory.FieldPdfSha256) {
+		fields = append(fields, inventory.FieldPdfSha256)
+	}
 	if m.FieldCleared(inventory.FieldOwnerSignatureDate) {
 		fields = append(fields, inventory.FieldOwnerSignatureDate)
 	}
@@ -1927,6 +1994,9 @@ func (m *InventoryMutation) ClearField(name string) error {
 		return nil
 	case inventory.FieldAgentSignatureDate:
 		m.ClearAgentSignatureDate()
+		return nil
+	case inventory.FieldPdfSha256:
+		m.ClearPdfSha256()
 		return nil
 	case inventory.FieldOwnerSignatureDate:
 		m.ClearOwnerSignatureDate()
@@ -1974,6 +2044,9 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldAgentSignatureDate:
 		m.ResetAgentSignatureDate()
+		return nil
+	case inventory.FieldPdfSha256:
+		m.ResetPdfSha256()
 		return nil
 	case inventory.FieldOwnerSignatureDate:
 		m.ResetOwnerSignatureDate()
@@ -3504,6 +3577,7 @@ type PhotoMutation struct {
 	id                *uuid.UUID
 	company_id        *uuid.UUID
 	storage_reference *string
+	sha256            *string
 	clearedFields     map[string]struct{}
 	item              *uuid.UUID
 	cleareditem       bool
@@ -3724,6 +3798,55 @@ func (m *PhotoMutation) ResetStorageReference() {
 	m.storage_reference = nil
 }
 
+// SetSha256 sets the "sha256" field.
+func (m *PhotoMutation) SetSha256(s string) {
+	m.sha256 = &s
+}
+
+// Sha256 returns the value of the "sha256" field in the mutation.
+func (m *PhotoMutation) Sha256() (r string, exists bool) {
+	v := m.sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSha256 returns the old "sha256" field's value of the Photo entity.
+// If the Photo object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PhotoMutation) OldSha256(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSha256: %w", err)
+	}
+	return oldValue.Sha256, nil
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (m *PhotoMutation) ClearSha256() {
+	m.sha256 = nil
+	m.clearedFields[photo.FieldSha256] = struct{}{}
+}
+
+// Sha256Cleared returns if the "sha256" field was cleared in this mutation.
+func (m *PhotoMutation) Sha256Cleared() bool {
+	_, ok := m.clearedFields[photo.FieldSha256]
+	return ok
+}
+
+// ResetSha256 resets all changes to the "sha256" field.
+func (m *PhotoMutation) ResetSha256() {
+	m.sha256 = nil
+	delete(m.clearedFields, photo.FieldSha256)
+}
+
 // ClearItem clears the "item" edge to the Item entity.
 func (m *PhotoMutation) ClearItem() {
 	m.cleareditem = true
@@ -3785,7 +3908,7 @@ func (m *PhotoMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PhotoMutation) Fields() []string {
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 4)
 	if m.company_id != nil {
 		fields = append(fields, photo.FieldCompanyID)
 	}
@@ -3794,6 +3917,9 @@ func (m *PhotoMutation) Fields() []string {
 	}
 	if m.storage_reference != nil {
 		fields = append(fields, photo.FieldStorageReference)
+	}
+	if m.sha256 != nil {
+		fields = append(fields, photo.FieldSha256)
 	}
 	return fields
 }
@@ -3809,6 +3935,8 @@ func (m *PhotoMutation) Field(name string) (ent.Value, bool) {
 		return m.ItemID()
 	case photo.FieldStorageReference:
 		return m.StorageReference()
+	case photo.FieldSha256:
+		return m.Sha256()
 	}
 	return nil, false
 }
@@ -3824,6 +3952,8 @@ func (m *PhotoMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldItemID(ctx)
 	case photo.FieldStorageReference:
 		return m.OldStorageReference(ctx)
+	case photo.FieldSha256:
+		return m.OldSha256(ctx)
 	}
 	return nil, fmt.Errorf("unknown Photo field %s", name)
 }
@@ -3854,6 +3984,13 @@ func (m *PhotoMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStorageReference(v)
 		return nil
+	case photo.FieldSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSha256(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Photo field %s", name)
 }
@@ -3883,7 +4020,11 @@ func (m *PhotoMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *PhotoMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(photo.FieldSha256) {
+		fields = append(fields, photo.FieldSha256)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -3896,6 +4037,11 @@ func (m *PhotoMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *PhotoMutation) ClearField(name string) error {
+	switch name {
+	case photo.FieldSha256:
+		m.ClearSha256()
+		return nil
+	}
 	return fmt.Errorf("unknown Photo nullable field %s", name)
 }
 
@@ -3911,6 +4057,9 @@ func (m *PhotoMutation) ResetField(name string) error {
 		return nil
 	case photo.FieldStorageReference:
 		m.ResetStorageReference()
+		return nil
+	case photo.FieldSha256:
+		m.ResetSha256()
 		return nil
 	}
 	return fmt.Errorf("unknown Photo field %s", name)

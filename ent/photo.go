@@ -24,6 +24,8 @@ type Photo struct {
 	ItemID uuid.UUID `json:"item_id,omitempty"`
 	// StorageReference holds the value of the "storage_reference" field.
 	StorageReference string `json:"storage_reference,omitempty"`
+	// SHA-256 (hex) of the stored file, recorded when it was stored.
+	Sha256 *string `json:"sha256,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the PhotoQuery when eager-loading is set.
 	Edges        PhotoEdges `json:"edges"`
@@ -57,7 +59,7 @@ func (*Photo) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case photo.FieldStorageReference:
+		case photo.FieldStorageReference, photo.FieldSha256:
 			values[i] = new(sql.NullString)
 		case photo.FieldID, photo.FieldCompanyID, photo.FieldItemID:
 			values[i] = new(uuid.UUID)
@@ -99,6 +101,13 @@ func (_m *Photo) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field storage_reference", values[i])
 			} else if value.Valid {
 				_m.StorageReference = value.String
+			}
+		case photo.FieldSha256:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field sha256", values[i])
+			} else if value.Valid {
+				_m.Sha256 = new(string)
+				*_m.Sha256 = value.String
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -149,6 +158,11 @@ func (_m *Photo) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("storage_reference=")
 	builder.WriteString(_m.StorageReference)
+	builder.WriteString(", ")
+	if v := _m.Sha256; v != nil {
+		builder.WriteString("sha256=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

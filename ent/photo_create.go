@@ -39,6 +39,20 @@ func (_c *PhotoCreate) SetStorageReference(v string) *PhotoCreate {
 	return _c
 }
 
+// SetSha256 sets the "sha256" field.
+func (_c *PhotoCreate) SetSha256(v string) *PhotoCreate {
+	_c.mutation.SetSha256(v)
+	return _c
+}
+
+// SetNillableSha256 sets the "sha256" field if the given value is not nil.
+func (_c *PhotoCreate) SetNillableSha256(v *string) *PhotoCreate {
+	if v != nil {
+		_c.SetSha256(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *PhotoCreate) SetID(v uuid.UUID) *PhotoCreate {
 	_c.mutation.SetID(v)
@@ -121,6 +135,11 @@ func (_c *PhotoCreate) check() error {
 			return &ValidationError{Name: "storage_reference", err: fmt.Errorf(`ent: validator failed for field "Photo.storage_reference": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.Sha256(); ok {
+		if err := photo.Sha256Validator(v); err != nil {
+			return &ValidationError{Name: "sha256", err: fmt.Errorf(`ent: validator failed for field "Photo.sha256": %w`, err)}
+		}
+	}
 	if len(_c.mutation.ItemIDs()) == 0 {
 		return &ValidationError{Name: "item", err: errors.New(`ent: missing required edge "Photo.item"`)}
 	}
@@ -166,6 +185,10 @@ func (_c *PhotoCreate) createSpec() (*Photo, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.StorageReference(); ok {
 		_spec.SetField(photo.FieldStorageReference, field.TypeString, value)
 		_node.StorageReference = value
+	}
+	if value, ok := _c.mutation.Sha256(); ok {
+		_spec.SetField(photo.FieldSha256, field.TypeString, value)
+		_node.Sha256 = &value
 	}
 	if nodes := _c.mutation.ItemIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

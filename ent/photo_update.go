@@ -41,6 +41,26 @@ func (_u *PhotoUpdate) SetNillableStorageReference(v *string) *PhotoUpdate {
 	return _u
 }
 
+// SetSha256 sets the "sha256" field.
+func (_u *PhotoUpdate) SetSha256(v string) *PhotoUpdate {
+	_u.mutation.SetSha256(v)
+	return _u
+}
+
+// SetNillableSha256 sets the "sha256" field if the given value is not nil.
+func (_u *PhotoUpdate) SetNillableSha256(v *string) *PhotoUpdate {
+	if v != nil {
+		_u.SetSha256(*v)
+	}
+	return _u
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (_u *PhotoUpdate) ClearSha256() *PhotoUpdate {
+	_u.mutation.ClearSha256()
+	return _u
+}
+
 // Mutation returns the PhotoMutation object of the builder.
 func (_u *PhotoUpdate) Mutation() *PhotoMutation {
 	return _u.mutation
@@ -80,6 +100,11 @@ func (_u *PhotoUpdate) check() error {
 			return &ValidationError{Name: "storage_reference", err: fmt.Errorf(`ent: validator failed for field "Photo.storage_reference": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Sha256(); ok {
+		if err := photo.Sha256Validator(v); err != nil {
+			return &ValidationError{Name: "sha256", err: fmt.Errorf(`ent: validator failed for field "Photo.sha256": %w`, err)}
+		}
+	}
 	if _u.mutation.ItemCleared() && len(_u.mutation.ItemIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Photo.item"`)
 	}
@@ -100,6 +125,12 @@ func (_u *PhotoUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.StorageReference(); ok {
 		_spec.SetField(photo.FieldStorageReference, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Sha256(); ok {
+		_spec.SetField(photo.FieldSha256, field.TypeString, value)
+	}
+	if _u.mutation.Sha256Cleared() {
+		_spec.ClearField(photo.FieldSha256, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -132,6 +163,26 @@ func (_u *PhotoUpdateOne) SetNillableStorageReference(v *string) *PhotoUpdateOne
 	if v != nil {
 		_u.SetStorageReference(*v)
 	}
+	return _u
+}
+
+// SetSha256 sets the "sha256" field.
+func (_u *PhotoUpdateOne) SetSha256(v string) *PhotoUpdateOne {
+	_u.mutation.SetSha256(v)
+	return _u
+}
+
+// SetNillableSha256 sets the "sha256" field if the given value is not nil.
+func (_u *PhotoUpdateOne) SetNillableSha256(v *string) *PhotoUpdateOne {
+	if v != nil {
+		_u.SetSha256(*v)
+	}
+	return _u
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (_u *PhotoUpdateOne) ClearSha256() *PhotoUpdateOne {
+	_u.mutation.ClearSha256()
 	return _u
 }
 
@@ -187,6 +238,11 @@ func (_u *PhotoUpdateOne) check() error {
 			return &ValidationError{Name: "storage_reference", err: fmt.Errorf(`ent: validator failed for field "Photo.storage_reference": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Sha256(); ok {
+		if err := photo.Sha256Validator(v); err != nil {
+			return &ValidationError{Name: "sha256", err: fmt.Errorf(`ent: validator failed for field "Photo.sha256": %w`, err)}
+		}
+	}
 	if _u.mutation.ItemCleared() && len(_u.mutation.ItemIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Photo.item"`)
 	}
@@ -224,6 +280,12 @@ func (_u *PhotoUpdateOne) sqlSave(ctx context.Context) (_node *Photo, err error)
 	}
 	if value, ok := _u.mutation.StorageReference(); ok {
 		_spec.SetField(photo.FieldStorageReference, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Sha256(); ok {
+		_spec.SetField(photo.FieldSha256, field.TypeString, value)
+	}
+	if _u.mutation.Sha256Cleared() {
+		_spec.ClearField(photo.FieldSha256, field.TypeString)
 	}
 	_node = &Photo{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -45,10 +45,14 @@ func (r *queryResolver) Properties(ctx context.Context, after *entgql.Cursor[uui
 // Inventory returns InventoryResolver implementation.
 func (r *Resolver) Inventory() InventoryResolver { return &inventoryResolver{r} }
 
+// Photo returns PhotoResolver implementation.
+func (r *Resolver) Photo() PhotoResolver { return &photoResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
 	inventoryResolver struct{ *Resolver }
+	photoResolver     struct{ *Resolver }
 	queryResolver     struct{ *Resolver }
 )

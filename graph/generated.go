@@ -36,6 +36,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Inventory() InventoryResolver
+	Photo() PhotoResolver
 	Query() QueryResolver
 }
 
@@ -67,6 +68,8 @@ type ComplexityRoot struct {
 		IsRemoteSigned     func(childComplexity int) int
 		IsSigned           func(childComplexity int) int
 		OwnerSignatureDate func(childComplexity int) int
+		PDFURL             func(childComplexity int) int
+		PdfSha256          func(childComplexity int) int
 		Property           func(childComplexity int) int
 		PropertyID         func(childComplexity int) int
 		RentalPrice        func(childComplexity int) int
@@ -122,10 +125,13 @@ type ComplexityRoot struct {
 	}
 
 	Photo struct {
+		ContentType      func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Item             func(childComplexity int) int
 		ItemID           func(childComplexity int) int
+		Sha256           func(childComplexity int) int
 		StorageReference func(childComplexity int) int
+		URL              func(childComplexity int) int
 	}
 
 	Property struct {
@@ -180,6 +186,11 @@ type ComplexityRoot struct {
 type InventoryResolver interface {
 	InventoryTypeCode(ctx context.Context, obj *ent.Inventory) (int, error)
 	InventoryTypeName(ctx context.Context, obj *ent.Inventory) (string, error)
+	PDFURL(ctx context.Context, obj *ent.Inventory) (*string, error)
+}
+type PhotoResolver interface {
+	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
+	URL(ctx context.Context, obj *ent.Photo) (string, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id uuid.UUID) (ent.Noder, error)
@@ -329,6 +340,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Inventory.OwnerSignatureDate(childComplexity), true
+	case "Inventory.pdfUrl":
+		if e.ComplexityRoot.Inventory.PDFURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Inventory.PDFURL(childComplexity), true
+	case "Inventory.pdfSha256":
+		if e.ComplexityRoot.Inventory.PdfSha256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Inventory.PdfSha256(childComplexity), true
 	case "Inventory.property":
 		if e.ComplexityRoot.Inventory.Property == nil {
 			break
@@ -540,6 +563,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Photo.contentType":
+		if e.ComplexityRoot.Photo.ContentType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Photo.ContentType(childComplexity), true
 	case "Photo.id":
 		if e.ComplexityRoot.Photo.ID == nil {
 			break
@@ -558,12 +587,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Photo.ItemID(childComplexity), true
+	case "Photo.sha256":
+		if e.ComplexityRoot.Photo.Sha256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Photo.Sha256(childComplexity), true
 	case "Photo.storageReference":
 		if e.ComplexityRoot.Photo.StorageReference == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Photo.StorageReference(childComplexity), true
+	case "Photo.url":
+		if e.ComplexityRoot.Photo.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Photo.URL(childComplexity), true
 
 	case "Property.address":
 		if e.ComplexityRoot.Property.Address == nil {
@@ -915,6 +956,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_signatureDate(ctx, field)
 	case "agentSignatureDate":
 		return ec.fieldContext_Inventory_agentSignatureDate(ctx, field)
+	case "pdfSha256":
+		return ec.fieldContext_Inventory_pdfSha256(ctx, field)
 	case "ownerSignatureDate":
 		return ec.fieldContext_Inventory_ownerSignatureDate(ctx, field)
 	case "property":
@@ -925,6 +968,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_inventoryTypeCode(ctx, field)
 	case "inventoryTypeName":
 		return ec.fieldContext_Inventory_inventoryTypeName(ctx, field)
+	case "pdfUrl":
+		return ec.fieldContext_Inventory_pdfUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Inventory", field.Name)
 }
@@ -1033,8 +1078,14 @@ func (ec *executionContext) childFields_Photo(ctx context.Context, field graphql
 		return ec.fieldContext_Photo_itemID(ctx, field)
 	case "storageReference":
 		return ec.fieldContext_Photo_storageReference(ctx, field)
+	case "sha256":
+		return ec.fieldContext_Photo_sha256(ctx, field)
 	case "item":
 		return ec.fieldContext_Photo_item(ctx, field)
+	case "contentType":
+		return ec.fieldContext_Photo_contentType(ctx, field)
+	case "url":
+		return ec.fieldContext_Photo_url(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Photo", field.Name)
 }
@@ -1980,6 +2031,29 @@ func (ec *executionContext) fieldContext_Inventory_agentSignatureDate(_ context.
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Inventory_pdfSha256(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_pdfSha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PdfSha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_pdfSha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "String")
+}
+
 func (ec *executionContext) _Inventory_ownerSignatureDate(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2110,6 +2184,29 @@ func (ec *executionContext) _Inventory_inventoryTypeName(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Inventory_inventoryTypeName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, true, true, "String")
+}
+
+func (ec *executionContext) _Inventory_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_pdfUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Inventory().PDFURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, true, true, "String")
 }
 
@@ -2944,6 +3041,29 @@ func (ec *executionContext) fieldContext_Photo_storageReference(_ context.Contex
 	return graphql.NewScalarFieldContext("Photo", field, false, false, "String")
 }
 
+func (ec *executionContext) _Photo_sha256(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Photo_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Photo_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Photo", field, false, false, "String")
+}
+
 func (ec *executionContext) _Photo_item(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2974,6 +3094,52 @@ func (ec *executionContext) fieldContext_Photo_item(_ context.Context, field gra
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Photo_contentType(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Photo_contentType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Photo().ContentType(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Photo_contentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Photo", field, true, true, "String")
+}
+
+func (ec *executionContext) _Photo_url(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Photo_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Photo().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Photo_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Photo", field, true, true, "String")
 }
 
 func (ec *executionContext) _Property_id(ctx context.Context, field graphql.CollectedField, obj *ent.Property) (ret graphql.Marshaler) {
@@ -6768,6 +6934,11 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "pdfSha256":
+			out.Values[i] = ec._Inventory_pdfSha256(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "ownerSignatureDate":
 			out.Values[i] = ec._Inventory_ownerSignatureDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -6796,6 +6967,12 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_inventoryTypeName(ctx, field, obj)
+				})
+		case "pdfUrl":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Inventory_pdfUrl(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -7163,11 +7340,28 @@ func (ec *executionContext) _Photo(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sha256":
+			out.Values[i] = ec._Photo_sha256(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "item":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_item(ctx, field, obj)
+				})
+		case "contentType":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Photo_contentType(ctx, field, obj)
+				})
+		case "url":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Photo_url(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -26,10 +26,11 @@ var (
 func demo(t testing.TB, opts ...store.Option) (*apitest.Server, *store.Store) {
 	t.Helper()
 	st := testdb.Open(t, opts...)
-	if _, err := datagen.Load(context.Background(), st.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+	fs := apitest.Files(t)
+	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, datagen.Demo); err != nil {
 		t.Fatalf("loading demo data: %v", err)
 	}
-	return apitest.NewServer(t, st), st
+	return apitest.NewServer(t, st, fs), st
 }
 
 type inventoryTree struct {

@@ -25,14 +25,14 @@ func TestNestedQueryCostsTheSameStatementsForAnySize(t *testing.T) {
 		t.Run(fmt.Sprintf("%d items", items), func(t *testing.T) {
 			var counter testdb.Counter
 			st := testdb.Open(t, counter.Option())
-			stats, err := datagen.Load(context.Background(), st.Client, 7, size)
+			stats, err := datagen.Load(context.Background(), st.Client, nil, 7, size)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if stats.Items != items {
 				t.Fatalf("loaded %d items, want %d", stats.Items, items)
 			}
-			srv := apitest.NewServer(t, st)
+			srv := apitest.NewServer(t, st, nil)
 
 			counter.Reset()
 			var got connection
@@ -56,10 +56,10 @@ func TestNestedQueryCostsTheSameStatementsForAnySize(t *testing.T) {
 func TestNodeLookupCostsOneStatementPlusOnePerType(t *testing.T) {
 	var counter testdb.Counter
 	st := testdb.Open(t, counter.Option())
-	if _, err := datagen.Load(context.Background(), st.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
 		t.Fatal(err)
 	}
-	srv := apitest.NewServer(t, st)
+	srv := apitest.NewServer(t, st, nil)
 	_, list := records(t, srv, companyA)
 	a, b := list.Inventories.Edges[0].Node, list.Inventories.Edges[1].Node
 	ids := []string{a.ID, b.ID, a.Property.ID, a.Environments[0].Items[0].ID}

@@ -7,8 +7,10 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/paging"
 )
 
@@ -20,6 +22,21 @@ func (r *inventoryResolver) InventoryTypeCode(ctx context.Context, obj *ent.Inve
 // InventoryTypeName is the resolver for the inventoryTypeName field.
 func (r *inventoryResolver) InventoryTypeName(ctx context.Context, obj *ent.Inventory) (string, error) {
 	return obj.InventoryType.Name(), nil
+}
+
+// PDFURL is the resolver for the pdfUrl field.
+func (r *inventoryResolver) PDFURL(ctx context.Context, obj *ent.Inventory) (*string, error) {
+	return files.PDFURL(ctx, obj.ID.String(), obj.IsSigned), nil
+}
+
+// ContentType is the resolver for the contentType field.
+func (r *photoResolver) ContentType(ctx context.Context, obj *ent.Photo) (string, error) {
+	return files.ContentType(obj.StorageReference), nil
+}
+
+// URL is the resolver for the url field.
+func (r *photoResolver) URL(ctx context.Context, obj *ent.Photo) (string, error) {
+	return r.files.PhotoURL(ctx, files.BaseURL(ctx), obj.StorageReference, time.Now())
 }
 
 // InventoryPage is the resolver for the inventoryPage field.

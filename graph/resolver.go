@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/files"
 )
 
 // NodeLocator tells which table holds each id, in one query, so that node and
@@ -21,6 +22,7 @@ type NodeLocator interface {
 type Resolver struct {
 	client *ent.Client
 	nodes  NodeLocator
+	files  *files.Store
 }
 
 // nodeTables looks up the tables of ids in one query and returns ent's node

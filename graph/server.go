@@ -21,6 +21,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/paging"
 )
 
@@ -33,8 +34,8 @@ const ComplexityLimit = 5000
 // over HTTP (Handler) and the REST adapter runs its operations on it
 // in-process, so both share the parsed-query cache, the complexity limit, the
 // error presenter and the recover func.
-func NewExecutor(client *ent.Client, nodes NodeLocator, log *slog.Logger) *executor.Executor {
-	cfg := Config{Resolvers: &Resolver{client: client, nodes: nodes}}
+func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *executor.Executor {
+	cfg := Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}}
 	cfg.Complexity.Query.Inventories = func(child int, _ *entgql.Cursor[uuid.UUID], first *int, _ *entgql.Cursor[uuid.UUID], last *int, _ *ent.InventoryOrder, _ *ent.InventoryWhereInput) int {
 		return child * connectionSize(first, last)
 	}

@@ -53,14 +53,6 @@ type inventoryList struct {
 	pageMeta
 }
 
-// withPDFLinks sets each signed inventory's pdfDownloadUrl.
-func (l *inventoryList) withPDFLinks(r *http.Request) *inventoryList {
-	for i := range l.Data {
-		l.Data[i].PDFDownloadURL = pdfURL(r, l.Data[i].InventoryID, l.Data[i].IsSigned)
-	}
-	return l
-}
-
 // inventoryDetail is the data of spec section 2.4.
 type inventoryDetail struct {
 	InventoryID string `json:"inventoryId"`
@@ -123,7 +115,7 @@ func (a *API) inventories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Encode: the envelope around the list data.
-	writeEnvelope(w, out.InventoryPage.withPDFLinks(r))
+	writeEnvelope(w, out.InventoryPage)
 	return nil
 }
 
@@ -160,7 +152,6 @@ func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request) error {
 	d.Signatures.AgentSignatureDate = out.Node.AgentSignatureDate
 	d.Signatures.OwnerSignatureDate = out.Node.OwnerSignatureDate
 	d.Signatures.SignatureDate = out.Node.SignatureDate
-	d.PDFDownloadURL = pdfURL(r, d.InventoryID, d.IsSigned)
 	d.Stats.TotalEnvironments = len(out.Node.Environments)
 	for _, env := range out.Node.Environments {
 		d.Stats.TotalItems += len(env.Items)
@@ -194,20 +185,6 @@ func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	// Encode: the envelope around the list data.
-	writeEnvelope(w, out.InventoryPage.withPDFLinks(r))
+	writeEnvelope(w, out.InventoryPage)
 	return nil
-}
-
-// pdfURL is where a signed inventory's PDF is downloaded (endpoint A2);
-// unsigned inventories have no PDF.
-func pdfURL(r *http.Request, inventory string, signed bool) *string {
-	if !signed {
-		return nil
-	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	u := scheme + "://" + r.Host + "/inventory/download-pdf/" + inventory
-	return &u
 }

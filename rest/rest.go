@@ -22,6 +22,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/scalar"
 )
 
@@ -38,14 +39,16 @@ var openAPIDocument []byte
 // API serves the REST endpoints.
 type API struct {
 	exec    *executor.Executor
+	files   *files.Store
 	log     *slog.Logger
 	baseURL string
 	ops     map[string]string
 }
 
-// New returns the REST adapter over exec, with group B under baseURL.
-func New(exec *executor.Executor, log *slog.Logger, baseURL string) *API {
-	return &API{exec: exec, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
+// New returns the REST adapter over exec, serving files from store, with
+// group B under baseURL.
+func New(exec *executor.Executor, store *files.Store, log *slog.Logger, baseURL string) *API {
+	return &API{exec: exec, files: store, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
 }
 
 // loadOperations reads each endpoint's document and appends the fragments
@@ -87,6 +90,11 @@ func fragmentName(doc string) string {
 // Register adds the endpoints to mux.
 func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("/inventory/detail/{inventoryId}", a.get(a.inventoryDetail))
+	mux.Handle(files.PDFPath+"{inventoryId}", a.get(a.inventoryPDF))
+	mux.Handle("/inventory/download-photos/itemDiagnostic/{id}", a.get(a.itemPhotos))
+	mux.Handle(files.PhotoPath+"{reference}", a.get(func(w http.ResponseWriter, r *http.Request) error {
+		return a.files.ServeSignedPhoto(w, r, r.PathValue("reference"), time.Now())
+	}))
 	mux.Handle("/property/get_properties/{companyId}", a.get(a.properties))
 	mux.Handle("/property/get_property_uuid/{propertyId}", a.get(a.property))
 	mux.Handle(a.baseURL+"/inventories", a.get(a.inventories))

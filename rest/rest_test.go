@@ -34,10 +34,11 @@ type api struct {
 func serve(t testing.TB, size datagen.Size) *api {
 	t.Helper()
 	st := testdb.Open(t)
-	if _, err := datagen.Load(context.Background(), st.Client, datagen.DemoSeed, size); err != nil {
+	fs := apitest.Files(t)
+	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, size); err != nil {
 		t.Fatal(err)
 	}
-	srv := apitest.NewServer(t, st)
+	srv := apitest.NewServer(t, st, fs)
 	res, raw := srv.Get(t, "/openapi.json", nil)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/openapi.json: %d", res.StatusCode)

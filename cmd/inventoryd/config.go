@@ -1,11 +1,14 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,6 +23,9 @@ type Config struct {
 	DataDir     string
 	LogLevel    slog.Level
 	RESTBaseURL string
+	BlobURL     string
+	PublicURL   string
+	SigningKey  string
 }
 
 // setting is one configuration entry: its flag, its variable and its use.
@@ -38,6 +44,9 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		{"data-dir", "INVENTORY_DATA_DIR", "data", "folder for the SQLite database and stored files", &cfg.DataDir},
 		{"log-level", "INVENTORY_LOG_LEVEL", "info", "debug, info, warn or error", &level},
 		{"rest-base-url", "INVENTORY_REST_BASE_URL", rest.DefaultBaseURL, "path prefix of the REST group B endpoints ({base_url})", &cfg.RESTBaseURL},
+		{"blob-url", "INVENTORY_BLOB_URL", "", "file store: s3://, gs://, azblob://, file:// or mem:// (default: <data-dir>/blobs)", &cfg.BlobURL},
+		{"public-url", "INVENTORY_PUBLIC_URL", "", "scheme and host of download URLs (default: the request's)", &cfg.PublicURL},
+		{"url-signing-key", "INVENTORY_URL_SIGNING_KEY", "", "secret that signs photo URLs (default: kept in <data-dir>/url-signing.key)", &cfg.SigningKey},
 	}
 	fs := flag.NewFlagSet("inventoryd", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -75,6 +84,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data_dir", c.DataDir),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("rest_base_url", c.RESTBaseURL),
+		slog.String("blob_url", maskPassword(c.BlobURL)),
+		slog.String("public_url", c.PublicURL),
+		slog.Bool("url_signing_key_set", c.SigningKey != ""),
 	)
 }
 
@@ -87,4 +99,28 @@ func maskPassword(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// signingKey is the configured key, or one kept in the data directory (made
+// on first start) so that photo URLs stay valid across restarts.
+func (c Config) signingKey() ([]byte, error) {
+	if c.SigningKey != "" {
+		return []byte(c.SigningKey), nil
+	}
+	path := filepath.Join(c.DataDir, "url-signing.key")
+	if key, err := os.ReadFile(path); err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	encoded := []byte(hex.EncodeToString(key))
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, encoded, 0o600); err != nil {
+		return nil, fmt.Errorf("keeping the URL signing key: %w", err)
+	}
+	return encoded, nil
 }

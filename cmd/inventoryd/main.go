@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 )
@@ -57,6 +58,7 @@ type Main struct {
 	Log    *slog.Logger
 
 	store    *store.Store
+	files    *files.Store
 	server   *http.Server
 	listener net.Listener
 	served   chan error
@@ -74,7 +76,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client)
+	key, err := m.Config.signingKey()
+	if err != nil {
+		return err
+	}
+	m.files, err = files.Open(ctx, files.Options{URL: m.Config.BlobURL, DataDir: m.Config.DataDir, SigningKey: key})
+	if err != nil {
+		return err
+	}
+	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files)
 	if err != nil {
 		return fmt.Errorf("loading demo data: %w", err)
 	}
@@ -87,7 +97,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.server = &http.Server{
-		Handler:           server.Handler(st, m.Log, server.Options{IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL}),
+		Handler: server.Handler(st, m.Log, server.Options{
+			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
+		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -117,6 +129,9 @@ func (m *Main) Close() error {
 	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close())
+	}
+	if m.files != nil {
+		errs = append(errs, m.files.Close())
 	}
 	return errors.Join(errs...)
 }

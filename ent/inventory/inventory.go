@@ -40,6 +40,8 @@ const (
 	FieldSignatureSortDate = "signature_sort_date"
 	// FieldAgentSignatureDate holds the string denoting the agent_signature_date field in the database.
 	FieldAgentSignatureDate = "agent_signature_date"
+	// FieldPdfSha256 holds the string denoting the pdf_sha256 field in the database.
+	FieldPdfSha256 = "pdf_sha256"
 	// FieldOwnerSignatureDate holds the string denoting the owner_signature_date field in the database.
 	FieldOwnerSignatureDate = "owner_signature_date"
 	// EdgeProperty holds the string denoting the property edge name in mutations.
@@ -79,6 +81,7 @@ var Columns = []string{
 	FieldSignatureDate,
 	FieldSignatureSortDate,
 	FieldAgentSignatureDate,
+	FieldPdfSha256,
 	FieldOwnerSignatureDate,
 }
 
@@ -117,6 +120,8 @@ var (
 	DefaultCreatedAt func() time.Time
 	// DefaultSignatureSortDate holds the default value on creation for the "signature_sort_date" field.
 	DefaultSignatureSortDate func() time.Time
+	// PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
+	PdfSha256Validator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -187,6 +192,11 @@ func BySignatureSortDate(opts ...sql.OrderTermOption) OrderOption {
 // ByAgentSignatureDate orders the results by the agent_signature_date field.
 func ByAgentSignatureDate(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAgentSignatureDate, opts...).ToFunc()
+}
+
+// ByPdfSha256 orders the results by the pdf_sha256 field.
+func ByPdfSha256(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPdfSha256, opts...).ToFunc()
 }
 
 // ByOwnerSignatureDate orders the results by the owner_signature_date field.

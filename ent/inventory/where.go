@@ -119,6 +119,11 @@ func AgentSignatureDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldAgentSignatureDate, v))
 }
 
+// PdfSha256 applies equality check predicate on the "pdf_sha256" field. It's identical to PdfSha256EQ.
+func PdfSha256(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldPdfSha256, v))
+}
+
 // OwnerSignatureDate applies equality check predicate on the "owner_signature_date" field. It's identical to OwnerSignatureDateEQ.
 func OwnerSignatureDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignatureDate, v))
@@ -616,6 +621,81 @@ func AgentSignatureDateIsNil() predicate.Inventory {
 // AgentSignatureDateNotNil applies the NotNil predicate on the "agent_signature_date" field.
 func AgentSignatureDateNotNil() predicate.Inventory {
 	return predicate.Inventory(sql.FieldNotNull(FieldAgentSignatureDate))
+}
+
+// PdfSha256EQ applies the EQ predicate on the "pdf_sha256" field.
+func PdfSha256EQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldPdfSha256, v))
+}
+
+// PdfSha256NEQ applies the NEQ predicate on the "pdf_sha256" field.
+func PdfSha256NEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldPdfSha256, v))
+}
+
+// PdfSha256In applies the In predicate on the "pdf_sha256" field.
+func PdfSha256In(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldPdfSha256, vs...))
+}
+
+// PdfSha256NotIn applies the NotIn predicate on the "pdf_sha256" field.
+func PdfSha256NotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldPdfSha256, vs...))
+}
+
+// PdfSha256GT applies the GT predicate on the "pdf_sha256" field.
+func PdfSha256GT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldPdfSha256, v))
+}
+
+// PdfSha256GTE applies the GTE predicate on the "pdf_sha256" field.
+func PdfSha256GTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldPdfSha256, v))
+}
+
+// PdfSha256LT applies the LT predicate on the "pdf_sha256" field.
+func PdfSha256LT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldPdfSha256, v))
+}
+
+// PdfSha256LTE applies the LTE predicate on the "pdf_sha256" field.
+func PdfSha256LTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldPdfSha256, v))
+}
+
+// PdfSha256Contains applies the Contains predicate on the "pdf_sha256" field.
+func PdfSha256Contains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldPdfSha256, v))
+}
+
+// PdfSha256HasPrefix applies the HasPrefix predicate on the "pdf_sha256" field.
+func PdfSha256HasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldPdfSha256, v))
+}
+
+// PdfSha256HasSuffix applies the HasSuffix predicate on the "pdf_sha256" field.
+func PdfSha256HasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldPdfSha256, v))
+}
+
+// PdfSha256IsNil applies the IsNil predicate on the "pdf_sha256" field.
+func PdfSha256IsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldPdfSha256))
+}
+
+// PdfSha256NotNil applies the NotNil predicate on the "pdf_sha256" field.
+func PdfSha256NotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldPdfSha256))
+}
+
+// PdfSha256EqualFold applies the EqualFold predicate on the "pdf_sha256" field.
+func PdfSha256EqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldPdfSha256, v))
+}
+
+// PdfSha256ContainsFold applies the ContainsFold predicate on the "pdf_sha256" field.
+func PdfSha256ContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldPdfSha256, v))
 }
 
 // OwnerSignatureDateEQ applies the EQ predicate on the "owner_signature_date" field.

@@ -54,6 +54,7 @@ var (
 		{Name: "signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "signature_sort_date", Type: field.TypeTime},
 		{Name: "agent_signature_date", Type: field.TypeTime, Nullable: true},
+		{Name: "pdf_sha256", Type: field.TypeString, Nullable: true},
 		{Name: "owner_signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "property_id", Type: field.TypeUUID},
 	}
@@ -65,7 +66,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[13]},
+				Columns:    []*schema.Column{InventoriesColumns[14]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -109,7 +110,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[13], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[14], InventoriesColumns[8]},
 			},
 		},
 	}
@@ -173,6 +174,7 @@ var (
 		{Name: "id", Type: field.TypeUUID},
 		{Name: "company_id", Type: field.TypeUUID},
 		{Name: "storage_reference", Type: field.TypeString},
+		{Name: "sha256", Type: field.TypeString, Nullable: true},
 		{Name: "item_id", Type: field.TypeUUID},
 	}
 	// PhotosTable holds the schema information for the "photos" table.
@@ -183,7 +185,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "photos_items_photos",
-				Columns:    []*schema.Column{PhotosColumns[3]},
+				Columns:    []*schema.Column{PhotosColumns[4]},
 				RefColumns: []*schema.Column{ItemsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -192,7 +194,7 @@ var (
 			{
 				Name:    "photo_item_id_storage_reference",
 				Unique:  false,
-				Columns: []*schema.Column{PhotosColumns[3], PhotosColumns[2]},
+				Columns: []*schema.Column{PhotosColumns[4], PhotosColumns[2]},
 			},
 		},
 	}

@@ -20,6 +20,8 @@ const (
 	FieldItemID = "item_id"
 	// FieldStorageReference holds the string denoting the storage_reference field in the database.
 	FieldStorageReference = "storage_reference"
+	// FieldSha256 holds the string denoting the sha256 field in the database.
+	FieldSha256 = "sha256"
 	// EdgeItem holds the string denoting the item edge name in mutations.
 	EdgeItem = "item"
 	// Table holds the table name of the photo in the database.
@@ -39,6 +41,7 @@ var Columns = []string{
 	FieldCompanyID,
 	FieldItemID,
 	FieldStorageReference,
+	FieldSha256,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -62,6 +65,8 @@ var (
 	Policy       ent.Policy
 	// StorageReferenceValidator is a validator for the "storage_reference" field. It is called by the builders before save.
 	StorageReferenceValidator func(string) error
+	// Sha256Validator is a validator for the "sha256" field. It is called by the builders before save.
+	Sha256Validator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -87,6 +92,11 @@ func ByItemID(opts ...sql.OrderTermOption) OrderOption {
 // ByStorageReference orders the results by the storage_reference field.
 func ByStorageReference(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStorageReference, opts...).ToFunc()
+}
+
+// BySha256 orders the results by the sha256 field.
+func BySha256(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSha256, opts...).ToFunc()
 }
 
 // ByItemField orders the results by item field.

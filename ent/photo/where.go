@@ -69,6 +69,11 @@ func StorageReference(v string) predicate.Photo {
 	return predicate.Photo(sql.FieldEQ(FieldStorageReference, v))
 }
 
+// Sha256 applies equality check predicate on the "sha256" field. It's identical to Sha256EQ.
+func Sha256(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldEQ(FieldSha256, v))
+}
+
 // CompanyIDEQ applies the EQ predicate on the "company_id" field.
 func CompanyIDEQ(v uuid.UUID) predicate.Photo {
 	return predicate.Photo(sql.FieldEQ(FieldCompanyID, v))
@@ -192,6 +197,81 @@ func StorageReferenceEqualFold(v string) predicate.Photo {
 // StorageReferenceContainsFold applies the ContainsFold predicate on the "storage_reference" field.
 func StorageReferenceContainsFold(v string) predicate.Photo {
 	return predicate.Photo(sql.FieldContainsFold(FieldStorageReference, v))
+}
+
+// Sha256EQ applies the EQ predicate on the "sha256" field.
+func Sha256EQ(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldEQ(FieldSha256, v))
+}
+
+// Sha256NEQ applies the NEQ predicate on the "sha256" field.
+func Sha256NEQ(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldNEQ(FieldSha256, v))
+}
+
+// Sha256In applies the In predicate on the "sha256" field.
+func Sha256In(vs ...string) predicate.Photo {
+	return predicate.Photo(sql.FieldIn(FieldSha256, vs...))
+}
+
+// Sha256NotIn applies the NotIn predicate on the "sha256" field.
+func Sha256NotIn(vs ...string) predicate.Photo {
+	return predicate.Photo(sql.FieldNotIn(FieldSha256, vs...))
+}
+
+// Sha256GT applies the GT predicate on the "sha256" field.
+func Sha256GT(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldGT(FieldSha256, v))
+}
+
+// Sha256GTE applies the GTE predicate on the "sha256" field.
+func Sha256GTE(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldGTE(FieldSha256, v))
+}
+
+// Sha256LT applies the LT predicate on the "sha256" field.
+func Sha256LT(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldLT(FieldSha256, v))
+}
+
+// Sha256LTE applies the LTE predicate on the "sha256" field.
+func Sha256LTE(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldLTE(FieldSha256, v))
+}
+
+// Sha256Contains applies the Contains predicate on the "sha256" field.
+func Sha256Contains(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldContains(FieldSha256, v))
+}
+
+// Sha256HasPrefix applies the HasPrefix predicate on the "sha256" field.
+func Sha256HasPrefix(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldHasPrefix(FieldSha256, v))
+}
+
+// Sha256HasSuffix applies the HasSuffix predicate on the "sha256" field.
+func Sha256HasSuffix(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldHasSuffix(FieldSha256, v))
+}
+
+// Sha256IsNil applies the IsNil predicate on the "sha256" field.
+func Sha256IsNil() predicate.Photo {
+	return predicate.Photo(sql.FieldIsNull(FieldSha256))
+}
+
+// Sha256NotNil applies the NotNil predicate on the "sha256" field.
+func Sha256NotNil() predicate.Photo {
+	return predicate.Photo(sql.FieldNotNull(FieldSha256))
+}
+
+// Sha256EqualFold applies the EqualFold predicate on the "sha256" field.
+func Sha256EqualFold(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldEqualFold(FieldSha256, v))
+}
+
+// Sha256ContainsFold applies the ContainsFold predicate on the "sha256" field.
+func Sha256ContainsFold(v string) predicate.Photo {
+	return predicate.Photo(sql.FieldContainsFold(FieldSha256, v))
 }
 
 // HasItem applies the HasEdge predicate on the "item" edge.

@@ -122,6 +122,10 @@ func init() {
 	inventoryDescSignatureSortDate := inventoryFields[10].Descriptor()
 	// inventory.DefaultSignatureSortDate holds the default value on creation for the signature_sort_date field.
 	inventory.DefaultSignatureSortDate = inventoryDescSignatureSortDate.Default.(func() time.Time)
+	// inventoryDescPdfSha256 is the schema descriptor for pdf_sha256 field.
+	inventoryDescPdfSha256 := inventoryFields[12].Descriptor()
+	// inventory.PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
+	inventory.PdfSha256Validator = inventoryDescPdfSha256.Validators[0].(func(string) error)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.
@@ -220,6 +224,10 @@ func init() {
 	photoDescStorageReference := photoFields[2].Descriptor()
 	// photo.StorageReferenceValidator is a validator for the "storage_reference" field. It is called by the builders before save.
 	photo.StorageReferenceValidator = photoDescStorageReference.Validators[0].(func(string) error)
+	// photoDescSha256 is the schema descriptor for sha256 field.
+	photoDescSha256 := photoFields[3].Descriptor()
+	// photo.Sha256Validator is a validator for the "sha256" field. It is called by the builders before save.
+	photo.Sha256Validator = photoDescSha256.Validators[0].(func(string) error)
 	// photoDescID is the schema descriptor for id field.
 	photoDescID := photoFields[0].Descriptor()
 	// photo.DefaultID holds the default value on creation for the id field.

@@ -56,9 +56,15 @@ func (Inventory) Fields() []ent.Field {
 		field.Time("signature_sort_date").Default(func() time.Time { return UnsignedSortDate }).
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput), entgql.OrderField("SIGNATURE_DATE")),
 		field.Time("agent_signature_date").Optional().Nillable(),
+		field.String("pdf_sha256").Optional().Nillable().Match(sha256Hex).
+			Comment("SHA-256 (hex) of the signed PDF, recorded when it was stored.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 		field.Time("owner_signature_date").Optional().Nillable(),
 	}
 }
+
+// sha256Hex is a SHA-256 digest in lowercase hex.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // UnsignedSortDate is the signature sort date of unsigned inventories.
 var UnsignedSortDate = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)

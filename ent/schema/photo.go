@@ -2,7 +2,6 @@ package schema
 
 import (
 	"context"
-	"regexp"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
@@ -15,11 +14,8 @@ import (
 	gen "github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/intercept"
 	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/internal/storageref"
 )
-
-// StorageReferencePattern is a plain file name with an image extension: no
-// directory part, so a reference can never point outside the photo store.
-var StorageReferencePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.(?i:jpe?g|png|webp|gif|heic)$`)
 
 // Photo is a photo of an item, kept in blob storage under its storage reference.
 type Photo struct{ ent.Schema }
@@ -30,7 +26,9 @@ func (Photo) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
 		field.UUID("item_id", uuid.UUID{}).Immutable(),
-		field.String("storage_reference").Match(StorageReferencePattern),
+		field.String("storage_reference").Match(storageref.Pattern),
+		field.String("sha256").Optional().Nillable().Match(sha256Hex).
+			Comment("SHA-256 (hex) of the stored file, recorded when it was stored."),
 	}
 }
 

@@ -3,6 +3,7 @@ package apitest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/rest"
@@ -20,11 +22,26 @@ type Server struct {
 	URL string
 }
 
-// NewServer serves st for the duration of the test.
-func NewServer(tb testing.TB, st *store.Store) *Server {
+// Files is an in-memory file store for one test.
+func Files(tb testing.TB) *files.Store {
 	tb.Helper()
+	fs, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte("test signing key, 32 bytes long!")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { fs.Close() })
+	return fs
+}
+
+// NewServer serves st and fs (a fresh in-memory store when nil) for the
+// duration of the test.
+func NewServer(tb testing.TB, st *store.Store, fs *files.Store) *Server {
+	tb.Helper()
+	if fs == nil {
+		fs = Files(tb)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL}))
+	srv := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL, Files: fs}))
 	tb.Cleanup(srv.Close)
 	return &Server{URL: srv.URL}
 }

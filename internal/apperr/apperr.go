@@ -15,6 +15,8 @@ type Code string
 const (
 	Invalid          Code = "INVALID_ARGUMENT"
 	Unauthenticated  Code = "UNAUTHENTICATED"
+	Forbidden        Code = "FORBIDDEN"
+	Conflict         Code = "CONFLICT"
 	NotFound         Code = "NOT_FOUND"
 	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
 	Internal         Code = "INTERNAL"
@@ -24,6 +26,8 @@ const (
 var httpStatus = map[Code]int{
 	Invalid:          http.StatusBadRequest,
 	Unauthenticated:  http.StatusUnauthorized,
+	Forbidden:        http.StatusForbidden,
+	Conflict:         http.StatusConflict,
 	NotFound:         http.StatusNotFound,
 	MethodNotAllowed: http.StatusMethodNotAllowed,
 	Internal:         http.StatusInternalServerError,

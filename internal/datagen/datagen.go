@@ -14,7 +14,9 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/material"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -58,14 +60,17 @@ var epoch = time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
 // bound-parameter limits.
 const batchSize = 400
 
-// Load writes a dataset in one transaction: on any error nothing is written.
-func Load(ctx context.Context, client *ent.Client, seed uint64, size Size) (Stats, error) {
+// Load writes a dataset in one transaction: on any error no record is
+// written. With a file store it also writes each signed inventory's PDF and
+// each photo, before the records that name them, so that no record ever
+// points at a missing file; a nil store writes records only.
+func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint64, size Size) (Stats, error) {
 	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
 	tx, err := client.Tx(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
-	g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx}
+	g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store}
 	stats, err := g.load(ctx, size)
 	if err != nil {
 		return Stats{}, rollback(tx, err)
@@ -74,12 +79,12 @@ func Load(ctx context.Context, client *ent.Client, seed uint64, size Size) (Stat
 }
 
 // LoadDemoIfEmpty loads the demo dataset into a database with no properties.
-func LoadDemoIfEmpty(ctx context.Context, client *ent.Client) (loaded bool, stats Stats, err error) {
+func LoadDemoIfEmpty(ctx context.Context, client *ent.Client, store *files.Store) (loaded bool, stats Stats, err error) {
 	exists, err := client.Property.Query().Exist(tenant.Unrestricted(ctx, "datagen: is the database empty?"))
 	if err != nil || exists {
 		return false, Stats{}, err
 	}
-	stats, err = Load(ctx, client, DemoSeed, Demo)
+	stats, err = Load(ctx, client, store, DemoSeed, Demo)
 	return err == nil, stats, err
 }
 
@@ -91,8 +96,11 @@ func rollback(tx *ent.Tx, err error) error {
 }
 
 type generator struct {
-	rng *rand.Rand
-	tx  *ent.Tx
+	rng   *rand.Rand
+	tx    *ent.Tx
+	files *files.Store
+	err   error           // the first file that could not be written
+	ctx   context.Context // of the load, for file writes
 
 	materials   map[string]uuid.UUID
 	properties  []*ent.PropertyCreate
@@ -104,6 +112,7 @@ type generator struct {
 }
 
 func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
+	g.ctx = ctx
 	if err := g.ensureMaterials(ctx); err != nil {
 		return Stats{}, err
 	}
@@ -185,13 +194,18 @@ func (g *generator) property(company uuid.UUID, n int, size Size) {
 	}
 	g.properties = append(g.properties, create)
 	g.stats.Properties++
+	p := create.Mutation()
+	info := report.Inventory{PropertyCode: code, PropertyType: kind.name, City: place.name, PropertyLevels: levels}
+	info.Address, _ = p.Address()
+	info.Neighborhood, _ = p.Neighborhood()
 	for i := 0; i < size.InventoriesPerProperty; i++ {
-		g.inventory(company, id, levels, created, size)
+		g.inventory(company, id, info, created, size)
 	}
 }
 
-func (g *generator) inventory(company, property uuid.UUID, levels int, after time.Time, size Size) {
+func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory, after time.Time, size Size) {
 	id := g.id()
+	levels := doc.PropertyLevels
 	// Types rotate so that every type appears in any dataset of four or more inventories.
 	kind := inventorytype.All[g.stats.Inventories%len(inventorytype.All)]
 	created := after.Add(time.Duration(g.between(1, 400*24*3600)) * time.Second)
@@ -214,27 +228,48 @@ func (g *generator) inventory(company, property uuid.UUID, levels int, after tim
 	g.stats.Inventories++
 	names := g.rng.Perm(len(rooms))
 	for e := 0; e < g.between(size.MinEnvironments, size.MaxEnvironments); e++ {
-		g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
+		env := g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
+		doc.Environments = append(doc.Environments, env)
+	}
+	if m := create.Mutation(); g.files != nil && kind.Valid() {
+		if signed, _ := m.IsSigned(); signed {
+			doc.ID, doc.TypeName, doc.Currency, doc.CreatedAt = id.String(), kind.Name(), "COP", created
+			price, _ := m.RentalPrice()
+			doc.RentalPrice = price.StringFixed(2)
+			doc.AgentSigned, _ = m.AgentSignatureDate()
+			doc.OwnerSigned, _ = m.OwnerSignatureDate()
+			doc.SignatureDate, _ = m.SignatureDate()
+			doc.ApprovalCode, _ = m.ApprovalCode()
+			doc.RemoteSigned, _ = m.IsRemoteSigned()
+			if sum := g.storePDF(doc); sum != "" {
+				create.SetPdfSha256(sum)
+			}
+		}
 	}
 }
 
-func (g *generator) environment(company, inventory uuid.UUID, name string, level, order int, size Size) {
+func (g *generator) environment(company, inventory uuid.UUID, name string, level, order int, size Size) report.Environment {
 	id := g.id()
+	description := pick(g, roomDescriptions)
 	g.envs = append(g.envs, g.tx.Environment.Create().SetID(id).SetCompanyID(company).SetInventoryID(inventory).
-		SetName(name).SetDescription(pick(g, roomDescriptions)).SetLevel(level).SetOrder(order))
+		SetName(name).SetDescription(description).SetLevel(level).SetOrder(order))
 	g.stats.Environments++
+	doc := report.Environment{Name: name, Level: level, Description: description}
 	names := g.rng.Perm(len(itemNames))
 	for i := 0; i < g.between(size.MinItems, size.MaxItems); i++ {
-		g.item(company, id, itemNames[names[i%len(names)]], i, size)
+		doc.Items = append(doc.Items, g.item(company, id, itemNames[names[i%len(names)]], i, size))
 	}
+	return doc
 }
 
-func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) {
+func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) report.Item {
 	id := g.id()
 	rating := g.between(1, 5)
+	materialName := pick(g, materials)
+	description := pick(g, itemComments)
 	create := g.tx.Item.Create().SetID(id).SetCompanyID(company).SetEnvironmentID(environment).
-		SetMaterialID(g.materials[pick(g, materials)]).
-		SetName(name).SetDescription(pick(g, itemComments)).
+		SetMaterialID(g.materials[materialName]).
+		SetName(name).SetDescription(description).
 		SetRating(rating).SetToRepair(rating <= 2)
 	if order%9 != 8 { // a few items were never ordered by the inspector
 		create.SetOrder(order)
@@ -243,14 +278,22 @@ func (g *generator) item(company, environment uuid.UUID, name string, order int,
 	g.stats.Items++
 	for p := 0; p < g.rng.IntN(size.MaxPhotos+1); p++ {
 		ref := fmt.Sprintf("%s-%d.jpg", id, p+1)
-		g.photos = append(g.photos, g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref))
+		photo := g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref)
+		if sum := g.storePhoto(ref); sum != "" {
+			photo.SetSha256(sum)
+		}
+		g.photos = append(g.photos, photo)
 		g.stats.Photos++
 	}
+	return report.Item{Name: name, Material: materialName, Rating: rating, ToRepair: rating <= 2, Description: description}
 }
 
 // flush writes the pending rows, parents first, once a batch is full (or at
 // the end), keeping memory bounded for large datasets.
 func (g *generator) flush(ctx context.Context, final bool) error {
+	if g.err != nil {
+		return g.err
+	}
 	if !final && len(g.items) < batchSize {
 		return nil
 	}

@@ -24,7 +24,7 @@ func allCompanies(ctx context.Context) context.Context {
 func TestDemoDatasetCoversTheSpec(t *testing.T) {
 	ctx := context.Background()
 	st := testdb.Open(t)
-	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client)
+	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, nil)
 	if err != nil || !loaded {
 		t.Fatalf("LoadDemoIfEmpty: loaded %v, err %v", loaded, err)
 	}
@@ -82,7 +82,7 @@ func TestDemoDatasetCoversTheSpec(t *testing.T) {
 		}
 	}
 
-	again, _, err := datagen.LoadDemoIfEmpty(ctx, st.Client)
+	again, _, err := datagen.LoadDemoIfEmpty(ctx, st.Client, nil)
 	if err != nil || again {
 		t.Errorf("second LoadDemoIfEmpty: loaded %v, err %v: want nothing loaded", again, err)
 	}
@@ -115,7 +115,7 @@ func TestSameSeedSameData(t *testing.T) {
 	var digests [][]string
 	for _, seed := range []uint64{42, 42, 43} {
 		st := testdb.Open(t)
-		if _, err := datagen.Load(context.Background(), st.Client, seed, size); err != nil {
+		if _, err := datagen.Load(context.Background(), st.Client, nil, seed, size); err != nil {
 			t.Fatal(err)
 		}
 		digests = append(digests, digest(t, st.Client))
@@ -131,7 +131,7 @@ func TestSameSeedSameData(t *testing.T) {
 func TestChildrenCarryTheirPropertysCompany(t *testing.T) {
 	ctx := allCompanies(context.Background())
 	st := testdb.Open(t)
-	if _, err := datagen.Load(ctx, st.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+	if _, err := datagen.Load(ctx, st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
 		t.Fatal(err)
 	}
 	props, err := st.Client.Property.Query().
@@ -168,7 +168,7 @@ func TestChildrenCarryTheirPropertysCompany(t *testing.T) {
 func TestFailedLoadWritesNothing(t *testing.T) {
 	ctx := allCompanies(context.Background())
 	reference := testdb.Open(t)
-	if _, err := datagen.Load(ctx, reference.Client, datagen.DemoSeed, datagen.Demo); err != nil {
+	if _, err := datagen.Load(ctx, reference.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
 		t.Fatal(err)
 	}
 	// The last property generated: its insert comes in the last batch, after
@@ -185,7 +185,7 @@ func TestFailedLoadWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := datagen.Load(ctx, st.Client, datagen.DemoSeed, datagen.Demo); err == nil {
+	if _, err := datagen.Load(ctx, st.Client, nil, datagen.DemoSeed, datagen.Demo); err == nil {
 		t.Fatal("load over a clashing id: got no error")
 	}
 	props, _ := st.Client.Property.Query().Count(ctx)

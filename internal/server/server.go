@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -22,6 +23,10 @@ type Options struct {
 	IDECompany uuid.UUID
 	// RESTBaseURL is the path prefix of the REST group B endpoints.
 	RESTBaseURL string
+	// Files is the store of signed PDFs and photos.
+	Files *files.Store
+	// PublicURL, when set, starts every download URL; else the request's scheme and host do.
+	PublicURL string
 }
 
 // Handler serves GraphQL at /graphql, the legacy REST endpoints and their
@@ -31,9 +36,9 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", ide.Page("/graphql", opts.IDECompany))
 	mux.Handle("GET /ide/", ide.Assets())
-	exec := graph.NewExecutor(st.Client, st, log)
+	exec := graph.NewExecutor(st.Client, st, opts.Files, log)
 	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
-	api := rest.New(exec, log, opts.RESTBaseURL)
+	api := rest.New(exec, opts.Files, log, opts.RESTBaseURL)
 	api.Register(mux)
 	mux.Handle("/", api.NotFound())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -49,7 +54,14 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		}
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	return logRequests(log, mux)
+	return logRequests(log, withBaseURL(opts.PublicURL, mux))
+}
+
+// withBaseURL records the base of the download URLs given in this request's answers.
+func withBaseURL(public string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(files.WithBaseURL(r.Context(), files.RequestBaseURL(r, public))))
+	})
 }
 
 // withCompany scopes each request to the company its X-Company-Id header names.

@@ -1,0 +1,64 @@
+package datagen
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"image"
+	"image/color"
+	"image/jpeg"
+
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/report"
+)
+
+// storePDF renders and stores a signed inventory's report and returns its
+// SHA-256, or "" after remembering the first failure in g.err.
+func (g *generator) storePDF(doc report.Inventory) string {
+	if g.err != nil {
+		return ""
+	}
+	data, err := report.Render(doc)
+	if err != nil {
+		g.err = err
+		return ""
+	}
+	sum, err := g.files.Put(g.ctx, files.PDFKey(doc.ID), data)
+	if err != nil {
+		g.err = err
+	}
+	return sum
+}
+
+// storePhoto stores a small photo drawn from its reference (not from the
+// seeded generator, so ids do not depend on whether files are written).
+func (g *generator) storePhoto(ref string) string {
+	if g.files == nil || g.err != nil {
+		return ""
+	}
+	key, err := files.PhotoKey(ref)
+	if err != nil {
+		g.err = err
+		return ""
+	}
+	sum, err := g.files.Put(g.ctx, key, photo(ref))
+	if err != nil {
+		g.err = err
+	}
+	return sum
+}
+
+// photo is a 64×48 JPEG: a gradient in colours drawn from the reference.
+func photo(ref string) []byte {
+	seed := sha256.Sum256([]byte(ref))
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for y := 0; y < 48; y++ {
+		for x := 0; x < 64; x++ {
+			img.Set(x, y, color.RGBA{R: seed[0] + uint8(x*2), G: seed[1] + uint8(y*3), B: seed[2] + uint8(x+y), A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}); err != nil {
+		panic(err) // encoding an in-memory RGBA image cannot fail
+	}
+	return buf.Bytes()
+}

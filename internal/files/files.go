@@ -1,0 +1,195 @@
+// Package files keeps the evidence of an inventory, its signed PDF and its
+// item photos, in blob storage (gocloud.dev/blob): a folder under the data
+// directory by default, or S3-compatible, GCS or Azure storage named by URL.
+package files
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob://container
+	"gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/gcsblob" // gs://bucket
+	_ "gocloud.dev/blob/memblob" // mem://
+	_ "gocloud.dev/blob/s3blob"  // s3://bucket?region=...&endpoint=... (S3-compatible too)
+	"gocloud.dev/gcerrors"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/storageref"
+)
+
+// Store is the blob store.
+type Store struct {
+	bucket *blob.Bucket
+	signer *signer // set for local folders, whose URLs this service signs and serves
+	ttl    time.Duration
+}
+
+// Options configure Open.
+type Options struct {
+	// URL names the store: "" for DataDir/blobs, or a gocloud URL
+	// (file:///path, mem://, s3://, gs://, azblob://).
+	URL     string
+	DataDir string
+	// SigningKey signs the photo URLs of local stores.
+	SigningKey []byte
+	// URLTTL is how long a photo URL stays valid.
+	URLTTL time.Duration
+}
+
+// Open opens the store.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.URLTTL <= 0 {
+		opts.URLTTL = 15 * time.Minute
+	}
+	s := &Store{ttl: opts.URLTTL}
+	var err error
+	switch {
+	case opts.URL == "":
+		dir := filepath.Join(opts.DataDir, "blobs")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("files: creating %s: %w", dir, err)
+		}
+		s.bucket, err = fileblob.OpenBucket(dir, &fileblob.Options{CreateDir: true})
+	default:
+		s.bucket, err = blob.OpenBucket(ctx, opts.URL)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("files: opening the store: %w", err)
+	}
+	if opts.URL == "" || strings.HasPrefix(opts.URL, "file://") || strings.HasPrefix(opts.URL, "mem://") {
+		if len(opts.SigningKey) < 16 {
+			return nil, errors.New("files: a signing key of at least 16 bytes is required for local stores")
+		}
+		s.signer = &signer{key: opts.SigningKey}
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+// PDFKey is where an inventory's signed PDF is stored.
+func PDFKey(inventory string) string { return "pdf/" + inventory + ".pdf" }
+
+// PhotoKey is where a photo is stored.
+func PhotoKey(reference string) (string, error) {
+	if !storageref.Valid(reference) {
+		return "", apperr.InvalidField("storageReference", "%q is not a photo file name", reference)
+	}
+	return "photos/" + reference, nil
+}
+
+// ContentType is the media type of a stored file, by its extension.
+func ContentType(key string) string {
+	if t := mime.TypeByExtension(strings.ToLower(path.Ext(key))); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// Put stores data under key and returns its SHA-256 (hex), which callers
+// record so that a client can prove the file has not changed since.
+func (s *Store) Put(ctx context.Context, key string, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: ContentType(key)})
+	if err != nil {
+		return "", fmt.Errorf("files: writing %s: %w", key, err)
+	}
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Get reads a whole stored file (for tests and exports).
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	data, err := s.bucket.ReadAll(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, apperr.Errorf(apperr.NotFound, "file %s not found", path.Base(key))
+	}
+	return data, err
+}
+
+// Download describes a file to serve.
+type Download struct {
+	Key string
+	// SHA256 is the recorded digest: the ETag, when known.
+	SHA256 string
+	// Filename, when set, makes the response an attachment of that name.
+	Filename string
+	// Modified is the Last-Modified time; the store's own when zero.
+	Modified time.Time
+	// CacheControl is sent as is.
+	CacheControl string
+}
+
+// Serve streams a stored file with its content type, ETag and Last-Modified,
+// answering Range, conditional (304) and HEAD requests.
+func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error {
+	reader, err := s.bucket.NewReader(r.Context(), d.Key, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return apperr.Errorf(apperr.NotFound, "file %s not found", path.Base(d.Key))
+	}
+	if err != nil {
+		return fmt.Errorf("files: opening %s: %w", d.Key, err)
+	}
+	defer reader.Close()
+	h := w.Header()
+	h.Set("Content-Type", ContentType(d.Key))
+	h.Set("X-Content-Type-Options", "nosniff")
+	if d.SHA256 != "" {
+		h.Set("ETag", `"`+d.SHA256+`"`)
+	}
+	if d.Filename != "" {
+		h.Set("Content-Disposition", attachment(d.Filename))
+	}
+	if d.CacheControl != "" {
+		h.Set("Cache-Control", d.CacheControl)
+	}
+	modified := d.Modified
+	if modified.IsZero() {
+		modified = reader.ModTime()
+	}
+	http.ServeContent(w, r, path.Base(d.Key), modified, reader)
+	return nil
+}
+
+// attachment is a Content-Disposition with an ASCII filename for old clients
+// and the exact UTF-8 name in filename* (RFC 6266).
+func attachment(name string) string {
+	ascii := strings.Map(func(r rune) rune {
+		if r >= 0x20 && r < 0x7f && r != '"' && r != '\\' {
+			return r
+		}
+		if base, ok := unaccented[r]; ok {
+			return base
+		}
+		return '_'
+	}, name)
+	return fmt.Sprintf(`attachment; filename="%s"; filename*=UTF-8''%s`, ascii, pathEscape(name))
+}
+
+var unaccented = map[rune]rune{'á': 'a', 'é': 'e', 'í': 'i', 'ó': 'o', 'ú': 'u', 'ñ': 'n', 'ü': 'u',
+	'Á': 'A', 'É': 'E', 'Í': 'I', 'Ó': 'O', 'Ú': 'U', 'Ñ': 'N', 'Ü': 'U'}
+
+// pathEscape percent-encodes everything but RFC 5987's attr-chars.
+func pathEscape(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}

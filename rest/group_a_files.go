@@ -1,0 +1,98 @@
+package rest
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/files"
+)
+
+// A2 GET /inventory/download-pdf/{inventoryId}
+func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the inventory id, and the company if one is sent.
+	p := &params{r: r}
+	id := p.uuid("inventoryId")
+	ctx := byUUID(r, p, "A2")
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the inventory, which must be signed and have its PDF stored.
+	var out struct {
+		Node *struct {
+			typed
+			ID                string    `json:"id"`
+			IsSigned          bool      `json:"isSigned"`
+			PDFSha256         *string   `json:"pdfSha256"`
+			SignatureDate     time.Time `json:"signatureDate"`
+			InventoryTypeName string    `json:"inventoryTypeName"`
+			Property          struct {
+				Code string `json:"code"`
+			} `json:"property"`
+		} `json:"node"`
+	}
+	if err := a.run(ctx, "a2_inventory_pdf", map[string]any{"id": id.String()}, &out); err != nil {
+		return err
+	}
+	n := out.Node
+	switch {
+	case n == nil || n.Typename != "Inventory":
+		return apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
+	case !n.IsSigned:
+		return apperr.Errorf(apperr.Conflict, "inventory %s is not signed: it has no signed PDF yet", id)
+	case n.PDFSha256 == nil:
+		return apperr.Errorf(apperr.NotFound, "the signed PDF of inventory %s is not stored", id)
+	}
+	// Encode: the stored file, as an attachment.
+	name := []string{"inventario", n.InventoryTypeName}
+	if n.Property.Code != "" {
+		name = append(name, n.Property.Code)
+	}
+	name = append(name, n.SignatureDate.UTC().Format("2006-01-02"))
+	return a.files.Serve(w, r, files.Download{
+		Key:          files.PDFKey(n.ID),
+		SHA256:       *n.PDFSha256,
+		Filename:     strings.Join(name, "-") + ".pdf",
+		Modified:     n.SignatureDate,
+		CacheControl: "private, no-cache",
+	})
+}
+
+// itemPhotos is A3's body: the item and its photos.
+type itemPhotos struct {
+	ItemDiagnosticID string `json:"ItemDiagnosticId"`
+	Photos           list[struct {
+		StorageReference string  `json:"StorageReference"`
+		ContentType      string  `json:"ContentType"`
+		Sha256           *string `json:"Sha256"`
+		URL              string  `json:"Url"`
+	}] `json:"Photos"`
+}
+
+// A3 GET /inventory/download-photos/itemDiagnostic/{id}
+func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the item id, and the company if one is sent.
+	p := &params{r: r}
+	id := p.uuid("id")
+	ctx := byUUID(r, p, "A3")
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the node, which must be an item.
+	var out struct {
+		Node *struct {
+			typed
+			itemPhotos
+		} `json:"node"`
+	}
+	if err := a.run(ctx, "a3_item_photos", map[string]any{"id": id.String()}, &out); err != nil {
+		return err
+	}
+	if out.Node == nil || out.Node.Typename != "Item" {
+		return apperr.Errorf(apperr.NotFound, "item diagnostic %s not found", id)
+	}
+	// Encode: the photos with their download URLs.
+	writeJSON(w, http.StatusOK, out.Node.itemPhotos)
+	return nil
+}
