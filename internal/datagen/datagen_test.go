@@ -1,8 +1,13 @@
 package datagen_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"image"
+	_ "image/jpeg"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,7 +16,9 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -200,4 +207,63 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+func TestDemoFilesAreRealAndMatchTheirDigests(t *testing.T) {
+	ctx := allCompanies(context.Background())
+	size := datagen.Size{Companies: 1, PropertiesPerCompany: 3, InventoriesPerProperty: 3, MinEnvironments: 2, MaxEnvironments: 3, MinItems: 1, MaxItems: 3, MaxPhotos: 2}
+	var sums [2][]string
+	for run := range sums {
+		st := testdb.Open(t)
+		fs := apitest.Files(t)
+		if _, err := datagen.Load(ctx, st.Client, fs, 99, size); err != nil {
+			t.Fatal(err)
+		}
+		invs, err := st.Client.Inventory.Query().Order(inventory.ByID()).
+			WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems(func(q *ent.ItemQuery) { q.WithPhotos() }) }).All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdfs, photos := 0, 0
+		for _, inv := range invs {
+			if inv.IsSigned != (inv.PdfSha256 != nil) {
+				t.Errorf("inventory %s: signed %v, PDF digest %v: want a PDF exactly for signed ones", inv.ID, inv.IsSigned, inv.PdfSha256)
+			}
+			if inv.PdfSha256 != nil {
+				data, err := fs.Get(ctx, files.PDFKey(inv.ID.String()))
+				if err != nil || !bytes.HasPrefix(data, []byte("%PDF-")) || digestOf(data) != *inv.PdfSha256 {
+					t.Errorf("inventory %s: stored PDF (%v) does not match its digest", inv.ID, err)
+				}
+				sums[run] = append(sums[run], *inv.PdfSha256)
+				pdfs++
+			}
+			for _, env := range inv.Edges.Environments {
+				for _, it := range env.Edges.Items {
+					for _, ph := range it.Edges.Photos {
+						key, _ := files.PhotoKey(ph.StorageReference)
+						data, err := fs.Get(ctx, key)
+						if err != nil || ph.Sha256 == nil || digestOf(data) != *ph.Sha256 {
+							t.Errorf("photo %s: stored file (%v) does not match its digest", ph.StorageReference, err)
+						}
+						if _, _, err := image.Decode(bytes.NewReader(data)); err != nil {
+							t.Errorf("photo %s is not an image: %v", ph.StorageReference, err)
+						}
+						sums[run] = append(sums[run], *ph.Sha256)
+						photos++
+					}
+				}
+			}
+		}
+		if pdfs == 0 || photos == 0 {
+			t.Fatalf("%d PDFs, %d photos: want some of each", pdfs, photos)
+		}
+	}
+	if diff := cmp.Diff(sums[0], sums[1]); diff != "" {
+		t.Errorf("the same seed stored different files (-first +second):\n%s", diff)
+	}
+}
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

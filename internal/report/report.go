@@ -53,6 +53,7 @@ type Item struct {
 // bytes (the document dates are the signature date), so its SHA-256 is stable.
 func Render(inv Inventory) ([]byte, error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
+	pdf.SetCatalogSort(true) // fonts in a fixed order: the same bytes every time
 	pdf.SetCreationDate(inv.SignatureDate)
 	pdf.SetModificationDate(inv.SignatureDate)
 	pdf.SetTitle("Inventario "+inv.ID, true)

@@ -1,0 +1,169 @@
+package rest_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// signedInventory returns a signed inventory of company A from B1.
+func signedInventory(t *testing.T, a *api) summary {
+	t.Helper()
+	var list listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "isSigned", "true", "pageSize", "1"), &list)
+	return list.Data.Data[0]
+}
+
+func TestA2ServesTheSignedPDF(t *testing.T) {
+	a := demo(t)
+	inv := signedInventory(t, a)
+	var gql struct {
+		Node struct {
+			PDFURL    string `json:"pdfUrl"`
+			PDFSha256 string `json:"pdfSha256"`
+		} `json:"node"`
+	}
+	a.MustData(t, companyA, `query($id: ID!) { node(id: $id) { ... on Inventory { pdfUrl pdfSha256 } } }`, map[string]any{"id": inv.InventoryID}, &gql)
+	if inv.PDFDownloadURL == nil || *inv.PDFDownloadURL != gql.Node.PDFURL || !strings.HasPrefix(gql.Node.PDFURL, a.URL+"/inventory/download-pdf/") {
+		t.Fatalf("B1 pdfDownloadUrl %v, GraphQL pdfUrl %s: want the same A2 URL", inv.PDFDownloadURL, gql.Node.PDFURL)
+	}
+
+	path := strings.TrimPrefix(gql.Node.PDFURL, a.URL)
+	res := a.get(t, path)
+	sum := sha256.Sum256(res.body)
+	disposition := res.header.Get("Content-Disposition")
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(res.body, []byte("%PDF-")) ||
+		hex.EncodeToString(sum[:]) != gql.Node.PDFSha256 || res.header.Get("ETag") != `"`+gql.Node.PDFSha256+`"` ||
+		!strings.HasPrefix(disposition, `attachment; filename="inventario-`) || !strings.Contains(disposition, `filename*=UTF-8''inventario-`) ||
+		res.header.Get("Last-Modified") == "" {
+		t.Fatalf("A2: got %d %v (%d bytes): want the PDF whose SHA-256 GraphQL states, as an attachment", res.status, res.header, len(res.body))
+	}
+
+	// The report names the inventory's environments, as pdftotext reads it.
+	text := pdfText(t, res.body)
+	var a1 a1Named
+	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
+	for _, env := range a1.EnvironmentDiagnostics {
+		if !strings.Contains(text, env.EnvironmentName) {
+			t.Errorf("the PDF does not name environment %q:\n%s", env.EnvironmentName, text)
+		}
+	}
+	if a1.ApprovalCode == nil || !strings.Contains(text, *a1.ApprovalCode) {
+		t.Errorf("the PDF does not carry the approval code %v", a1.ApprovalCode)
+	}
+
+	partial := a.call(t, http.MethodGet, path, http.Header{"Range": {"bytes=0-4"}})
+	if partial.status != http.StatusPartialContent || string(partial.body) != "%PDF-" {
+		t.Errorf("Range: got %d %q", partial.status, partial.body)
+	}
+	if res := a.call(t, http.MethodGet, path, http.Header{"If-None-Match": {`"` + gql.Node.PDFSha256 + `"`}}); res.status != http.StatusNotModified {
+		t.Errorf("If-None-Match: got %d, want 304", res.status)
+	}
+	if res := a.call(t, http.MethodHead, path, nil); res.status != http.StatusOK || len(res.body) != 0 || res.header.Get("Content-Length") == "" {
+		t.Errorf("HEAD: got %d, %d bytes", res.status, len(res.body))
+	}
+}
+
+type a1Named struct {
+	ApprovalCode           *string `json:"Approval_Code"`
+	EnvironmentDiagnostics []struct {
+		EnvironmentName string
+		ItemDiagnostic  []struct {
+			ItemDiagnosticID string `json:"ItemDiagnosticId"`
+			Photo            []struct{ StorageReference string }
+		}
+	}
+}
+
+// pdfText runs pdftotext (poppler-utils), which CI installs.
+func pdfText(t *testing.T, pdf []byte) string {
+	t.Helper()
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("pdftotext is missing: .ci/run installs poppler-utils")
+		}
+		t.Skip("pdftotext (poppler-utils) is not installed")
+	}
+	cmd := exec.Command("pdftotext", "-", "-")
+	cmd.Stdin = bytes.NewReader(pdf)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	return string(out)
+}
+
+func TestA2RefusesWhatIsNotASignedPDF(t *testing.T) {
+	a := demo(t)
+	var unsigned listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "isSigned", "false", "pageSize", "1"), &unsigned)
+	inv := signedInventory(t, a)
+	for _, tt := range []struct {
+		path   string
+		status int
+		code   string
+	}{
+		{"/inventory/download-pdf/" + unsigned.Data.Data[0].InventoryID, http.StatusConflict, "CONFLICT"},
+		{"/inventory/download-pdf/5b0c0f0e-8d4c-4c59-9d0e-1f2a3b4c5d6e", http.StatusNotFound, "NOT_FOUND"},
+		{"/inventory/download-pdf/" + inv.Property.PropertyID, http.StatusNotFound, "NOT_FOUND"},
+		{"/inventory/download-pdf/" + inv.InventoryID + query("x-company-id", companyB), http.StatusNotFound, "NOT_FOUND"},
+		{"/inventory/download-pdf/nope", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	} {
+		res := a.get(t, tt.path)
+		if code, _ := errorOf(t, res); res.status != tt.status || code != tt.code {
+			t.Errorf("%s: got %d %s, want %d %s", tt.path, res.status, code, tt.status, tt.code)
+		}
+	}
+}
+
+func TestA3PhotoURLsDownloadTheStatedImages(t *testing.T) {
+	a := demo(t)
+	var list listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "5"), &list)
+	checked := 0
+	for _, s := range list.Data.Data {
+		var a1 a1Named
+		a.getJSON(t, "/inventory/detail/"+s.InventoryID, &a1)
+		for _, env := range a1.EnvironmentDiagnostics {
+			for _, it := range env.ItemDiagnostic {
+				res := a.get(t, "/inventory/download-photos/itemDiagnostic/"+it.ItemDiagnosticID)
+				var raw struct {
+					ItemDiagnosticID string `json:"ItemDiagnosticId"`
+					Photos           []map[string]string
+				}
+				if err := json.Unmarshal(res.body, &raw); err != nil || res.status != http.StatusOK || raw.ItemDiagnosticID != it.ItemDiagnosticID {
+					t.Fatalf("A3 %s: %d %s", it.ItemDiagnosticID, res.status, res.body)
+				}
+				if len(raw.Photos) != len(it.Photo) {
+					t.Errorf("A3 %s: %d photos, A1 shows %d", it.ItemDiagnosticID, len(raw.Photos), len(it.Photo))
+				}
+				for _, p := range raw.Photos {
+					img, body := a.Get(t, strings.TrimPrefix(p["Url"], a.URL), nil)
+					sum := sha256.Sum256(body)
+					if img.StatusCode != http.StatusOK || img.Header.Get("Content-Type") != p["ContentType"] || p["ContentType"] != "image/jpeg" ||
+						hex.EncodeToString(sum[:]) != p["Sha256"] || img.Header.Get("X-Content-Type-Options") != "nosniff" ||
+						!strings.HasPrefix(img.Header.Get("Cache-Control"), "private, max-age=") || !bytes.HasPrefix(body, []byte{0xff, 0xd8}) {
+						t.Errorf("photo %s: got %d %v, SHA-256 %x, want the JPEG whose SHA-256 is %s", p["StorageReference"], img.StatusCode, img.Header, sum, p["Sha256"])
+					}
+					checked++
+					tampered := strings.Replace(p["Url"], "signature=", "signature=x", 1)
+					if res, _ := a.Get(t, strings.TrimPrefix(tampered, a.URL), nil); res.StatusCode != http.StatusForbidden {
+						t.Errorf("tampered photo URL: got %d, want 403", res.StatusCode)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no photo was checked")
+	}
+	if res := a.get(t, "/inventory/download-photos/itemDiagnostic/"+list.Data.Data[0].InventoryID); res.status != http.StatusNotFound {
+		t.Errorf("A3 with an inventory's id: got %d, want 404", res.status)
+	}
+}
