@@ -22,15 +22,15 @@ var (
 	companyB = datagen.DemoCompanies[1].String()
 )
 
-// demo serves a fresh database holding the demo dataset.
+// demo serves a fresh database holding the demo dataset's records (its
+// files are the REST tests' concern).
 func demo(t testing.TB, opts ...store.Option) (*apitest.Server, *store.Store) {
 	t.Helper()
 	st := testdb.Open(t, opts...)
-	fs := apitest.Files(t)
-	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, datagen.Demo); err != nil {
+	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
 		t.Fatalf("loading demo data: %v", err)
 	}
-	return apitest.NewServer(t, st, fs), st
+	return apitest.NewServer(t, st, nil), st
 }
 
 type inventoryTree struct {

@@ -105,7 +105,7 @@ func TestB1FiltersAndSorts(t *testing.T) {
 
 func TestPagingWalksHoldEveryRecordOnce(t *testing.T) {
 	a := serve(t, datagen.Size{Companies: 2, PropertiesPerCompany: 45, InventoriesPerProperty: 2,
-		MinEnvironments: 1, MaxEnvironments: 2, MinItems: 1, MaxItems: 2, MaxPhotos: 1})
+		MinEnvironments: 1, MaxEnvironments: 2, MinItems: 1, MaxItems: 2, MaxPhotos: 1}, false)
 
 	t.Run("B1", func(t *testing.T) {
 		var ids []string

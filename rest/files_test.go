@@ -21,7 +21,7 @@ func signedInventory(t *testing.T, a *api) summary {
 }
 
 func TestA2ServesTheSignedPDF(t *testing.T) {
-	a := demo(t)
+	a := demoWithFiles(t)
 	inv := signedInventory(t, a)
 	var gql struct {
 		Node struct {
@@ -123,7 +123,7 @@ func TestA2RefusesWhatIsNotASignedPDF(t *testing.T) {
 }
 
 func TestA3PhotoURLsDownloadTheStatedImages(t *testing.T) {
-	a := demo(t)
+	a := demoWithFiles(t)
 	var list listEnvelope
 	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "5"), &list)
 	checked := 0

@@ -17,6 +17,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -32,11 +33,16 @@ type api struct {
 	router routers.Router
 }
 
-func serve(t testing.TB, size datagen.Size) *api {
+// serve loads a dataset (with its files when withFiles) and serves it.
+func serve(t testing.TB, size datagen.Size, withFiles bool) *api {
 	t.Helper()
 	st := testdb.Open(t)
 	fs := apitest.Files(t)
-	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, size); err != nil {
+	var written *files.Store
+	if withFiles {
+		written = fs
+	}
+	if _, err := datagen.Load(context.Background(), st.Client, written, datagen.DemoSeed, size); err != nil {
 		t.Fatal(err)
 	}
 	srv := apitest.NewServer(t, st, fs)
@@ -59,7 +65,10 @@ func serve(t testing.TB, size datagen.Size) *api {
 	return &api{Server: srv, router: router}
 }
 
-func demo(t testing.TB) *api { return serve(t, datagen.Demo) }
+func demo(t testing.TB) *api { return serve(t, datagen.Demo, false) }
+
+// demoWithFiles is demo with every PDF and photo stored.
+func demoWithFiles(t testing.TB) *api { return serve(t, datagen.Demo, true) }
 
 type response struct {
 	status int
