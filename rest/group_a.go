@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -125,20 +124,12 @@ func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	// Call: the node, which must be an inventory.
-	var out struct {
-		Node *struct {
-			typed
-			legacyInventory
-		} `json:"node"`
-	}
-	if err := a.run(ctx, "a1_inventory_detail", map[string]any{"id": id.String()}, &out); err != nil {
+	inventory, err := node[legacyInventory](ctx, a, "a1_inventory_detail", id, "Inventory", "inventory")
+	if err != nil {
 		return err
 	}
-	if out.Node == nil || out.Node.Typename != "Inventory" {
-		return apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
-	}
 	// Encode: section 2.1 as is.
-	writeJSON(w, http.StatusOK, out.Node.legacyInventory)
+	writeJSON(w, http.StatusOK, inventory)
 	return nil
 }
 
@@ -193,20 +184,12 @@ func (a *API) property(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	// Call: the node, which must be a property.
-	var out struct {
-		Node *struct {
-			typed
-			legacyPropertyDetail
-		} `json:"node"`
-	}
-	if err := a.run(ctx, "a5_property", map[string]any{"id": id.String()}, &out); err != nil {
+	property, err := node[legacyPropertyDetail](ctx, a, "a5_property", id, "Property", "property")
+	if err != nil {
 		return err
 	}
-	if out.Node == nil || out.Node.Typename != "Property" {
-		return apperr.Errorf(apperr.NotFound, "property %s not found", id)
-	}
 	// Encode: the property with its inventories.
-	writeJSON(w, http.StatusOK, out.Node.legacyPropertyDetail)
+	writeJSON(w, http.StatusOK, property)
 	return nil
 }
 

@@ -9,6 +9,18 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 )
 
+// signedPDF is what serving an inventory's signed PDF needs.
+type signedPDF struct {
+	ID                string    `json:"id"`
+	IsSigned          bool      `json:"isSigned"`
+	PDFSha256         *string   `json:"pdfSha256"`
+	SignatureDate     time.Time `json:"signatureDate"`
+	InventoryTypeName string    `json:"inventoryTypeName"`
+	Property          struct {
+		Code string `json:"code"`
+	} `json:"property"`
+}
+
 // A2 GET /inventory/download-pdf/{inventoryId}
 func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request) error {
 	// Parse: the inventory id, and the company if one is sent.
@@ -19,26 +31,10 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	// Call: the inventory, which must be signed and have its PDF stored.
-	var out struct {
-		Node *struct {
-			typed
-			ID                string    `json:"id"`
-			IsSigned          bool      `json:"isSigned"`
-			PDFSha256         *string   `json:"pdfSha256"`
-			SignatureDate     time.Time `json:"signatureDate"`
-			InventoryTypeName string    `json:"inventoryTypeName"`
-			Property          struct {
-				Code string `json:"code"`
-			} `json:"property"`
-		} `json:"node"`
-	}
-	if err := a.run(ctx, "a2_inventory_pdf", map[string]any{"id": id.String()}, &out); err != nil {
-		return err
-	}
-	n := out.Node
+	n, err := node[signedPDF](ctx, a, "a2_inventory_pdf", id, "Inventory", "inventory")
 	switch {
-	case n == nil || n.Typename != "Inventory":
-		return apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
+	case err != nil:
+		return err
 	case !n.IsSigned:
 		return apperr.Errorf(apperr.Conflict, "inventory %s is not signed: it has no signed PDF yet", id)
 	case n.PDFSha256 == nil:
@@ -80,19 +76,11 @@ func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	// Call: the node, which must be an item.
-	var out struct {
-		Node *struct {
-			typed
-			itemPhotos
-		} `json:"node"`
-	}
-	if err := a.run(ctx, "a3_item_photos", map[string]any{"id": id.String()}, &out); err != nil {
+	photos, err := node[itemPhotos](ctx, a, "a3_item_photos", id, "Item", "item diagnostic")
+	if err != nil {
 		return err
 	}
-	if out.Node == nil || out.Node.Typename != "Item" {
-		return apperr.Errorf(apperr.NotFound, "item diagnostic %s not found", id)
-	}
 	// Encode: the photos with their download URLs.
-	writeJSON(w, http.StatusOK, out.Node.itemPhotos)
+	writeJSON(w, http.StatusOK, photos)
 	return nil
 }

@@ -119,6 +119,18 @@ func (a *API) inventories(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// b2Node is B2's GraphQL result: section 2.4 with the signature dates and
+// the tree still to regroup and count.
+type b2Node struct {
+	inventoryDetail
+	AgentSignatureDate *string `json:"agentSignatureDate"`
+	OwnerSignatureDate *string `json:"ownerSignatureDate"`
+	SignatureDate      *string `json:"signatureDate"`
+	Environments       []struct {
+		Items []struct{} `json:"items"`
+	} `json:"environments"`
+}
+
 // B2 GET {base_url}/inventories/details?InventoryId=
 func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request) error {
 	// Parse: the inventory and the company.
@@ -129,31 +141,17 @@ func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request) error {
 		return p.err
 	}
 	// Call: the node, which must be one of the company's inventories.
-	var out struct {
-		Node *struct {
-			typed
-			inventoryDetail
-			AgentSignatureDate *string `json:"agentSignatureDate"`
-			OwnerSignatureDate *string `json:"ownerSignatureDate"`
-			SignatureDate      *string `json:"signatureDate"`
-			Environments       []struct {
-				Items []struct{} `json:"items"`
-			} `json:"environments"`
-		} `json:"node"`
-	}
-	if err := a.run(tenant.WithCompany(r.Context(), company), "b2_inventory_detail", map[string]any{"id": id.String()}, &out); err != nil {
+	n, err := node[b2Node](tenant.WithCompany(r.Context(), company), a, "b2_inventory_detail", id, "Inventory", "inventory")
+	if err != nil {
 		return err
 	}
-	if out.Node == nil || out.Node.Typename != "Inventory" {
-		return apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
-	}
 	// Encode: section 2.4, with the signature dates grouped and the tree counted.
-	d := out.Node.inventoryDetail
-	d.Signatures.AgentSignatureDate = out.Node.AgentSignatureDate
-	d.Signatures.OwnerSignatureDate = out.Node.OwnerSignatureDate
-	d.Signatures.SignatureDate = out.Node.SignatureDate
-	d.Stats.TotalEnvironments = len(out.Node.Environments)
-	for _, env := range out.Node.Environments {
+	d := n.inventoryDetail
+	d.Signatures.AgentSignatureDate = n.AgentSignatureDate
+	d.Signatures.OwnerSignatureDate = n.OwnerSignatureDate
+	d.Signatures.SignatureDate = n.SignatureDate
+	d.Stats.TotalEnvironments = len(n.Environments)
+	for _, env := range n.Environments {
 		d.Stats.TotalItems += len(env.Items)
 	}
 	writeEnvelope(w, d)

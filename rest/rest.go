@@ -19,6 +19,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
@@ -147,6 +148,27 @@ func (a *API) run(ctx context.Context, operation string, vars map[string]any, ou
 		return fmt.Errorf("rest: decoding %s: %w", operation, err)
 	}
 	return nil
+}
+
+// node runs a document whose root field is node(id: $id) and decodes the node
+// into a T. A node of another type reads as not found, like a missing one, so
+// an item's id given where an inventory's is expected is a 404.
+func node[T any](ctx context.Context, a *API, operation string, id uuid.UUID, typename, what string) (T, error) {
+	var out struct {
+		Node json.RawMessage `json:"node"`
+	}
+	var found T
+	if err := a.run(ctx, operation, map[string]any{"id": id.String()}, &out); err != nil {
+		return found, err
+	}
+	var t typed
+	if err := json.Unmarshal(out.Node, &t); err != nil || t.Typename != typename {
+		return found, apperr.Errorf(apperr.NotFound, "%s %s not found", what, id)
+	}
+	if err := json.Unmarshal(out.Node, &found); err != nil {
+		return found, fmt.Errorf("rest: decoding %s: %w", operation, err)
+	}
+	return found, nil
 }
 
 // fromGraphQL recovers the service error behind a GraphQL error: in-process,
