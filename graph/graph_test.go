@@ -3,6 +3,8 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
@@ -515,4 +518,18 @@ func TestComplexityLimit(t *testing.T) {
 	}
 	var ok connection
 	srv.MustData(t, companyA, `{ inventories(first: 100) { edges { node { id environments { items { id } } } } } }`, nil, &ok)
+}
+
+func TestOversizedRequestsAreRefused(t *testing.T) {
+	srv, _ := demo(t)
+	body := `{"query": "{ __typename }", "padding": "` + strings.Repeat("x", graph.MaxRequestBytes) + `"}`
+	res, err := http.Post(srv.URL+"/graphql", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode < 400 || res.StatusCode >= 500 {
+		b, _ := io.ReadAll(res.Body)
+		t.Errorf("a body over %d bytes: got %d %s, want a 4xx", graph.MaxRequestBytes, res.StatusCode, b)
+	}
 }

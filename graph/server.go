@@ -59,6 +59,10 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	return exec
 }
 
+// MaxRequestBytes bounds a request body: operations are small, and a client
+// must not make the server hold an unbounded body in memory.
+const MaxRequestBytes = 1 << 20
+
 // transports are the ways /graphql accepts operations: GET and POST, as
 // GraphQL over HTTP asks, and OPTIONS for CORS preflights.
 var transports = []graphql.Transport{transport.Options{}, transport.GET{}, transport.POST{}}
@@ -73,6 +77,11 @@ func Handler(exec *executor.Executor) http.Handler {
 			}
 		}()
 		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
+		if r.ContentLength > MaxRequestBytes {
+			writeGraphQLError(w, http.StatusRequestEntityTooLarge, gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes) // bodies of unknown length too
 		for _, t := range transports {
 			if t.Supports(r) {
 				t.Do(w, r, exec)
