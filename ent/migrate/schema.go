@@ -255,7 +255,7 @@ func init() {
 	InventoriesTable.ForeignKeys[0].RefTable = PropertiesTable
 	InventoriesTable.Annotation = &entsql.Annotation{}
 	InventoriesTable.Annotation.Checks = map[string]string{
-		"inventory_price_positive":    "(rental_price >= 0)",
+		"inventory_price_range":       "(rental_price >= 0 AND rental_price < 10000000000000)",
 		"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL) OR (NOT is_signed AND NOT is_remote_signed AND approval_code IS NULL AND signature_date IS NULL))",
 		"inventory_type_code":         "(inventory_type BETWEEN 0 AND 3)",
 	}

@@ -47,6 +47,8 @@ func TestDatabaseRefusesHalfSignedInventories(t *testing.T) {
 		{"signed without an approval code", create().SetIsSigned(true).SetSignatureDate(now), false},
 		{"remote-signed but unsigned", create().SetIsRemoteSigned(true), false},
 		{"negative price", create().SetRentalPrice(decimal.RequireFromString("-1")), false},
+		{"largest price", create().SetRentalPrice(decimal.RequireFromString("9999999999999.99")), true},
+		{"price past 15 digits", create().SetRentalPrice(decimal.RequireFromString("10000000000000")), false},
 	}
 	for _, tt := range tests {
 		err := tt.create.Exec(ctx)
