@@ -196,6 +196,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{PhotosColumns[4], PhotosColumns[2]},
 			},
+			{
+				Name:    "photo_storage_reference",
+				Unique:  true,
+				Columns: []*schema.Column{PhotosColumns[2]},
+			},
 		},
 	}
 	// PropertiesColumns holds the columns for the "properties" table.

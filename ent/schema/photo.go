@@ -39,8 +39,14 @@ func (Photo) Edges() []ent.Edge {
 	}
 }
 
+// Indexes: a storage reference names one file of the whole store, so it
+// belongs to one photo only; otherwise a company could reach another's file
+// through a photo record of its own.
 func (Photo) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("item_id", "storage_reference")}
+	return []ent.Index{
+		index.Fields("item_id", "storage_reference"),
+		index.Fields("storage_reference").Unique(),
+	}
 }
 
 // Interceptors return photos in a stable order wherever they are loaded.

@@ -32,7 +32,7 @@ func Open(tb testing.TB, opts ...store.Option) *store.Store {
 		tb.Fatalf("opening the test database: %v", err)
 	}
 	tb.Cleanup(func() { st.Close() })
-	if err := st.Migrate(context.Background()); err != nil {
+	if _, err := st.Migrate(context.Background()); err != nil {
 		tb.Fatalf("migrating the test database: %v", err)
 	}
 	return st

@@ -1,0 +1,45 @@
+// Command gen writes the next versioned PostgreSQL migration when the ent
+// schema has changed:
+//
+//	go run ./internal/migrations/gen [-dev-url postgres://...] NAME
+//
+// It replays the existing migrations in a scratch database on the
+// development server, compares the result with the ent schema, and writes the
+// difference to internal/migrations/postgres as NAME, updating atlas.sum.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"ariga.io/atlas/sql/migrate"
+
+	"github.com/propertyrecords/inventory/internal/migrations"
+)
+
+func main() {
+	devURL := flag.String("dev-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"PostgreSQL server to replay the migrations on, in a scratch database created and dropped")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: go run ./internal/migrations/gen [-dev-url URL] NAME")
+		os.Exit(2)
+	}
+	dir, err := migrate.NewLocalDir(migrations.Folder)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen: run it from the repository root:", err)
+		os.Exit(1)
+	}
+	wrote, err := migrations.Plan(context.Background(), *devURL, dir, flag.Arg(0))
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	case wrote:
+		fmt.Println("wrote a new migration in", migrations.Folder)
+	default:
+		fmt.Println("the migrations already match the ent schema: nothing written")
+	}
+}
