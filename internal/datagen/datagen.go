@@ -14,9 +14,11 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/material"
+	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -48,29 +50,59 @@ var DemoCompanies = []uuid.UUID{
 	uuid.MustParse("22222222-2222-4222-8222-222222222222"),
 }
 
+// Validate refuses sizes the generator cannot honour.
+func (s Size) Validate() error {
+	switch {
+	case s.Companies < 1 || s.PropertiesPerCompany < 1 || s.InventoriesPerProperty < 0:
+		return fmt.Errorf("datagen: want at least 1 company and 1 property per company")
+	case s.MinEnvironments < 0 || s.MaxEnvironments < s.MinEnvironments:
+		return fmt.Errorf("datagen: environments: want 0 <= min <= max, got %d-%d", s.MinEnvironments, s.MaxEnvironments)
+	case s.MinItems < 0 || s.MaxItems < s.MinItems:
+		return fmt.Errorf("datagen: items: want 0 <= min <= max, got %d-%d", s.MinItems, s.MaxItems)
+	case s.MaxPhotos < 0:
+		return fmt.Errorf("datagen: photos: want 0 or more, got %d", s.MaxPhotos)
+	}
+	return nil
+}
+
 // Stats counts what was written.
 type Stats struct {
 	Companies, Properties, Inventories, Environments, Items, Photos int
 }
 
+// Rows is the number of database rows written.
+func (s Stats) Rows() int {
+	return s.Properties + s.Inventories + s.Environments + s.Items + s.Photos
+}
+
+// Option tunes Load.
+type Option func(*generator)
+
+// WithProgress calls report after each batch written, at most twice a second.
+func WithProgress(report func(Stats)) Option {
+	return func(g *generator) { g.progress = report }
+}
+
 // epoch is the earliest creation date of generated records.
 var epoch = time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// batchSize keeps each bulk insert well under SQLite's and PostgreSQL's
-// bound-parameter limits.
-const batchSize = 400
 
 // Load writes a dataset in one transaction: on any error no record is
 // written. With a file store it also writes each signed inventory's PDF and
 // each photo, before the records that name them, so that no record ever
 // points at a missing file; a nil store writes records only.
-func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint64, size Size) (Stats, error) {
+func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint64, size Size, opts ...Option) (Stats, error) {
+	if err := size.Validate(); err != nil {
+		return Stats{}, err
+	}
 	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
 	tx, err := client.Tx(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
-	g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store}
+	g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store, seed: seed}
+	for _, opt := range opts {
+		opt(g)
+	}
 	stats, err := g.load(ctx, size)
 	if err != nil {
 		return Stats{}, rollback(tx, err)
@@ -102,6 +134,11 @@ type generator struct {
 	err   error           // the first file that could not be written
 	ctx   context.Context // of the load, for file writes
 
+	progress     func(Stats)
+	lastProgress time.Time
+	seed         uint64
+	checked      bool // refuseReload has run
+
 	materials   map[string]uuid.UUID
 	properties  []*ent.PropertyCreate
 	inventories []*ent.InventoryCreate
@@ -130,6 +167,24 @@ func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
 		}
 	}
 	return g.stats, g.flush(ctx, true)
+}
+
+// refuseReload fails, before anything is written, when the dataset's first
+// property (whose id depends on the seed alone) is already in the database.
+func (g *generator) refuseReload(ctx context.Context) error {
+	if g.checked || len(g.properties) == 0 {
+		return nil
+	}
+	g.checked = true
+	first, _ := g.properties[0].Mutation().ID()
+	exists, err := g.tx.Property.Query().Where(property.ID(first)).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if exists {
+		return fmt.Errorf("datagen: the dataset of seed %d is already in the database: generate with another seed", g.seed)
+	}
+	return nil
 }
 
 // id draws a version 4 UUID from the seeded generator, so ids are repeatable.
@@ -227,7 +282,7 @@ func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory,
 	g.inventories = append(g.inventories, create)
 	g.stats.Inventories++
 	names := g.rng.Perm(len(rooms))
-	for e := 0; e < g.between(size.MinEnvironments, size.MaxEnvironments); e++ {
+	for e, n := 0, g.between(size.MinEnvironments, size.MaxEnvironments); e < n; e++ {
 		env := g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
 		doc.Environments = append(doc.Environments, env)
 	}
@@ -256,7 +311,7 @@ func (g *generator) environment(company, inventory uuid.UUID, name string, level
 	g.stats.Environments++
 	doc := report.Environment{Name: name, Level: level, Description: description}
 	names := g.rng.Perm(len(itemNames))
-	for i := 0; i < g.between(size.MinItems, size.MaxItems); i++ {
+	for i, n := 0, g.between(size.MinItems, size.MaxItems); i < n; i++ {
 		doc.Items = append(doc.Items, g.item(company, id, itemNames[names[i%len(names)]], i, size))
 	}
 	return doc
@@ -276,7 +331,7 @@ func (g *generator) item(company, environment uuid.UUID, name string, order int,
 	}
 	g.items = append(g.items, create)
 	g.stats.Items++
-	for p := 0; p < g.rng.IntN(size.MaxPhotos+1); p++ {
+	for p, n := 0, g.rng.IntN(size.MaxPhotos+1); p < n; p++ {
 		ref := fmt.Sprintf("%s-%d.jpg", id, p+1)
 		photo := g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref)
 		if sum := g.storePhoto(ref); sum != "" {
@@ -294,33 +349,31 @@ func (g *generator) flush(ctx context.Context, final bool) error {
 	if g.err != nil {
 		return g.err
 	}
-	if !final && len(g.items) < batchSize {
+	if !final && len(g.items) < store.BatchSize {
 		return nil
 	}
-	if err := saveBatches(ctx, g.properties, func(b []*ent.PropertyCreate) error { return g.tx.Property.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := g.refuseReload(ctx); err != nil {
 		return err
 	}
-	if err := saveBatches(ctx, g.inventories, func(b []*ent.InventoryCreate) error { return g.tx.Inventory.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := store.SaveInBatches(ctx, g.properties, func(b []*ent.PropertyCreate) error { return g.tx.Property.CreateBulk(b...).Exec(ctx) }); err != nil {
 		return err
 	}
-	if err := saveBatches(ctx, g.envs, func(b []*ent.EnvironmentCreate) error { return g.tx.Environment.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := store.SaveInBatches(ctx, g.inventories, func(b []*ent.InventoryCreate) error { return g.tx.Inventory.CreateBulk(b...).Exec(ctx) }); err != nil {
 		return err
 	}
-	if err := saveBatches(ctx, g.items, func(b []*ent.ItemCreate) error { return g.tx.Item.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := store.SaveInBatches(ctx, g.envs, func(b []*ent.EnvironmentCreate) error { return g.tx.Environment.CreateBulk(b...).Exec(ctx) }); err != nil {
 		return err
 	}
-	if err := saveBatches(ctx, g.photos, func(b []*ent.PhotoCreate) error { return g.tx.Photo.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := store.SaveInBatches(ctx, g.items, func(b []*ent.ItemCreate) error { return g.tx.Item.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	if err := store.SaveInBatches(ctx, g.photos, func(b []*ent.PhotoCreate) error { return g.tx.Photo.CreateBulk(b...).Exec(ctx) }); err != nil {
 		return err
 	}
 	g.properties, g.inventories, g.envs, g.items, g.photos = nil, nil, nil, nil, nil
-	return nil
-}
-
-func saveBatches[T any](ctx context.Context, rows []T, save func([]T) error) error {
-	for start := 0; start < len(rows); start += batchSize {
-		if err := save(rows[start:min(start+batchSize, len(rows))]); err != nil {
-			return err
-		}
+	if g.progress != nil && (final || time.Since(g.lastProgress) >= 500*time.Millisecond) {
+		g.progress(g.stats)
+		g.lastProgress = time.Now()
 	}
-	return ctx.Err()
+	return nil
 }

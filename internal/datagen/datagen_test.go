@@ -267,3 +267,61 @@ func digestOf(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+// Each count is drawn once per parent, so every value of a range turns up.
+func TestSizesSpanTheirRanges(t *testing.T) {
+	size := datagen.Size{Companies: 1, PropertiesPerCompany: 10, InventoriesPerProperty: 3,
+		MinEnvironments: 2, MaxEnvironments: 5, MinItems: 1, MaxItems: 7, MaxPhotos: 3}
+	st := testdb.Open(t)
+	if _, err := datagen.Load(context.Background(), st.Client, nil, 3, size); err != nil {
+		t.Fatal(err)
+	}
+	envs, err := st.Client.Environment.Query().WithItems(func(q *ent.ItemQuery) { q.WithPhotos() }).All(allCompanies(context.Background()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perInventory, items, photos := map[uuid.UUID]int{}, map[int]bool{}, map[int]bool{}
+	for _, e := range envs {
+		perInventory[e.InventoryID]++
+		items[len(e.Edges.Items)] = true
+		for _, it := range e.Edges.Items {
+			photos[len(it.Edges.Photos)] = true
+		}
+	}
+	envCounts := map[int]bool{}
+	for _, n := range perInventory {
+		envCounts[n] = true
+	}
+	for name, got := range map[string]struct {
+		seen   map[int]bool
+		lo, hi int
+	}{"environments": {envCounts, 2, 5}, "items": {items, 1, 7}, "photos": {photos, 0, 3}} {
+		for n := got.lo; n <= got.hi; n++ {
+			if !got.seen[n] {
+				t.Errorf("no parent has %d %s: counts seen %v", n, name, got.seen)
+			}
+		}
+		if len(got.seen) != got.hi-got.lo+1 {
+			t.Errorf("%s: counts %v fall outside %d-%d", name, got.seen, got.lo, got.hi)
+		}
+	}
+}
+
+// BenchmarkLoad reports the generator's write rate (rows/s) into the test
+// database; bench/generate measures the million-item load.
+func BenchmarkLoad(b *testing.B) {
+	size := datagen.Size{Companies: 2, PropertiesPerCompany: 50, InventoriesPerProperty: 3,
+		MinEnvironments: 3, MaxEnvironments: 6, MinItems: 3, MaxItems: 7, MaxPhotos: 2}
+	rows := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		st := testdb.Open(b)
+		b.StartTimer()
+		stats, err := datagen.Load(context.Background(), st.Client, nil, uint64(i), size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += stats.Rows()
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+}
