@@ -1,0 +1,367 @@
+package transfer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/internal/transfer"
+)
+
+var small = datagen.Size{Companies: 2, PropertiesPerCompany: 3, InventoriesPerProperty: 2,
+	MinEnvironments: 2, MaxEnvironments: 3, MinItems: 1, MaxItems: 3, MaxPhotos: 2}
+
+// exported loads a generated dataset with its files and exports the first
+// company, files included.
+func exported(t *testing.T) (lines []string, filesDir string) {
+	t.Helper()
+	st, fs := testdb.Open(t), apitest.Files(t)
+	if _, err := datagen.Load(context.Background(), st.Client, fs, 5, small); err != nil {
+		t.Fatal(err)
+	}
+	return export(t, st, fs, datagen.DemoCompanies[0])
+}
+
+func export(t *testing.T, st *store.Store, fs *files.Store, company uuid.UUID) ([]string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	n, err := (&transfer.Exporter{Client: st.Client, Files: fs, FilesDir: dir}).Export(context.Background(), company, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if n != len(lines) || n == 0 {
+		t.Fatalf("Export reported %d records and wrote %d lines", n, len(lines))
+	}
+	return lines, dir
+}
+
+func importLines(t *testing.T, st *store.Store, fs *files.Store, dir string, lines ...string) transfer.Summary {
+	t.Helper()
+	im := &transfer.Importer{Client: st.Client, Files: fs, FilesDir: dir}
+	sum, err := im.Import(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func TestExportImportExportGivesBackTheSameRecordsAndFiles(t *testing.T) {
+	lines, dir := exported(t)
+	if !strings.Contains(strings.Join(lines, ""), `"PdfFile":"pdf/`) || !strings.Contains(strings.Join(lines, ""), `"File":"photos/`) {
+		t.Fatal("the export names no PDF or photo file")
+	}
+	st, fs := testdb.Open(t), apitest.Files(t)
+	sum := importLines(t, st, fs, dir, lines...)
+	if sum.Created != len(lines) || sum.Updated != 0 || len(sum.Rejections) != 0 {
+		t.Fatalf("import: %v %v", sum, sum.Rejections)
+	}
+	again, dir2 := export(t, st, fs, datagen.DemoCompanies[0])
+	if strings.Join(again, "\n") != strings.Join(lines, "\n") {
+		t.Fatalf("export after import differs:\nfirst:  %s\nsecond: %s", lines[0], again[0])
+	}
+	// The files came through byte for byte.
+	var checked int
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		a, _ := os.ReadFile(path)
+		b, err := os.ReadFile(filepath.Join(dir2, rel))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s did not come back unchanged (%v)", rel, err)
+		}
+		checked++
+		return nil
+	})
+	if checked == 0 {
+		t.Error("no file was exported")
+	}
+	// Another company's export holds nothing of the first.
+	other, _ := export(t, st, fs, datagen.DemoCompanies[0])
+	if len(other) != len(lines) {
+		t.Fatalf("re-export: %d records, want %d", len(other), len(lines))
+	}
+	var out bytes.Buffer
+	if n, err := (&transfer.Exporter{Client: st.Client}).Export(context.Background(), datagen.DemoCompanies[1], &out); err != nil || n != 0 {
+		t.Errorf("the second company (not imported) exports %d records (%v), want none", n, err)
+	}
+}
+
+func TestBadLineInTheMiddleIsRejectedAndTheRestGoIn(t *testing.T) {
+	lines, dir := exported(t)
+	var bad map[string]any
+	if err := json.Unmarshal([]byte(lines[2]), &bad); err != nil {
+		t.Fatal(err)
+	}
+	badID := bad["InventoryId"].(string)
+	env := bad["EnvironmentDiagnostics"].([]any)[1].(map[string]any)
+	env["ItemDiagnostic"].([]any)[0].(map[string]any)["Rating"] = 9
+	corrupted, _ := json.Marshal(bad)
+	lines[2] = string(corrupted)
+
+	st, fs := testdb.Open(t), apitest.Files(t)
+	var heard []transfer.Rejection
+	im := &transfer.Importer{Client: st.Client, Files: fs, FilesDir: dir, Rejected: func(r transfer.Rejection) { heard = append(heard, r) }}
+	sum, err := im.Import(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := transfer.Rejection{Line: 3, Field: "EnvironmentDiagnostics[1].ItemDiagnostic[0].Rating"}
+	if len(sum.Rejections) != 1 || sum.Rejections[0].Line != want.Line || sum.Rejections[0].Field != want.Field ||
+		!strings.Contains(sum.Rejections[0].Reason, "9") || len(heard) != 1 {
+		t.Fatalf("rejections: %+v, want one of %+v", sum.Rejections, want)
+	}
+	if sum.Created != len(lines)-1 {
+		t.Errorf("created %d, want every other line (%d)", sum.Created, len(lines)-1)
+	}
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	if n, _ := st.Client.Inventory.Query().Count(ctx); n != len(lines)-1 {
+		t.Errorf("%d inventories stored, want %d", n, len(lines)-1)
+	}
+	id := uuid.MustParse(badID)
+	if n, _ := st.Client.Environment.Query().Where(environment.InventoryID(id)).Count(ctx); n != 0 {
+		t.Errorf("the rejected inventory left %d environments", n)
+	}
+	if !strings.Contains(sum.String(), "rejected 1") {
+		t.Errorf("summary %q does not count the rejection", sum)
+	}
+}
+
+func TestReimportUpdatesInsteadOfDuplicating(t *testing.T) {
+	lines, dir := exported(t)
+	st, fs := testdb.Open(t), apitest.Files(t)
+	importLines(t, st, fs, dir, lines...)
+
+	records := make([]transfer.Record, len(lines))
+	var rec *transfer.Record // the first signed one: it becomes unsigned, and its property moves city
+	for i := range lines {
+		if err := json.Unmarshal([]byte(lines[i]), &records[i]); err != nil {
+			t.Fatal(err)
+		}
+		if rec == nil && records[i].IsSigned {
+			rec = &records[i]
+		}
+	}
+	rec.RentalPrice = "4321000.50"
+	rec.EnvironmentDiagnostics = rec.EnvironmentDiagnostics[:1]
+	rec.IsSigned, rec.IsRemoteSigned, rec.ApprovalCode, rec.SignatureDate, rec.PdfSha256, rec.PdfFile = false, false, nil, nil, nil, ""
+	for i, r := range records {
+		if r.Property.PropertyID == rec.Property.PropertyID {
+			records[i].Property.City = "Pasto"
+		}
+		changed, _ := json.Marshal(records[i])
+		lines[i] = string(changed)
+	}
+
+	sum := importLines(t, st, fs, dir, lines...)
+	if sum.Created != 0 || sum.Updated != len(lines) || len(sum.Rejections) != 0 {
+		t.Fatalf("re-import: %v %v", sum, sum.Rejections)
+	}
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	if n, _ := st.Client.Inventory.Query().Count(ctx); n != len(lines) {
+		t.Errorf("%d inventories after re-import, want %d", n, len(lines))
+	}
+	inv, err := st.Client.Inventory.Query().Where(inventory.ID(uuid.MustParse(rec.InventoryID))).
+		WithProperty().WithEnvironments().Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.IsSigned || inv.ApprovalCode != nil || inv.SignatureDate != nil || inv.PdfSha256 != nil {
+		t.Errorf("the inventory re-imported unsigned keeps signature fields: %+v", inv)
+	}
+	if inv.RentalPrice.String() != "4321000.5" || len(inv.Edges.Environments) != 1 || inv.Edges.Property.City != "Pasto" {
+		t.Errorf("updated inventory: price %s, %d environments, city %s", inv.RentalPrice, len(inv.Edges.Environments), inv.Edges.Property.City)
+	}
+}
+
+// minimal is a valid record with no child ids, as a legacy system may have it.
+func minimal(company, inventoryID, propertyID string) map[string]any {
+	photo := inventoryID + ".jpg" // storage references are unique across the store
+	return map[string]any{
+		"CompanyId": company, "InventoryId": inventoryID, "InventoryType": 1, "RentalPrice": "1500000.00",
+		"IsSigned": true, "Approval_Code": "APR-1", "CreationDate": "2024-03-01T10:00:00Z", "SignatureDate": "2024-03-02T10:00:00Z",
+		"Property": map[string]any{"PropertyId": propertyID, "Address": "Calle 1 # 2-3", "City": "Cali", "PropertyType": "Casa", "Levels": 2},
+		"EnvironmentDiagnostics": []any{map[string]any{
+			"EnvironmentName": "Sala", "Description": "", "Level": 2,
+			"ItemDiagnostic": []any{map[string]any{"ItemName": "Piso", "Description": "", "Rating": 4, "Order": 0, "ToRepair": false,
+				"Material": map[string]any{"MaterialName": "Madera"}, "Photo": []any{map[string]any{"StorageReference": photo}}}},
+		}},
+	}
+}
+
+func line(t *testing.T, rec map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRecordsWithoutChildIDsReimportIdempotently(t *testing.T) {
+	st := testdb.Open(t)
+	company := uuid.NewString()
+	rec := line(t, minimal(company, uuid.NewString(), uuid.NewString()))
+	for round := 0; round < 2; round++ {
+		if sum := importLines(t, st, nil, "", rec); len(sum.Rejections) != 0 {
+			t.Fatalf("round %d: %v", round, sum.Rejections)
+		}
+	}
+	ctx := tenant.WithCompany(context.Background(), uuid.MustParse(company))
+	envs, _ := st.Client.Environment.Query().Count(ctx)
+	items, _ := st.Client.Item.Query().Count(ctx)
+	photos, _ := st.Client.Photo.Query().Count(ctx)
+	if envs != 1 || items != 1 || photos != 1 {
+		t.Errorf("after importing twice: %d environments, %d items, %d photos; want 1 each", envs, items, photos)
+	}
+}
+
+func TestInvalidRecordsNameTheFieldAndWriteNothing(t *testing.T) {
+	st := testdb.Open(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "signed.pdf"), []byte("%PDF-1.4 test"), 0o644)
+	os.WriteFile(filepath.Join(t.TempDir(), "outside.pdf"), []byte("secret"), 0o644)
+	company, otherCompany := uuid.NewString(), uuid.NewString()
+	// A property of another company, which no import may write into.
+	taken, takenInventory := uuid.NewString(), uuid.NewString()
+	if sum := importLines(t, st, nil, "", line(t, minimal(otherCompany, takenInventory, taken))); len(sum.Rejections) != 0 {
+		t.Fatal(sum.Rejections)
+	}
+	edit := func(f func(r map[string]any)) string {
+		r := minimal(company, uuid.NewString(), uuid.NewString())
+		f(r)
+		return line(t, r)
+	}
+	env := func(r map[string]any) map[string]any { return r["EnvironmentDiagnostics"].([]any)[0].(map[string]any) }
+	item := func(r map[string]any) map[string]any { return env(r)["ItemDiagnostic"].([]any)[0].(map[string]any) }
+	tests := []struct {
+		name, line, field, reason string
+	}{
+		{"not JSON", `{"CompanyId": `, "", "not valid JSON"},
+		{"two values", line(t, minimal(company, uuid.NewString(), uuid.NewString())) + ` {}`, "", "more than one"},
+		{"unknown field", edit(func(r map[string]any) { r["Colour"] = "red" }), "Colour", "unknown field"},
+		{"wrong type", edit(func(r map[string]any) { r["IsSigned"] = "yes" }), "IsSigned", "true or false"},
+		{"missing company", edit(func(r map[string]any) { delete(r, "CompanyId") }), "CompanyId", "missing"},
+		{"malformed id", edit(func(r map[string]any) { r["InventoryId"] = "inv-1" }), "InventoryId", "not a UUID"},
+		{"type out of range", edit(func(r map[string]any) { r["InventoryType"] = 7 }), "InventoryType", "0 to 3"},
+		{"price not decimal", edit(func(r map[string]any) { r["RentalPrice"] = "mucho" }), "RentalPrice", "not decimal"},
+		{"price with three places", edit(func(r map[string]any) { r["RentalPrice"] = "1.005" }), "RentalPrice", "two decimal places"},
+		{"negative price", edit(func(r map[string]any) { r["RentalPrice"] = "-1" }), "RentalPrice", "out of range"},
+		{"bad date", edit(func(r map[string]any) { r["CreationDate"] = "01/03/2024" }), "CreationDate", "RFC 3339"},
+		{"signed without approval code", edit(func(r map[string]any) { delete(r, "Approval_Code") }), "Approval_Code", "missing"},
+		{"unsigned with a signature date", edit(func(r map[string]any) { r["IsSigned"] = false; delete(r, "Approval_Code") }), "SignatureDate", "not signed"},
+		{"level above the property's", edit(func(r map[string]any) { env(r)["Level"] = 3 }), "EnvironmentDiagnostics[0].Level", "above the property"},
+		{"empty item name", edit(func(r map[string]any) { item(r)["ItemName"] = "" }), "EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemName", "missing"},
+		{"no material", edit(func(r map[string]any) { delete(item(r), "Material") }), "EnvironmentDiagnostics[0].ItemDiagnostic[0].Material.MaterialName", "missing"},
+		{"not an image", edit(func(r map[string]any) {
+			item(r)["Photo"] = []any{map[string]any{"StorageReference": "../../etc/passwd"}}
+		}), "EnvironmentDiagnostics[0].ItemDiagnostic[0].Photo[0].StorageReference", "refused"},
+		{"same id twice", edit(func(r map[string]any) {
+			id := uuid.NewString()
+			e := env(r)
+			e["EnvironmentId"] = id
+			r["EnvironmentDiagnostics"] = []any{e, map[string]any{"EnvironmentId": id, "EnvironmentName": "Cocina", "Description": "", "ItemDiagnostic": []any{}}}
+		}), "EnvironmentDiagnostics[1].EnvironmentId", "used twice"},
+		{"PDF of an unsigned inventory", edit(func(r map[string]any) {
+			r["IsSigned"] = false
+			delete(r, "Approval_Code")
+			delete(r, "SignatureDate")
+			r["PdfFile"] = "signed.pdf"
+		}), "PdfFile", "unsigned"},
+		{"file outside the files folder", edit(func(r map[string]any) { r["PdfFile"] = "../outside.pdf" }), "PdfFile", "cannot read"},
+		{"file that differs from its digest", edit(func(r map[string]any) {
+			r["PdfFile"] = "signed.pdf"
+			r["PdfSha256"] = strings.Repeat("0", 64)
+		}), "PdfFile", "SHA-256"},
+		{"another company's property", edit(func(r map[string]any) { r["Property"].(map[string]any)["PropertyId"] = taken }), "Property.PropertyId", "another company"},
+		{"another company's photo file", edit(func(r map[string]any) {
+			item(r)["Photo"] = []any{map[string]any{"StorageReference": takenInventory + ".jpg", "File": "signed.pdf"}}
+		}), "EnvironmentDiagnostics[0].ItemDiagnostic[0].Photo[0].StorageReference", "another inventory's photo"},
+		{"a line too long", `{"CompanyId": "` + strings.Repeat("x", transfer.MaxLine) + `"}`, "", "longer than"},
+	}
+	var input []string
+	for _, tt := range tests {
+		input = append(input, tt.line)
+	}
+	fs := apitest.Files(t)
+	im := &transfer.Importer{Client: st.Client, Files: fs, FilesDir: dir}
+	sum, err := im.Import(context.Background(), strings.NewReader(strings.Join(input, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Get(context.Background(), "photos/"+takenInventory+".jpg"); err == nil {
+		t.Error("a refused record overwrote another company's photo file")
+	}
+	byLine := map[int]transfer.Rejection{}
+	for _, r := range sum.Rejections {
+		byLine[r.Line] = r
+	}
+	for i, tt := range tests {
+		got, ok := byLine[i+1]
+		if !ok || got.Field != tt.field || !strings.Contains(got.Reason, tt.reason) {
+			t.Errorf("%s: got %+v, want field %q and a reason with %q", tt.name, got, tt.field, tt.reason)
+		}
+	}
+	if sum.Created+sum.Updated != 0 {
+		t.Errorf("%d invalid records were written", sum.Created+sum.Updated)
+	}
+	if n, _ := st.Client.Inventory.Query().Count(tenant.WithCompany(context.Background(), uuid.MustParse(company))); n != 0 {
+		t.Errorf("%d inventories written from invalid records", n)
+	}
+
+	// An inventory cannot move to another property, nor be taken over by another company.
+	inv, prop := uuid.NewString(), uuid.NewString()
+	importLines(t, st, nil, "", line(t, minimal(company, inv, prop)))
+	moved := importLines(t, st, nil, "", line(t, minimal(company, inv, uuid.NewString())))
+	stolen := importLines(t, st, nil, "", line(t, minimal(otherCompany, inv, prop)))
+	if len(moved.Rejections) != 1 || !strings.Contains(moved.Rejections[0].Reason, "cannot move") {
+		t.Errorf("moving an inventory: %+v", moved.Rejections)
+	}
+	if len(stolen.Rejections) != 1 || !strings.Contains(stolen.Rejections[0].Reason, "another company") {
+		t.Errorf("taking over an inventory: %+v", stolen.Rejections)
+	}
+}
+
+// BenchmarkImport reports the import rate (records/s, one transaction each)
+// of generated inventories of about 22 items each, without files.
+func BenchmarkImport(b *testing.B) {
+	st := testdb.Open(b)
+	size := datagen.Size{Companies: 1, PropertiesPerCompany: 50, InventoriesPerProperty: 2,
+		MinEnvironments: 3, MaxEnvironments: 6, MinItems: 3, MaxItems: 7, MaxPhotos: 2}
+	if _, err := datagen.Load(context.Background(), st.Client, nil, 11, size); err != nil {
+		b.Fatal(err)
+	}
+	var file bytes.Buffer
+	n, err := (&transfer.Exporter{Client: st.Client}).Export(context.Background(), datagen.DemoCompanies[0], &file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		target := testdb.Open(b)
+		b.StartTimer()
+		sum, err := (&transfer.Importer{Client: target.Client}).Import(context.Background(), bytes.NewReader(file.Bytes()))
+		if err != nil || sum.Created != n {
+			b.Fatalf("imported %v (%v), want %d created", sum, err, n)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}
