@@ -32,29 +32,73 @@ type Config struct {
 type setting struct {
 	flag, env, def, usage string
 	target                *string
+	serveOnly             bool
 }
 
-// parseConfig reads the environment (through getenv) and then args.
+// command is what one subcommand adds to the shared configuration.
+type command struct {
+	name, args, summary string
+	serves              bool                   // takes the server's settings too
+	flags               func(fs *flag.FlagSet) // its own flags, if any
+}
+
+var serveCommand = command{name: "serve", summary: "serves the records over GraphQL and REST (the default command)", serves: true}
+
+// parseConfig reads the environment (through getenv) and then args, for the
+// serve command.
 func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	cfg, _, err := parseCommandConfig(serveCommand, args, getenv, usage)
+	return cfg, err
+}
+
+// parseCommandConfig reads the settings cmd takes and its own flags, and
+// returns the arguments left after the flags.
+func parseCommandConfig(cmd command, args []string, getenv func(string) string, usage io.Writer) (Config, []string, error) {
 	var cfg Config
 	var level string
 	settings := []setting{
-		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr},
-		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL},
-		{"data-dir", "INVENTORY_DATA_DIR", "data", "folder for the SQLite database and stored files", &cfg.DataDir},
-		{"log-level", "INVENTORY_LOG_LEVEL", "info", "debug, info, warn or error", &level},
-		{"rest-base-url", "INVENTORY_REST_BASE_URL", rest.DefaultBaseURL, "path prefix of the REST group B endpoints ({base_url})", &cfg.RESTBaseURL},
-		{"blob-url", "INVENTORY_BLOB_URL", "", "file store: s3://, gs://, azblob://, file:// or mem:// (default: <data-dir>/blobs)", &cfg.BlobURL},
-		{"public-url", "INVENTORY_PUBLIC_URL", "", "scheme and host of download URLs (default: the request's)", &cfg.PublicURL},
-		{"url-signing-key", "INVENTORY_URL_SIGNING_KEY", "", "secret that signs photo URLs (default: kept in <data-dir>/url-signing.key)", &cfg.SigningKey},
+		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
+		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
+		{"data-dir", "INVENTORY_DATA_DIR", "data", "folder for the SQLite database and stored files", &cfg.DataDir, false},
+		{"log-level", "INVENTORY_LOG_LEVEL", "info", "debug, info, warn or error", &level, false},
+		{"rest-base-url", "INVENTORY_REST_BASE_URL", rest.DefaultBaseURL, "path prefix of the REST group B endpoints ({base_url})", &cfg.RESTBaseURL, true},
+		{"blob-url", "INVENTORY_BLOB_URL", "", "file store: s3://, gs://, azblob://, file:// or mem:// (default: <data-dir>/blobs)", &cfg.BlobURL, false},
+		{"public-url", "INVENTORY_PUBLIC_URL", "", "scheme and host of download URLs (default: the request's)", &cfg.PublicURL, true},
+		{"url-signing-key", "INVENTORY_URL_SIGNING_KEY", "", "secret that signs photo URLs (default: kept in <data-dir>/url-signing.key)", &cfg.SigningKey, true},
 	}
-	fs := flag.NewFlagSet("inventoryd", flag.ContinueOnError)
+	fs := flag.NewFlagSet("inventoryd "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.Usage = func() {
-		fmt.Fprintf(usage, "inventoryd serves inventory and property records over GraphQL.\n\nUsage: inventoryd [flags]\n\n")
-		fmt.Fprintf(usage, "  %-16s %-26s %-22s %s\n", "flag", "environment", "default", "meaning")
+		invocation := cmd.name
+		if cmd.serves {
+			invocation = "[" + cmd.name + "]"
+		}
+		fmt.Fprintf(usage, "inventoryd %s: %s.\n\nUsage: inventoryd %s [flags] %s\n\n", cmd.name, cmd.summary, invocation, cmd.args)
+		if cmd.serves {
+			fmt.Fprintf(usage, "Commands:\n")
+			for _, c := range commands {
+				fmt.Fprintf(usage, "  %-9s %s\n", c.name, c.summary)
+			}
+			fmt.Fprintf(usage, "\n")
+		}
+		fmt.Fprintf(usage, "Settings (a flag overrides its environment variable):\n")
+		fmt.Fprintf(usage, "  %-18s %-26s %-22s %s\n", "flag", "environment", "default", "meaning")
 		for _, s := range settings {
-			fmt.Fprintf(usage, "  --%-14s %-26s %-22s %s\n", s.flag, s.env, s.def, s.usage)
+			if !s.serveOnly || cmd.serves {
+				fmt.Fprintf(usage, "  --%-16s %-26s %-22s %s\n", s.flag, s.env, s.def, s.usage)
+			}
+		}
+		if cmd.flags != nil {
+			fmt.Fprintf(usage, "\nFlags of %s:\n", cmd.name)
+			shared := map[string]bool{}
+			for _, s := range settings {
+				shared[s.flag] = true
+			}
+			fs.VisitAll(func(f *flag.Flag) {
+				if !shared[f.Name] {
+					fmt.Fprintf(usage, "  --%-16s %s (default %q)\n", f.Name, f.Usage, f.DefValue)
+				}
+			})
 		}
 	}
 	for _, s := range settings {
@@ -62,18 +106,25 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		if v := getenv(s.env); v != "" {
 			def = v
 		}
-		fs.StringVar(s.target, s.flag, def, s.usage)
+		if !s.serveOnly || cmd.serves {
+			fs.StringVar(s.target, s.flag, def, s.usage)
+		} else {
+			*s.target = def
+		}
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs)
 	}
 	if err := fs.Parse(args); err != nil {
-		return Config{}, err
+		return Config{}, nil, err
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
-		return Config{}, fmt.Errorf("log level %q: use debug, info, warn or error", level)
+		return Config{}, nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
 	}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = filepath.Join(cfg.DataDir, "inventory.db")
 	}
-	return cfg, nil
+	return cfg, fs.Args(), nil
 }
 
 // LogValue logs the configuration with the database password masked.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, stdio{os.Stdin, os.Stdout, os.Stderr}); err != nil {
 		if !errors.Is(err, errHelp) {
 			fmt.Fprintln(os.Stderr, "inventoryd:", err)
 			os.Exit(1)
@@ -34,22 +35,61 @@ func main() {
 
 var errHelp = errors.New("help requested")
 
-// run serves until ctx is done, then shuts down gracefully.
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
+// stdio is where a command reads and writes.
+type stdio struct {
+	in          io.Reader
+	out, errOut io.Writer
+}
+
+// run runs the command args name (serve when args start with a flag or are
+// empty).
+func run(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	name := serveCommand.name
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	var err error
+	switch name {
+	case serveCommand.name:
+		err = serve(ctx, args, getenv, std)
+	case migrateCommand.name:
+		err = migrateCmd(ctx, args, getenv, std)
+	case generateCommand.name:
+		err = generateCmd(ctx, args, getenv, std)
+	case importCommand.name:
+		err = importCmd(ctx, args, getenv, std)
+	case exportCommand.name:
+		err = exportCmd(ctx, args, getenv, std)
+	default:
+		names := make([]string, len(commands))
+		for i, c := range commands {
+			names[i] = c.name
 		}
+		return fmt.Errorf("unknown command %q: use one of %s, or --help", name, strings.Join(names, ", "))
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	return err
+}
+
+// serve serves until ctx is done, then shuts down gracefully.
+func serve(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	cfg, err := parseConfig(args, getenv, std.errOut)
+	if err != nil {
 		return err
 	}
-	m := &Main{Config: cfg, Log: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))}
+	m := &Main{Config: cfg, Log: newLogger(std.errOut, cfg)}
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
 	<-ctx.Done()
 	m.Log.Info("shutting down")
 	return m.Close()
+}
+
+func newLogger(w io.Writer, cfg Config) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
 // Main is the running program, so that tests can start the real thing on port 0.
@@ -73,14 +113,14 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.store = st
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
-	key, err := m.Config.signingKey()
+	applied, err := st.Migrate(ctx)
 	if err != nil {
 		return err
 	}
-	m.files, err = files.Open(ctx, files.Options{URL: m.Config.BlobURL, DataDir: m.Config.DataDir, SigningKey: key})
+	if len(applied) > 0 {
+		m.Log.Info("applied migrations", "versions", applied)
+	}
+	m.files, err = openFiles(ctx, m.Config)
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func TestIDELoadsNothingFromOutside(t *testing.T) {
 
 func TestHelpListsEveryVariable(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, &out)
+	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, stdio{nil, &out, &out})
 	if err != errHelp {
 		t.Fatalf("run --help: got %v, want errHelp", err)
 	}

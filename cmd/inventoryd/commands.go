@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/google/uuid"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/transfer"
+)
+
+var (
+	migrateCommand  = command{name: "migrate", summary: "brings the database schema up to date and exits (PostgreSQL: applies the versioned migrations)"}
+	generateCommand = command{name: "generate", summary: "writes a deterministic synthetic dataset straight into the database"}
+	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)"}
+	exportCommand   = command{name: "export", args: "[FILE]", summary: "writes one company's inventories as newline-delimited JSON"}
+	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand}
+)
+
+// openStore opens and migrates the configured database.
+func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, v := range applied {
+		fmt.Fprintln(std.errOut, "applied migration", v)
+	}
+	return st, nil
+}
+
+// openFiles opens the configured file store, as the server does.
+func openFiles(ctx context.Context, cfg Config) (*files.Store, error) {
+	key, err := cfg.signingKey()
+	if err != nil {
+		return nil, err
+	}
+	return files.Open(ctx, files.Options{URL: cfg.BlobURL, DataDir: cfg.DataDir, SigningKey: key})
+}
+
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	cfg, rest, err := parseCommandConfig(migrateCommand, args, getenv, std.errOut)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("migrate takes no arguments, got %q", rest)
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Dialect() != dialect.Postgres:
+		fmt.Fprintln(std.out, "SQLite schema migrated automatically")
+	case len(applied) == 0:
+		fmt.Fprintln(std.out, "schema up to date: no pending migration")
+	default:
+		fmt.Fprintf(std.out, "applied %d migration(s): %s\n", len(applied), strings.Join(applied, ", "))
+	}
+	return nil
+}
+
+// span is a flag of the form MIN-MAX (or N for MIN = MAX).
+type span struct{ min, max *int }
+
+func (s span) String() string {
+	if s.min == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d-%d", *s.min, *s.max)
+}
+
+func (s span) Set(v string) error {
+	lo, hi, found := strings.Cut(v, "-")
+	if !found {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || a < 0 || b < a {
+		return fmt.Errorf("want MIN-MAX with 0 <= MIN <= MAX, got %q", v)
+	}
+	*s.min, *s.max = a, b
+	return nil
+}
+
+func generateCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	size := datagen.Demo
+	seed := uint64(1)
+	var withFiles bool
+	cmd := generateCommand
+	cmd.flags = func(fs *flag.FlagSet) {
+		fs.Uint64Var(&seed, "seed", seed, "seed: the same seed and size give the same records, ids included")
+		fs.IntVar(&size.Companies, "companies", size.Companies, "companies")
+		fs.IntVar(&size.PropertiesPerCompany, "properties", size.PropertiesPerCompany, "properties per company")
+		fs.IntVar(&size.InventoriesPerProperty, "inventories", size.InventoriesPerProperty, "inventories per property")
+		fs.Var(span{&size.MinEnvironments, &size.MaxEnvironments}, "environments", "environments per inventory, MIN-MAX")
+		fs.Var(span{&size.MinItems, &size.MaxItems}, "items", "items per environment, MIN-MAX")
+		fs.IntVar(&size.MaxPhotos, "photos", size.MaxPhotos, "at most this many photos per item")
+		fs.BoolVar(&withFiles, "files", false, "also render each signed inventory's PDF and store each photo (slow for large sizes)")
+	}
+	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("generate takes no arguments, got %q", rest)
+	}
+	if err := size.Validate(); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, std)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var fstore *files.Store
+	if withFiles {
+		if fstore, err = openFiles(ctx, cfg); err != nil {
+			return err
+		}
+		defer fstore.Close()
+	}
+	started := time.Now()
+	bar := newProgressBar(std.errOut, int64(size.Companies*size.PropertiesPerCompany), false, "generating", "properties")
+	stats, err := datagen.Load(ctx, st.Client, fstore, seed, size, datagen.WithProgress(func(s datagen.Stats) {
+		bar.Set(s.Properties)
+	}))
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	if err := st.Analyze(ctx); err != nil {
+		return err
+	}
+	elapsed := time.Since(started)
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	rows := stats.Rows()
+	fmt.Fprintf(std.out, "generated seed %d: %d companies, %d properties, %d inventories, %d environments, %d items, %d photos\n",
+		seed, stats.Companies, stats.Properties, stats.Inventories, stats.Environments, stats.Items, stats.Photos)
+	fmt.Fprintf(std.out, "%d rows in %s: %.0f rows/s; Go heap taken from the OS %.0f MiB\n",
+		rows, elapsed.Round(time.Millisecond), float64(rows)/elapsed.Seconds(), float64(mem.HeapSys)/(1<<20))
+	return nil
+}
+
+func importCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	var filesDir string
+	var quiet bool
+	cmd := importCommand
+	cmd.flags = func(fs *flag.FlagSet) {
+		fs.StringVar(&filesDir, "files", "", "folder that PdfFile and File paths are relative to (default: FILE's folder, or . for -)")
+		fs.BoolVar(&quiet, "quiet", false, "no progress bar")
+	}
+	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return fmt.Errorf("import takes one FILE, or - for standard input")
+	}
+	in, size := std.in, int64(-1)
+	if name := rest[0]; name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if info, err := f.Stat(); err == nil {
+			size = info.Size()
+		}
+		in = f
+		if filesDir == "" {
+			filesDir = filepath.Dir(name)
+		}
+	} else if filesDir == "" {
+		filesDir = "."
+	}
+	st, err := openStore(ctx, cfg, std)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fstore, err := openFiles(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer fstore.Close()
+	bar := newProgressBar(std.errOut, size, quiet, "importing", "bytes")
+	im := &transfer.Importer{
+		Client: st.Client, Files: fstore, FilesDir: filesDir,
+		Rejected: func(r transfer.Rejection) {
+			bar.Clear()
+			fmt.Fprintln(std.errOut, r)
+		},
+		Progress: func(read int64) { bar.Set64(read) },
+	}
+	sum, err := im.Import(ctx, in)
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	if sum.Created+sum.Updated > 0 {
+		if err := st.Analyze(ctx); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(std.out, sum)
+	if len(sum.Rejections) > 0 {
+		return fmt.Errorf("%d record(s) rejected: see the lines above", len(sum.Rejections))
+	}
+	return nil
+}
+
+// newProgressBar draws on a terminal only: logs and pipes get the summary.
+func newProgressBar(w io.Writer, size int64, quiet bool, what, unit string) *progressbar.ProgressBar {
+	if f, ok := w.(*os.File); quiet || !ok || !term.IsTerminal(int(f.Fd())) {
+		return progressbar.DefaultSilent(size)
+	}
+	return progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(unit == "bytes"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func exportCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	var company, filesDir string
+	cmd := exportCommand
+	cmd.flags = func(fs *flag.FlagSet) {
+		fs.StringVar(&company, "company", "", "UUID of the company to export (required)")
+		fs.StringVar(&filesDir, "files", "", "also copy the stored PDFs and photos into this folder, named relative to it in PdfFile and File")
+	}
+	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
+	if err != nil {
+		return err
+	}
+	id, err := uuid.Parse(company)
+	if err != nil {
+		return fmt.Errorf("--company: want the company's UUID, got %q", company)
+	}
+	if len(rest) > 1 {
+		return fmt.Errorf("export takes at most one FILE")
+	}
+	out := std.out
+	if len(rest) == 1 && rest[0] != "-" {
+		f, err := os.Create(rest[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	st, err := openStore(ctx, cfg, std)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ex := &transfer.Exporter{Client: st.Client}
+	if filesDir != "" {
+		if ex.Files, err = openFiles(ctx, cfg); err != nil {
+			return err
+		}
+		defer ex.Files.Close()
+		ex.FilesDir = filesDir
+	}
+	n, err := ex.Export(ctx, id, out)
+	if err != nil {
+		return err
+	}
+	if f, ok := out.(*os.File); ok && f != os.Stdout {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(std.errOut, "exported %d inventories of company %s\n", n, id)
+	return nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+// runCommand runs one inventoryd command against the database at url and
+// returns what it wrote to standard output and standard error.
+func runCommand(t *testing.T, url, dataDir string, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args = append([]string{args[0], "--database-url", url, "--data-dir", dataDir}, args[1:]...)
+	err := run(context.Background(), args, func(string) string { return "" }, stdio{strings.NewReader(stdin), &out, &errOut})
+	return out.String(), errOut.String(), err
+}
+
+func TestGenerateExportImportCommands(t *testing.T) {
+	source, data := testdb.URL(t), t.TempDir()
+	if out, _, err := runCommand(t, source, data, "", "migrate"); err != nil || out == "" {
+		t.Fatalf("migrate: %q, %v", out, err)
+	}
+	gen := []string{"generate", "--seed", "9", "--companies", "2", "--properties", "3", "--inventories", "2",
+		"--environments", "2-3", "--items", "1-4", "--photos", "1", "--files"}
+	out, _, err := runCommand(t, source, data, "", gen...)
+	if err != nil || !strings.Contains(out, "generated seed 9: 2 companies, 6 properties, 12 inventories") || !strings.Contains(out, "rows/s") {
+		t.Fatalf("generate: %q, %v", out, err)
+	}
+	if _, _, err := runCommand(t, source, data, "", gen...); err == nil || !strings.Contains(err.Error(), "already in the database") {
+		t.Errorf("generating the same seed twice: got %v, want a refusal", err)
+	}
+
+	exportDir := t.TempDir()
+	file := filepath.Join(exportDir, "company.ndjson")
+	company := datagen.DemoCompanies[0].String()
+	if _, errOut, err := runCommand(t, source, data, "", "export", "--company", company, "--files", exportDir, file); err != nil || !strings.Contains(errOut, "exported 6 inventories") {
+		t.Fatalf("export: %q, %v", errOut, err)
+	}
+	exported, _ := os.ReadFile(file)
+	if !strings.Contains(string(exported), `"PdfFile":"pdf/`) {
+		t.Fatal("the export names no PDF file")
+	}
+
+	// Into a new database: files resolve next to the import file.
+	target, targetData := testdb.URL(t), t.TempDir()
+	out, _, err = runCommand(t, target, targetData, "", "import", file)
+	if err != nil || !strings.Contains(out, "imported 6 inventories (6 created, 0 updated), rejected 0") {
+		t.Fatalf("import: %q, %v", out, err)
+	}
+	again, _, err := runCommand(t, target, targetData, "", "export", "--company", company, "--files", t.TempDir())
+	if err != nil || again != string(exported) {
+		t.Errorf("export of the imported data differs from the original export (%v)", err)
+	}
+
+	// From standard input, with a bad line in the middle.
+	lines := strings.Split(strings.TrimSpace(string(exported)), "\n")
+	lines[2] = strings.Replace(lines[2], `"InventoryType":`, `"InventoryType":9,"x":`, 1)
+	out, errOut, err := runCommand(t, target, targetData, strings.Join(lines, "\n"), "import", "--files", exportDir, "-")
+	if err == nil || !strings.Contains(err.Error(), "1 record(s) rejected") {
+		t.Errorf("import with a bad line: got %v, want an error counting it", err)
+	}
+	if !strings.Contains(errOut, "line 3:") || !strings.Contains(out, "(0 created, 5 updated), rejected 1") {
+		t.Errorf("import with a bad line: stdout %q, stderr %q", out, errOut)
+	}
+}
+
+func TestCommandsRefuseBadArguments(t *testing.T) {
+	url, data := testdb.URL(t), t.TempDir()
+	for _, args := range [][]string{
+		{"export", "--company", "acme"},
+		{"import"},
+		{"generate", "--items", "5-2"},
+		{"migrate", "extra"},
+	} {
+		if _, _, err := runCommand(t, url, data, "", args...); err == nil {
+			t.Errorf("%v: got no error", args)
+		}
+	}
+	err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, stdio{nil, &bytes.Buffer{}, &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Errorf("unknown command: got %v", err)
+	}
+}
