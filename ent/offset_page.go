@@ -2,11 +2,10 @@
 
 package ent
 
-import "entgo.io/ent/dialect/sql"
-
 // OffsetPage limits q to size rows after offset rows, filtered and ordered as
-// Inventory connections are (the same orderBy field, then the id), with NULLs
-// last in either direction so that SQLite and PostgreSQL return the same pages.
+// Inventory connections are (the same orderBy field, then the id). Order
+// fields are NOT NULL, so both databases return the same pages, and a plain
+// ORDER BY lets PostgreSQL read a (company_id, field) index in either direction.
 func (q *InventoryQuery) OffsetPage(offset, size int, opts ...InventoryPaginateOption) (*InventoryQuery, error) {
 	pager, err := newInventoryPager(opts, false)
 	if err != nil {
@@ -16,7 +15,7 @@ func (q *InventoryQuery) OffsetPage(offset, size int, opts ...InventoryPaginateO
 		return nil, err
 	}
 	o := pager.order
-	q = q.Order(o.Field.toTerm(o.Direction.OrderTermOption(), sql.OrderNullsLast()))
+	q = q.Order(o.Field.toTerm(o.Direction.OrderTermOption()))
 	if o.Field != DefaultInventoryOrder.Field {
 		q = q.Order(DefaultInventoryOrder.Field.toTerm(o.Direction.OrderTermOption()))
 	}
@@ -24,8 +23,9 @@ func (q *InventoryQuery) OffsetPage(offset, size int, opts ...InventoryPaginateO
 }
 
 // OffsetPage limits q to size rows after offset rows, filtered and ordered as
-// Property connections are (the same orderBy field, then the id), with NULLs
-// last in either direction so that SQLite and PostgreSQL return the same pages.
+// Property connections are (the same orderBy field, then the id). Order
+// fields are NOT NULL, so both databases return the same pages, and a plain
+// ORDER BY lets PostgreSQL read a (company_id, field) index in either direction.
 func (q *PropertyQuery) OffsetPage(offset, size int, opts ...PropertyPaginateOption) (*PropertyQuery, error) {
 	pager, err := newPropertyPager(opts, false)
 	if err != nil {
@@ -35,7 +35,7 @@ func (q *PropertyQuery) OffsetPage(offset, size int, opts ...PropertyPaginateOpt
 		return nil, err
 	}
 	o := pager.order
-	q = q.Order(o.Field.toTerm(o.Direction.OrderTermOption(), sql.OrderNullsLast()))
+	q = q.Order(o.Field.toTerm(o.Direction.OrderTermOption()))
 	if o.Field != DefaultPropertyOrder.Field {
 		q = q.Order(DefaultPropertyOrder.Field.toTerm(o.Direction.OrderTermOption()))
 	}

@@ -21,6 +21,9 @@ func (r *queryResolver) Node(ctx context.Context, id uuid.UUID) (ent.Noder, erro
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
+	if err := paging.CheckNodes(len(ids)); err != nil {
+		return nil, err
+	}
 	return r.client.Noders(ctx, ids, ent.WithNodeType(r.nodeTables(ctx, ids...)))
 }
 

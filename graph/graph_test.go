@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -16,8 +18,10 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/rest"
 )
 
 var (
@@ -44,6 +48,7 @@ type inventoryTree struct {
 	RentalPrice       string  `json:"rentalPrice"`
 	Currency          string  `json:"currency"`
 	IsSigned          bool    `json:"isSigned"`
+	IsRemoteSigned    bool    `json:"isRemoteSigned"`
 	ApprovalCode      *string `json:"approvalCode"`
 	CreatedAt         string  `json:"createdAt"`
 	SignatureDate     *string `json:"signatureDate"`
@@ -167,28 +172,44 @@ func TestFiltersAndOrdering(t *testing.T) {
 	srv, _ := demo(t)
 	query := `query($where: InventoryWhereInput, $order: InventoryOrder) {
 		inventories(first: 100, where: $where, orderBy: $order) { totalCount edges { node {
-			id inventoryType isSigned rentalPrice createdAt signatureDate property { id city } } } } }`
+			id inventoryType isSigned isRemoteSigned rentalPrice createdAt signatureDate property { id city } } } } }`
+	// inOrder reports whether b may follow a in the requested order.
+	type inOrder func(a, b inventoryTree) bool
 	tests := []struct {
-		name  string
-		where map[string]any
-		order map[string]any
-		check func(n inventoryTree) bool
+		name    string
+		where   map[string]any
+		order   map[string]any
+		check   func(n inventoryTree) bool
+		inOrder inOrder
 	}{
 		{"signed colocación", map[string]any{"isSigned": true, "inventoryType": "COLOCACION"}, nil,
-			func(n inventoryTree) bool { return n.IsSigned && n.InventoryType == "COLOCACION" }},
+			func(n inventoryTree) bool { return n.IsSigned && n.InventoryType == "COLOCACION" }, nil},
 		{"unsigned", map[string]any{"isSigned": false}, nil,
-			func(n inventoryTree) bool { return !n.IsSigned && n.SignatureDate == nil }},
+			func(n inventoryTree) bool { return !n.IsSigned && n.SignatureDate == nil }, nil},
+		{"remote-signed", map[string]any{"isRemoteSigned": true}, nil,
+			func(n inventoryTree) bool { return n.IsRemoteSigned && n.IsSigned }, nil},
+		{"signed on site", map[string]any{"isRemoteSigned": false, "isSigned": true}, nil,
+			func(n inventoryTree) bool { return !n.IsRemoteSigned && n.IsSigned }, nil},
 		{"created in 2024", map[string]any{"createdAtGTE": "2024-01-01T00:00:00Z", "createdAtLT": "2025-01-01T00:00:00Z"}, nil,
-			func(n inventoryTree) bool { return n.CreatedAt >= "2024" && n.CreatedAt < "2025" }},
+			func(n inventoryTree) bool { return n.CreatedAt >= "2024" && n.CreatedAt < "2025" }, nil},
 		{"offset timestamps compare in UTC", map[string]any{"createdAtGTE": "2023-12-31T19:00:00-05:00"}, nil,
-			func(n inventoryTree) bool { return n.CreatedAt >= "2024" }},
+			func(n inventoryTree) bool { return n.CreatedAt >= "2024" }, nil},
 		{"signed in 2024", map[string]any{"signatureDateGTE": "2024-01-01T00:00:00Z", "signatureDateLT": "2025-01-01T00:00:00Z"}, nil,
 			func(n inventoryTree) bool {
 				return n.SignatureDate != nil && *n.SignatureDate >= "2024" && *n.SignatureDate < "2025"
-			}},
+			}, nil},
 		{"city", map[string]any{"hasPropertyWith": []any{map[string]any{"city": "Bogotá"}}}, nil,
-			func(n inventoryTree) bool { return n.Property.City == "Bogotá" }},
-		{"by price", nil, map[string]any{"field": "RENTAL_PRICE", "direction": "ASC"}, nil},
+			func(n inventoryTree) bool { return n.Property.City == "Bogotá" }, nil},
+		{"by price, ascending", nil, map[string]any{"field": "RENTAL_PRICE", "direction": "ASC"}, nil,
+			func(a, b inventoryTree) bool { return !lessDecimal(b.RentalPrice, a.RentalPrice) }},
+		{"by price, descending", nil, map[string]any{"field": "RENTAL_PRICE", "direction": "DESC"}, nil,
+			func(a, b inventoryTree) bool { return !lessDecimal(a.RentalPrice, b.RentalPrice) }},
+		{"by creation date, ascending", nil, map[string]any{"field": "CREATED_AT", "direction": "ASC"}, nil,
+			func(a, b inventoryTree) bool { return a.CreatedAt <= b.CreatedAt }},
+		{"by creation date, descending", nil, map[string]any{"field": "CREATED_AT", "direction": "DESC"}, nil,
+			func(a, b inventoryTree) bool { return a.CreatedAt >= b.CreatedAt }},
+		{"by type, ascending", nil, map[string]any{"field": "INVENTORY_TYPE", "direction": "ASC"}, nil,
+			func(a, b inventoryTree) bool { return typeCode[a.InventoryType] <= typeCode[b.InventoryType] }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,8 +226,8 @@ func TestFiltersAndOrdering(t *testing.T) {
 				if tt.check != nil && !tt.check(e.Node) {
 					t.Errorf("%+v does not match the filter", e.Node)
 				}
-				if tt.order != nil && i > 0 && lessDecimal(e.Node.RentalPrice, edges[i-1].Node.RentalPrice) {
-					t.Errorf("price %s after %s: want ascending", e.Node.RentalPrice, edges[i-1].Node.RentalPrice)
+				if tt.inOrder != nil && i > 0 && !tt.inOrder(edges[i-1].Node, e.Node) {
+					t.Errorf("%+v\nafter %+v: want %v", e.Node, edges[i-1].Node, tt.order)
 				}
 			}
 		})
@@ -222,6 +243,9 @@ func TestFiltersAndOrdering(t *testing.T) {
 		}
 	})
 }
+
+// typeCode orders the InventoryType enum by its stable code.
+var typeCode = map[string]int{"CAPTACION": 0, "COLOCACION": 1, "PRE_VISITA": 2, "DESOCUPACION": 3}
 
 // lessDecimal compares non-negative decimal texts with two places.
 func lessDecimal(a, b string) bool {
@@ -425,6 +449,21 @@ func TestPagingArgumentsAreValidated(t *testing.T) {
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "RFC 3339") {
 		t.Errorf("bad timestamp: got %+v, want an error naming RFC 3339", res.Errors)
 	}
+	// Each id of nodes is a bound parameter: a request may not name more
+	// than a page's worth, however large the body.
+	ids := make([]string, 101)
+	for i := range ids {
+		ids[i] = uuid.NewString()
+	}
+	res = srv.GraphQL(t, companyA, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids})
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" || res.Errors[0].Extensions["field"] != "ids" {
+		t.Errorf("nodes of 101 ids: got %d errors, first %+v, want one INVALID_ARGUMENT on ids", len(res.Errors), res.Errors[0])
+	}
+	res = srv.GraphQL(t, companyA, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids[:100]})
+	if want := `{"nodes":[null` + strings.Repeat(",null", 99) + `]}`; string(res.Data) != want ||
+		len(res.Errors) != 100 || res.Errors[99].Code() != "NOT_FOUND" {
+		t.Errorf("nodes of 100 unknown ids: got %.80s… and %d errors, want 100 nulls, each NOT_FOUND", res.Data, len(res.Errors))
+	}
 }
 
 func TestPropertyPage(t *testing.T) {
@@ -468,6 +507,17 @@ func TestCompanyHeaderIsRequired(t *testing.T) {
 		res := srv.GraphQL(t, tt.header, `{ inventories { totalCount } }`, nil)
 		if len(res.Errors) != 1 || res.Errors[0].Code() != tt.code || res.Errors[0].Extensions["field"] != "X-Company-Id" {
 			t.Errorf("header %q: got %+v, want one %s error on X-Company-Id", tt.header, res.Errors, tt.code)
+		}
+	}
+	// Without a company, node answers the same for an existing record (of
+	// any company, or the shared material catalogue) as for an unknown id:
+	// it must not tell which ids exist.
+	_, list := records(t, srv, companyA)
+	inventory := list.Inventories.Edges[0].Node
+	for _, id := range []string{inventory.ID, inventory.Environments[0].Items[0].Material.ID, uuid.NewString()} {
+		res := srv.GraphQL(t, "", `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
+		if string(res.Data) != `{"node":null}` || len(res.Errors) != 1 || res.Errors[0].Code() != "UNAUTHENTICATED" {
+			t.Errorf("node %s without a company: got %s %+v, want null and UNAUTHENTICATED", id, res.Data, res.Errors)
 		}
 	}
 	var schema struct {
@@ -531,5 +581,33 @@ func TestOversizedRequestsAreRefused(t *testing.T) {
 	if res.StatusCode < 400 || res.StatusCode >= 500 {
 		b, _ := io.ReadAll(res.Body)
 		t.Errorf("a body over %d bytes: got %d %s, want a 4xx", graph.MaxRequestBytes, res.StatusCode, b)
+	}
+}
+
+// TestPanicsAreRecoveredAndNotShown serves without a file store, so that
+// Photo.url panics on a nil store: the client gets INTERNAL "internal error",
+// the log gets the panic, and the server goes on serving.
+func TestPanicsAreRecoveredAndNotShown(t *testing.T) {
+	st := testdb.Open(t)
+	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	hs := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL}))
+	t.Cleanup(hs.Close)
+	srv := &apitest.Server{URL: hs.URL}
+
+	res := srv.GraphQL(t, companyA, `{ inventories(first: 1) { edges { node { environments { items { photos { url } } } } } } }`, nil)
+	if len(res.Errors) == 0 || res.Errors[0].Message != "internal error" || res.Errors[0].Code() != "INTERNAL" {
+		t.Errorf("a panicking resolver: got %+v, want INTERNAL \"internal error\"", res.Errors)
+	}
+	if !strings.Contains(logs.String(), `"msg":"graphql: panic"`) {
+		t.Errorf("the panic was not logged:\n%s", logs.String())
+	}
+	var after struct{ Inventories struct{ TotalCount int } }
+	srv.MustData(t, companyA, `{ inventories { totalCount } }`, nil, &after)
+	if after.Inventories.TotalCount != 60 {
+		t.Errorf("after the panic: got %d inventories, want 60", after.Inventories.TotalCount)
 	}
 }

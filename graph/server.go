@@ -42,6 +42,9 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	cfg.Complexity.Query.Properties = func(child int, _ *entgql.Cursor[uuid.UUID], first *int, _ *entgql.Cursor[uuid.UUID], last *int, _ *ent.PropertyOrder, _ *ent.PropertyWhereInput) int {
 		return child * connectionSize(first, last)
 	}
+	cfg.Complexity.Query.Nodes = func(child int, ids []uuid.UUID) int {
+		return child * max(len(ids), 1)
+	}
 	cfg.Complexity.Query.InventoryPage = func(child, _, pageSize int, _ *ent.InventoryWhereInput, _ *ent.InventoryOrder) int {
 		return child * max(pageSize, 1)
 	}

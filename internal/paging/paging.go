@@ -72,3 +72,12 @@ func CheckFirstLast(first, last *int) error {
 	}
 	return nil
 }
+
+// CheckNodes bounds the ids of one nodes lookup, like MaxPageSize: each id is
+// a bound parameter, and databases cap those.
+func CheckNodes(ids int) error {
+	if ids > MaxPageSize {
+		return apperr.InvalidField("ids", "at most %d ids a request, got %d", MaxPageSize, ids)
+	}
+	return nil
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 var nodeTables = []string{property.Table, inventory.Table, environment.Table, item.Table, photo.Table, material.Table}
@@ -23,8 +24,12 @@ var nodeTables = []string{property.Table, inventory.Table, environment.Table, it
 //
 // It reads ids across companies on purpose: it reveals only which table an
 // existing id is in, and the node is then loaded through the tenancy-filtered
-// client, so another company's id still reads as not found.
+// client, so another company's id still reads as not found. A caller that may
+// not read at all (no company) is refused before anything is looked up.
 func (s *Store) NodeTables(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]string, error) {
+	if err := tenant.Authorize(ctx); err != nil {
+		return nil, err
+	}
 	found := make(map[uuid.UUID]string, len(ids))
 	if len(ids) == 0 {
 		return found, nil
