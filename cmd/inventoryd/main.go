@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,12 +81,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 		return err
 	}
 	m := &Main{Config: cfg, Log: newLogger(std.errOut, cfg)}
+	// tenant.Unrestricted writes its audit lines to the default logger.
+	slog.SetDefault(m.Log)
 	if err := m.Run(ctx); err != nil {
-		return err
+		return errors.Join(err, m.Close())
 	}
-	<-ctx.Done()
-	m.Log.Info("shutting down")
-	return m.Close()
+	return m.Wait(ctx)
 }
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
@@ -102,6 +103,9 @@ type Main struct {
 	server   *http.Server
 	listener net.Listener
 	served   chan error
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Run opens and migrates the database, loads the demo data into an empty
@@ -152,12 +156,30 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
+// Wait serves until ctx is done, then shuts down gracefully; if the server
+// stops by itself (its listener failed), it closes the rest and says why.
+func (m *Main) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		m.Log.Info("shutting down")
+		return m.Close()
+	case err := <-m.served:
+		m.served <- err // Close reports it
+		return fmt.Errorf("the server stopped: %w", m.Close())
+	}
+}
+
 // URL is the base URL the server answers on.
 func (m *Main) URL() string { return "http://" + m.listener.Addr().String() }
 
 // Close stops accepting requests, waits up to 10 s for those in flight, and
-// closes the database.
+// closes the database. Calling it again returns the first call's result.
 func (m *Main) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.close() })
+	return m.closeErr
+}
+
+func (m *Main) close() error {
 	var errs []error
 	if m.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -6,10 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
@@ -17,8 +20,22 @@ import (
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
-// start runs the real program on a free port with a fresh database.
+// start runs the real program on a free port with a fresh database, and
+// checks that it closes cleanly after the test.
 func start(t *testing.T) *Main {
+	t.Helper()
+	m := launch(t)
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return m
+}
+
+// launch runs the real program on a free port with a fresh database; the
+// caller closes it.
+func launch(t *testing.T) *Main {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, func(string) string { return "" }, io.Discard)
@@ -30,11 +47,6 @@ func start(t *testing.T) *Main {
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
 	return m
 }
 
@@ -149,4 +161,94 @@ func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 	if _, err := parseConfig([]string{"--log-level", "loud"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Error("log level loud: got no error")
 	}
+}
+
+// TestZeroConfigurationRunServesAndShutsDown is the README's run command with
+// nothing set: it creates ./data, opens SQLite there, loads the demo data,
+// serves, and returns cleanly when its context ends (SIGINT and SIGTERM end it
+// in main). It always runs on SQLite: that is what a fresh machine gets.
+func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
+	t.Chdir(t.TempDir())
+	prev := slog.Default() // run makes its logger the default
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	env := map[string]string{"INVENTORY_ADDR": "127.0.0.1:0"} // port 0: tests run side by side
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, stdio{nil, io.Discard, logs}) }()
+
+	serving := regexp.MustCompile(`"msg":"serving","url":"(http://[^"]+)/"`)
+	var base string
+	for deadline := time.Now().Add(60 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("run returned before serving: %v\n%s", err, logs)
+		default:
+		}
+		if m := serving.FindStringSubmatch(logs.String()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		t.Fatalf("no \"serving\" line within 60 s:\n%s", logs)
+	}
+	if _, err := os.Stat(filepath.Join("data", "inventory.db")); err != nil {
+		t.Errorf("the default SQLite database: %v", err)
+	}
+	srv := &apitest.Server{URL: base}
+	if res, body := srv.Get(t, "/readyz", nil); res.StatusCode != http.StatusOK {
+		t.Errorf("/readyz: got %d %s, want 200", res.StatusCode, body)
+	}
+	var out struct{ Inventories struct{ TotalCount int } }
+	srv.MustData(t, datagen.DemoCompanies[0].String(), `{ inventories { totalCount } }`, nil, &out)
+	if out.Inventories.TotalCount != 60 {
+		t.Errorf("demo company's inventories: got %d, want 60", out.Inventories.TotalCount)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after its context ended: got %v, want nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return within 15 s of its context ending")
+	}
+	if !strings.Contains(logs.String(), `"msg":"shutting down"`) {
+		t.Errorf("no shutdown line in the log:\n%s", logs)
+	}
+}
+
+func TestWaitReturnsWhenTheServerStopsByItself(t *testing.T) {
+	m := launch(t)
+	m.listener.Close() // what a failing listener looks like to Serve
+	done := make(chan error, 1)
+	go func() { done <- m.Wait(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "the server stopped") {
+			t.Errorf("Wait: got %v, want the reason the server stopped", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Wait did not return after the listener failed")
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's logger and the test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
