@@ -51,6 +51,16 @@ func TestB1FollowsThePagingRule(t *testing.T) {
 		d.TotalPages != 2 || d.HasPreviousPage || !d.HasNextPage || len(d.Data) != 20 {
 		t.Errorf("got %+v (%d rows), want page 1 of 2, 40 records, 20 rows, next but no previous", d, len(d.Data))
 	}
+	var middle listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "page", "2"), &middle)
+	if m := middle.Data; len(m.Data) != 20 || m.Page != 2 || m.TotalRecords != 60 || m.TotalPages != 3 || !m.HasPreviousPage || !m.HasNextPage {
+		t.Errorf("page 2 of 3: got %+v (%d rows), want 20 rows with a previous and a next page", m, len(m.Data))
+	}
+	var last listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "page", "3"), &last)
+	if l := last.Data; len(l.Data) != 20 || !l.HasPreviousPage || l.HasNextPage {
+		t.Errorf("page 3 of 3: got %+v (%d rows), want 20 rows, a previous page and no next", l, len(l.Data))
+	}
 	var past listEnvelope
 	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "page", "7"), &past)
 	if p := past.Data; len(p.Data) != 0 || p.TotalRecords != 60 || p.TotalPages != 3 || !p.HasPreviousPage || p.HasNextPage {
@@ -59,7 +69,7 @@ func TestB1FollowsThePagingRule(t *testing.T) {
 }
 
 func TestB1FiltersAndSorts(t *testing.T) {
-	a := demo(t)
+	a := demoWithFiles(t) // signed inventories have their PDFs, so pdfDownloadUrl is set
 	for _, tt := range []struct {
 		query string
 		check func(summary) bool
@@ -92,6 +102,13 @@ func TestB1FiltersAndSorts(t *testing.T) {
 			t.Fatalf("default order: %s after %s, want createdAt descending", byDefault.Data.Data[i].CreatedAt, byDefault.Data.Data[i-1].CreatedAt)
 		}
 	}
+	var oldest listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "100", "sortOrder", "asc"), &oldest)
+	for i := 1; i < len(oldest.Data.Data); i++ {
+		if oldest.Data.Data[i].CreatedAt < oldest.Data.Data[i-1].CreatedAt {
+			t.Fatalf("sortOrder asc: %s after %s, want createdAt ascending", oldest.Data.Data[i].CreatedAt, oldest.Data.Data[i-1].CreatedAt)
+		}
+	}
 	var bySignature listEnvelope
 	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "100", "sortBy", "signatureDate", "sortOrder", "asc"), &bySignature)
 	rows := bySignature.Data.Data
@@ -99,6 +116,73 @@ func TestB1FiltersAndSorts(t *testing.T) {
 		prev, cur := rows[i-1].SignatureDate, rows[i].SignatureDate
 		if prev == nil && cur != nil || prev != nil && cur != nil && *cur < *prev {
 			t.Fatalf("signatureDate asc: %v then %v at %d, want ascending with unsigned last", prev, cur, i)
+		}
+	}
+	var bySignatureDesc listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "100", "sortBy", "signatureDate"), &bySignatureDesc)
+	rows = bySignatureDesc.Data.Data
+	for i := 1; i < len(rows); i++ {
+		prev, cur := rows[i-1].SignatureDate, rows[i].SignatureDate
+		if prev != nil && cur == nil || prev != nil && cur != nil && *cur > *prev {
+			t.Fatalf("signatureDate desc: %v then %v at %d, want unsigned first, then descending", prev, cur, i)
+		}
+	}
+}
+
+// TestA4SortsByCreationDate: sorter orders company A's 20 properties by
+// creation date, both ways.
+func TestA4SortsByCreationDate(t *testing.T) {
+	a := demo(t)
+	type propertyPage struct {
+		Data []struct {
+			PropertyID   string `json:"PropertyId"`
+			CreationDate string
+		}
+	}
+	var asc, desc propertyPage
+	a.getJSON(t, "/property/get_properties/"+companyA+query("page", "1", "sorter", "asc"), &asc)
+	a.getJSON(t, "/property/get_properties/"+companyA+query("page", "1", "sorter", "desc"), &desc)
+	if len(asc.Data) != 20 || len(desc.Data) != 20 {
+		t.Fatalf("got %d and %d properties, want company A's 20 each way", len(asc.Data), len(desc.Data))
+	}
+	for i := range asc.Data {
+		if i > 0 && asc.Data[i].CreationDate < asc.Data[i-1].CreationDate {
+			t.Errorf("sorter asc: %s after %s", asc.Data[i].CreationDate, asc.Data[i-1].CreationDate)
+		}
+		if mirror := desc.Data[len(desc.Data)-1-i]; mirror.PropertyID != asc.Data[i].PropertyID {
+			t.Errorf("position %d: asc has %s, desc's mirror has %s: want the reverse order", i, asc.Data[i].PropertyID, mirror.PropertyID)
+		}
+	}
+	if asc.Data[0].CreationDate == asc.Data[19].CreationDate {
+		t.Errorf("every property has the same creation date: the order is not tested")
+	}
+}
+
+// TestB3ListsAPropertysInventoriesNewestFirst, under rule 1 on every page.
+func TestB3ListsAPropertysInventoriesNewestFirst(t *testing.T) {
+	a := demo(t)
+	var any listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "1"), &any)
+	property := any.Data.Data[0].Property.PropertyID
+	n := datagen.Demo.InventoriesPerProperty // 3: two pages of 2
+	var seen []summary
+	for page := 1; page <= 3; page++ {
+		var got listEnvelope
+		a.getJSON(t, base+"/inventories/by-property"+query("x-company-id", companyA, "propertyId", property, "pageSize", "2", "page", fmt.Sprint(page)), &got)
+		d := got.Data
+		wantRows := max(min(2, n-(page-1)*2), 0)
+		if !got.Success || d.Page != page || d.PageSize != 2 || d.TotalRecords != n || d.TotalPages != 2 ||
+			d.HasPreviousPage != (page > 1) || d.HasNextPage != (page < 2) || len(d.Data) != wantRows {
+			t.Errorf("page %d: got %+v (%d rows), want %d rows of %d in 2 pages", page, d, len(d.Data), wantRows, n)
+		}
+		seen = append(seen, d.Data...)
+	}
+	if len(seen) != n {
+		t.Fatalf("walk: %d inventories, want %d", len(seen), n)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i].CreatedAt > seen[i-1].CreatedAt {
+			t.Errorf("createdAt %s after %s: want newest first", seen[i].CreatedAt, seen[i-1].CreatedAt)
 		}
 	}
 }
@@ -153,6 +237,19 @@ func TestPagingWalksHoldEveryRecordOnce(t *testing.T) {
 			page = got.NewOffset
 		}
 		once(t, properties, 45)
+		var past struct {
+			Data []struct{}
+			Meta struct {
+				Total, LastPage, CurrentPage int
+				Prev, Next                   *int
+			}
+			NewOffset int
+		}
+		a.getJSON(t, "/property/get_properties/"+companyA+query("page", "5", "sorter", "asc"), &past)
+		if m := past.Meta; len(past.Data) != 0 || m.Total != 45 || m.LastPage != 3 || m.CurrentPage != 5 ||
+			m.Prev == nil || *m.Prev != 4 || m.Next != nil || past.NewOffset != -1 {
+			t.Errorf("A4 past the end: got %+v, want no rows, true totals, prev 4, no next, newOffset -1", past)
+		}
 
 		var inventories []string
 		for page := 1; ; page++ {
@@ -346,6 +443,16 @@ func TestBadInputIsA400NamingTheParameter(t *testing.T) {
 		{"/property/get_properties/nope" + query("page", "1", "sorter", "asc"), "companyId"},
 		{"/property/get_properties/" + companyA + query("page", "1", "sorter", "asc", "x-company-id", companyB), "x-company-id"},
 		{"/property/get_property_uuid/123", "propertyId"},
+		{inv + "/by-property" + query("propertyId", someUUID), "x-company-id"},
+		{inv + "/by-property" + query("x-company-id", companyA, "propertyId", someUUID, "page", "two"), "page"},
+		{"/inventory/download-pdf/not-a-uuid", "inventoryId"},
+		{"/inventory/download-photos/itemDiagnostic/not-a-uuid", "id"},
+		{"/inventory/download-photos/itemDiagnostic/" + someUUID + query("x-company-id", "x"), "x-company-id"},
+		// Only the canonical form: no braces, urn:uuid: prefix or missing dashes.
+		{"/inventory/detail/{" + someUUID + "}", "inventoryId"},
+		{"/inventory/detail/urn:uuid:" + someUUID, "inventoryId"},
+		{"/inventory/detail/" + strings.ReplaceAll(someUUID, "-", ""), "inventoryId"},
+		{inv + query("x-company-id", strings.ReplaceAll(companyA, "-", "")), "x-company-id"},
 	} {
 		res := a.get(t, tt.path)
 		code, parameter := errorOf(t, res)
@@ -370,10 +477,15 @@ func TestBadInputIsA400NamingTheParameter(t *testing.T) {
 			t.Errorf("%s: got %d %s, want 404 NOT_FOUND", path, res.status, code)
 		}
 	}
-	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
-		res := a.call(t, method, inv+query("x-company-id", companyA), nil)
-		if code, _ := errorOf(t, res); res.status != http.StatusMethodNotAllowed || code != "METHOD_NOT_ALLOWED" || res.header.Get("Allow") != "GET, HEAD" {
-			t.Errorf("%s: got %d %s, want 405 with Allow: GET, HEAD", method, res.status, code)
+	for _, path := range []string{inv + query("x-company-id", companyA), inv + "/details", inv + "/by-property",
+		"/inventory/detail/" + someUUID, "/inventory/download-pdf/" + someUUID, "/inventory/download-photos/itemDiagnostic/" + someUUID,
+		"/property/get_properties/" + companyA, "/property/get_property_uuid/" + someUUID, "/files/photos/a.jpg"} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+			res := a.call(t, method, path, nil)
+			if code, _ := errorOf(t, res); res.status != http.StatusMethodNotAllowed || code != "METHOD_NOT_ALLOWED" || res.header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("%s %s: got %d %s, want 405 with Allow: GET, HEAD", method, path, res.status, code)
+			}
+			a.validateError(t, res)
 		}
 	}
 	if res := a.call(t, http.MethodHead, inv+query("x-company-id", companyA), nil); res.status != http.StatusOK || len(res.body) != 0 {
@@ -411,18 +523,24 @@ func TestCompaniesSeeOnlyTheirOwn(t *testing.T) {
 	}
 
 	invA, propA := listA.Data.Data[0].InventoryID, listA.Data.Data[0].Property.PropertyID
+	var detailA a1Inventory
+	a.getJSON(t, "/inventory/detail/"+invA, &detailA)
+	itemA := detailA.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
 	for _, path := range []string{
 		base + "/inventories/details" + query("x-company-id", companyB, "InventoryId", invA),
 		base + "/inventories/by-property" + query("x-company-id", companyB, "propertyId", propA),
 		"/inventory/detail/" + invA + query("x-company-id", companyB),
 		"/property/get_property_uuid/" + propA + query("x-company-id", companyB),
+		"/inventory/download-pdf/" + invA + query("x-company-id", companyB),
+		"/inventory/download-photos/itemDiagnostic/" + itemA + query("x-company-id", companyB),
 	} {
 		if res := a.get(t, path); res.status != http.StatusNotFound {
 			t.Errorf("company B reading company A's record at %s: got %d %s, want 404", path, res.status, res.body)
 		}
 	}
 	for _, path := range []string{"/inventory/detail/" + invA, "/property/get_property_uuid/" + propA,
-		"/inventory/detail/" + invA + query("x-company-id", companyA)} {
+		"/inventory/detail/" + invA + query("x-company-id", companyA),
+		"/inventory/download-photos/itemDiagnostic/" + itemA, "/inventory/download-photos/itemDiagnostic/" + itemA + query("x-company-id", companyA)} {
 		if res := a.get(t, path); res.status != http.StatusOK {
 			t.Errorf("%s: got %d, want 200 (the legacy lookup by UUID, or the owner's company)", path, res.status)
 		}

@@ -2,14 +2,20 @@ package rest_test
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
 )
 
 // signedInventory returns a signed inventory of company A from B1.
@@ -40,19 +46,35 @@ func TestA2ServesTheSignedPDF(t *testing.T) {
 	disposition := res.header.Get("Content-Disposition")
 	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(res.body, []byte("%PDF-")) ||
 		hex.EncodeToString(sum[:]) != gql.Node.PDFSha256 || res.header.Get("ETag") != `"`+gql.Node.PDFSha256+`"` ||
-		!strings.HasPrefix(disposition, `attachment; filename="inventario-`) || !strings.Contains(disposition, `filename*=UTF-8''inventario-`) ||
-		res.header.Get("Last-Modified") == "" {
+		!strings.HasPrefix(disposition, `attachment; filename="inventario-`) || !strings.Contains(disposition, `filename*=UTF-8''inventario-`) {
 		t.Fatalf("A2: got %d %v (%d bytes): want the PDF whose SHA-256 GraphQL states, as an attachment", res.status, res.header, len(res.body))
 	}
 
-	// The report names the inventory's environments, as pdftotext reads it.
-	text := pdfText(t, res.body)
+	// Last-Modified is the signature date, the moment the PDF became evidence.
+	signed, err := time.Parse(time.RFC3339, *inv.SignatureDate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.header.Get("Last-Modified"); got != signed.UTC().Format(http.TimeFormat) {
+		t.Errorf("Last-Modified: got %q, want the signature date %s", got, signed.UTC().Format(http.TimeFormat))
+	}
+
+	// The report names the inventory's environments, items and materials, as pdftotext reads it.
+	text := strings.Join(strings.Fields(pdfText(t, res.body)), " ")
 	var a1 a1Named
 	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
 	for _, env := range a1.EnvironmentDiagnostics {
 		if !strings.Contains(text, env.EnvironmentName) {
 			t.Errorf("the PDF does not name environment %q:\n%s", env.EnvironmentName, text)
 		}
+		for _, it := range env.ItemDiagnostic {
+			if !strings.Contains(text, it.ItemName) || !strings.Contains(text, it.Material.MaterialName) {
+				t.Errorf("the PDF does not name item %q of %q:\n%s", it.ItemName, it.Material.MaterialName, text)
+			}
+		}
+	}
+	if !strings.Contains(text, a1.Property.Address) {
+		t.Errorf("the PDF does not name the property's address %q", a1.Property.Address)
 	}
 	if a1.ApprovalCode == nil || !strings.Contains(text, *a1.ApprovalCode) {
 		t.Errorf("the PDF does not carry the approval code %v", a1.ApprovalCode)
@@ -65,6 +87,13 @@ func TestA2ServesTheSignedPDF(t *testing.T) {
 	if res := a.call(t, http.MethodGet, path, http.Header{"If-None-Match": {`"` + gql.Node.PDFSha256 + `"`}}); res.status != http.StatusNotModified {
 		t.Errorf("If-None-Match: got %d, want 304", res.status)
 	}
+	if res := a.call(t, http.MethodGet, path, http.Header{"If-Modified-Since": {signed.UTC().Format(http.TimeFormat)}}); res.status != http.StatusNotModified {
+		t.Errorf("If-Modified-Since the signature date: got %d, want 304", res.status)
+	}
+	before := signed.Add(-time.Hour).UTC().Format(http.TimeFormat)
+	if res := a.call(t, http.MethodGet, path, http.Header{"If-Modified-Since": {before}}); res.status != http.StatusOK || len(res.body) == 0 {
+		t.Errorf("If-Modified-Since an hour before signing: got %d, want 200 and the PDF", res.status)
+	}
 	if res := a.call(t, http.MethodHead, path, nil); res.status != http.StatusOK || len(res.body) != 0 || res.header.Get("Content-Length") == "" {
 		t.Errorf("HEAD: got %d, %d bytes", res.status, len(res.body))
 	}
@@ -72,10 +101,13 @@ func TestA2ServesTheSignedPDF(t *testing.T) {
 
 type a1Named struct {
 	ApprovalCode           *string `json:"Approval_Code"`
+	Property               struct{ Address string }
 	EnvironmentDiagnostics []struct {
 		EnvironmentName string
 		ItemDiagnostic  []struct {
 			ItemDiagnosticID string `json:"ItemDiagnosticId"`
+			ItemName         string
+			Material         struct{ MaterialName string }
 			Photo            []struct{ StorageReference string }
 		}
 	}
@@ -97,6 +129,77 @@ func pdfText(t *testing.T, pdf []byte) string {
 		t.Fatalf("pdftotext: %v", err)
 	}
 	return string(out)
+}
+
+// TestFilesNotStoredAre404 runs on records whose files were never stored
+// (demo without files): the signed PDF and the photos are 404 through the
+// real endpoints, never 500, and no interface offers a PDF URL for them.
+func TestFilesNotStoredAre404(t *testing.T) {
+	a := demo(t)
+	inv := signedInventory(t, a)
+	if inv.PDFDownloadURL != nil {
+		t.Errorf("B1 pdfDownloadUrl of a signed inventory whose PDF is not stored: got %s, want null", *inv.PDFDownloadURL)
+	}
+	var b2 struct {
+		Data struct {
+			PDFDownloadURL *string `json:"pdfDownloadUrl"`
+		}
+	}
+	a.getJSON(t, base+"/inventories/details"+query("x-company-id", companyA, "InventoryId", inv.InventoryID), &b2)
+	if b2.Data.PDFDownloadURL != nil {
+		t.Errorf("B2 pdfDownloadUrl: got %s, want null", *b2.Data.PDFDownloadURL)
+	}
+	res := a.get(t, "/inventory/download-pdf/"+inv.InventoryID)
+	if code, _ := errorOf(t, res); res.status != http.StatusNotFound || code != "NOT_FOUND" {
+		t.Errorf("A2 of a signed inventory whose PDF is not stored: got %d %s, want 404 NOT_FOUND", res.status, code)
+	}
+
+	var a1 a1Named
+	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
+	var photos struct{ Photos []struct{ Url string } }
+	for _, env := range a1.EnvironmentDiagnostics {
+		for _, it := range env.ItemDiagnostic {
+			if len(photos.Photos) == 0 && len(it.Photo) > 0 {
+				a.getJSON(t, "/inventory/download-photos/itemDiagnostic/"+it.ItemDiagnosticID, &photos)
+			}
+		}
+	}
+	if len(photos.Photos) == 0 {
+		t.Fatal("no item with photos")
+	}
+	photo := a.get(t, strings.TrimPrefix(photos.Photos[0].Url, a.URL))
+	if code, _ := errorOf(t, photo); photo.status != http.StatusNotFound || code != "NOT_FOUND" {
+		t.Errorf("a validly signed URL of a photo that is not stored: got %d %s, want 404 NOT_FOUND", photo.status, code)
+	}
+}
+
+// TestTraversalNeverReachesStorage sends references that try to leave the
+// photo folder to the real server, some even with a valid signature for the
+// traversing key (the test store's key is known): none is served.
+func TestTraversalNeverReachesStorage(t *testing.T) {
+	a := demoWithFiles(t)
+	inv := signedInventory(t, a)
+	sign := func(key string) string {
+		expires := time.Now().Add(time.Minute).Unix()
+		mac := hmac.New(sha256.New, []byte(apitest.SigningKey))
+		fmt.Fprintf(mac, "%s\n%d", key, expires)
+		return fmt.Sprintf("expires=%d&signature=%s", expires, base64.RawURLEncoding.EncodeToString(mac.Sum(nil)))
+	}
+	pdf := "pdf/" + inv.InventoryID + ".pdf"
+	for _, path := range []string{
+		"/files/photos/..%2F" + strings.ReplaceAll(pdf, "/", "%2F") + "?" + sign("photos/../"+pdf),
+		"/files/photos/%2e%2e%2F" + strings.ReplaceAll(pdf, "/", "%2F") + "?" + sign("photos/../"+pdf),
+		"/files/photos/%2Fetc%2Fpasswd?" + sign("photos//etc/passwd"),
+		"/files/photos/..%5C..%5Cpdf%5C" + inv.InventoryID + ".pdf?" + sign(`photos/..\..\pdf\`+inv.InventoryID+".pdf"),
+		"/inventory/download-pdf/..%2F..%2F" + inv.InventoryID,
+		"/inventory/download-pdf/%2e%2e%2Fpdf%2F" + inv.InventoryID,
+		"/inventory/download-photos/itemDiagnostic/..%2F..%2Fpdf",
+	} {
+		res, body := a.Get(t, path, nil)
+		if res.StatusCode == http.StatusOK || res.StatusCode >= 500 || bytes.Contains(body, []byte("%PDF-")) {
+			t.Errorf("%s: got %d with %d bytes, want a 4xx and no file", path, res.StatusCode, len(body))
+		}
+	}
 }
 
 func TestA2RefusesWhatIsNotASignedPDF(t *testing.T) {
@@ -148,7 +251,7 @@ func TestA3PhotoURLsDownloadTheStatedImages(t *testing.T) {
 					sum := sha256.Sum256(body)
 					if img.StatusCode != http.StatusOK || img.Header.Get("Content-Type") != p["ContentType"] || p["ContentType"] != "image/jpeg" ||
 						hex.EncodeToString(sum[:]) != p["Sha256"] || img.Header.Get("X-Content-Type-Options") != "nosniff" ||
-						!strings.HasPrefix(img.Header.Get("Cache-Control"), "private, max-age=") || !bytes.HasPrefix(body, []byte{0xff, 0xd8}) {
+						!cachedAtMostAsLongAsTheURL(img.Header.Get("Cache-Control")) || !bytes.HasPrefix(body, []byte{0xff, 0xd8}) {
 						t.Errorf("photo %s: got %d %v, SHA-256 %x, want the JPEG whose SHA-256 is %s", p["StorageReference"], img.StatusCode, img.Header, sum, p["Sha256"])
 					}
 					checked++
@@ -166,4 +269,14 @@ func TestA3PhotoURLsDownloadTheStatedImages(t *testing.T) {
 	if res := a.get(t, "/inventory/download-photos/itemDiagnostic/"+list.Data.Data[0].InventoryID); res.status != http.StatusNotFound {
 		t.Errorf("A3 with an inventory's id: got %d, want 404", res.status)
 	}
+}
+
+// cachedAtMostAsLongAsTheURL: a photo may be cached privately, and no longer
+// than its signed URL (15 minutes) is valid.
+func cachedAtMostAsLongAsTheURL(cacheControl string) bool {
+	var maxAge int
+	if _, err := fmt.Sscanf(cacheControl, "private, max-age=%d", &maxAge); err != nil {
+		return false
+	}
+	return maxAge > 0 && maxAge <= 15*60
 }

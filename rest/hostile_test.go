@@ -28,21 +28,39 @@ func TestHostileInputNeverFailsTheServer(t *testing.T) {
 			"/files/photos/"+v+"?expires="+v+"&signature="+v,
 		)
 	}
-	paths = append(paths, base+"/inventories?x-company-id="+companyA+"&x-company-id="+companyB+"&page=1&page=2")
-	for _, path := range paths {
-		res, body := a.Get(t, path, http.Header{"X-Company-Id": {"\u00e9t\u00e9"}})
-		if res.StatusCode >= 500 {
-			t.Errorf("%s: got %d %s", path, res.StatusCode, body)
-			continue
+	// Requests that pass every check reach the GraphQL executor and the database.
+	paths = append(paths,
+		base+"/inventories?x-company-id="+companyA+"&x-company-id="+companyB+"&page=1&page=2",
+		base+"/inventories?page=2147483647&pageSize=100&sortBy=SIGNATUREDATE&sortOrder=ASC",
+		base+"/inventories/by-property?propertyId="+companyA+"&page=2147483647&pageSize=100",
+		"/property/get_properties/"+companyA+"?page=2147483647&sorter=DESC",
+	)
+	// Each path goes without a company, with a valid one (so that most reach
+	// GraphQL), and with a malformed one.
+	companies := []http.Header{nil, {"X-Company-Id": {companyA}}, {"X-Company-Id": {"\u00e9t\u00e9"}}}
+	for _, header := range companies {
+		for _, path := range paths {
+			checkNoServerError(t, a, path, header)
 		}
-		if res.StatusCode >= 400 && res.StatusCode != http.StatusMovedPermanently {
-			var e struct {
-				Success bool
-				Error   struct{ Code, Message string }
-			}
-			if err := json.Unmarshal(body, &e); err != nil || e.Success || e.Error.Code == "" {
-				t.Errorf("%s: %d with body %q: want the JSON error shape", path, res.StatusCode, body)
-			}
+	}
+}
+
+// checkNoServerError fails the test if path answers 5xx, or 4xx in another
+// shape than the JSON error.
+func checkNoServerError(t *testing.T, a *api, path string, header http.Header) {
+	t.Helper()
+	res, body := a.Get(t, path, header)
+	if res.StatusCode >= 500 {
+		t.Errorf("%s (%v): got %d %s", path, header, res.StatusCode, body)
+		return
+	}
+	if res.StatusCode >= 400 {
+		var e struct {
+			Success bool
+			Error   struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(body, &e); err != nil || e.Success || e.Error.Code == "" {
+			t.Errorf("%s (%v): %d with body %q: want the JSON error shape", path, header, res.StatusCode, body)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,11 +47,21 @@ func (p *params) uuid(name string) uuid.UUID {
 		p.fail(name, "is required: a UUID")
 		return uuid.Nil
 	}
-	id, err := uuid.Parse(value)
+	id, err := parseUUID(value)
 	if err != nil {
 		p.fail(name, "%q is not a UUID", value)
 	}
 	return id
+}
+
+// parseUUID reads a UUID in its canonical form only (8-4-4-4-12 hex digits),
+// the form the contract gives out: uuid.Parse would also take braces, a
+// urn:uuid: prefix or no dashes, which no legacy client sends.
+func parseUUID(value string) (uuid.UUID, error) {
+	if len(value) != 36 {
+		return uuid.Nil, errors.New("not a canonical UUID")
+	}
+	return uuid.Parse(value)
 }
 
 // company reads the required company id from the query or the header; when
@@ -68,7 +79,7 @@ func (p *params) company() uuid.UUID {
 	case inQuery == "":
 		inQuery = inHeader
 	}
-	id, err := uuid.Parse(inQuery)
+	id, err := parseUUID(inQuery)
 	if err != nil {
 		p.fail(companyParam, "%q is not a UUID", inQuery)
 	}

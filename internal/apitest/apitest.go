@@ -22,10 +22,14 @@ type Server struct {
 	URL string
 }
 
+// SigningKey signs the photo URLs of Files' stores: known, so that tests can
+// forge a valid signature and show what a signature alone does not allow.
+const SigningKey = "test signing key, 32 bytes long!"
+
 // Files is an in-memory file store for one test.
 func Files(tb testing.TB) *files.Store {
 	tb.Helper()
-	fs, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte("test signing key, 32 bytes long!")})
+	fs, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte(SigningKey)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"net/http"
+	"strings"
 )
 
 type baseURLKey struct{}
@@ -23,7 +24,7 @@ func BaseURL(ctx context.Context) string {
 // configured public URL when set, else the request's scheme and host.
 func RequestBaseURL(r *http.Request, public string) string {
 	if public != "" {
-		return public
+		return strings.TrimSuffix(public, "/")
 	}
 	scheme := "http"
 	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
@@ -35,10 +36,11 @@ func RequestBaseURL(r *http.Request, public string) string {
 // PDFPath is where a signed inventory's PDF is downloaded (endpoint A2).
 const PDFPath = "/inventory/download-pdf/"
 
-// PDFURL is the download URL of a signed inventory's PDF; unsigned
-// inventories have none.
-func PDFURL(ctx context.Context, inventory string, signed bool) *string {
-	if !signed {
+// PDFURL is the download URL of an inventory's signed PDF, given only when
+// that PDF is stored (its digest is recorded): unsigned inventories have none,
+// and a URL that could only answer 404 would mislead.
+func PDFURL(ctx context.Context, inventory string, stored bool) *string {
+	if !stored {
 		return nil
 	}
 	u := BaseURL(ctx) + PDFPath + inventory
