@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,6 +33,15 @@ func TestGenerateExportImportCommands(t *testing.T) {
 	out, _, err := runCommand(t, source, data, "", gen...)
 	if err != nil || !strings.Contains(out, "generated seed 9: 2 companies, 6 properties, 12 inventories") || !strings.Contains(out, "rows/s") {
 		t.Fatalf("generate: %q, %v", out, err)
+	}
+	// The closing note's memory figure is the peak resident set where Linux
+	// reports it, and otherwise says plainly that it is something else.
+	want := regexp.MustCompile(`; peak RSS [1-9][0-9]* MiB\n`)
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		want = regexp.MustCompile(`; Go memory obtained from the OS [0-9]+ MiB \(peak RSS not available here\)\n`)
+	}
+	if !want.MatchString(out) {
+		t.Errorf("generate: %q, want its memory figure to match %s", out, want)
 	}
 	if _, _, err := runCommand(t, source, data, "", gen...); err == nil || !strings.Contains(err.Error(), "already in the database") {
 		t.Errorf("generating the same seed twice: got %v, want a refusal", err)
@@ -68,6 +78,23 @@ func TestGenerateExportImportCommands(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "line 3:") || !strings.Contains(out, "(0 created, 5 updated), rejected 1") {
 		t.Errorf("import with a bad line: stdout %q, stderr %q", out, errOut)
+	}
+}
+
+func TestPeakRSSIsReadFromProcStatus(t *testing.T) {
+	for _, tt := range []struct {
+		status string
+		kib    int64
+		ok     bool
+	}{
+		{"Name:\tinventoryd\nVmPeak:\t 2000000 kB\nVmHWM:\t  110592 kB\nVmRSS:\t   90000 kB\n", 110592, true},
+		{"Name:\tinventoryd\nVmRSS:\t   90000 kB\n", 0, false}, // no VmHWM line
+		{"VmHWM:\t  lots kB\n", 0, false},
+		{"VmHWM:\t  110592 MB\n", 0, false},
+	} {
+		if kib, ok := peakRSS(tt.status); kib != tt.kib || ok != tt.ok {
+			t.Errorf("peakRSS(%q) = %d, %v; want %d, %v", tt.status, kib, ok, tt.kib, tt.ok)
+		}
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"encoding/json"
 	"image"
 	_ "image/jpeg"
 	"testing"
@@ -14,7 +14,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/material"
+	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
@@ -50,7 +54,7 @@ func TestDemoDatasetCoversTheSpec(t *testing.T) {
 		t.Fatalf("inventories: got %d, want %d", len(invs), stats.Inventories)
 	}
 	types, levels, companies := map[inventorytype.Type]int{}, map[int]int{}, map[uuid.UUID]int{}
-	var signed, unsigned, remote, photos, items int
+	var signed, unsigned, remote, photos, items, unordered int
 	for _, inv := range invs {
 		types[inv.InventoryType]++
 		levels[inv.Edges.Property.Levels]++
@@ -71,6 +75,9 @@ func TestDemoDatasetCoversTheSpec(t *testing.T) {
 			for _, it := range env.Edges.Items {
 				items++
 				photos += len(it.Edges.Photos)
+				if it.Order == nil {
+					unordered++
+				}
 				if it.Edges.Material == nil {
 					t.Errorf("item %s has no material", it.ID)
 				}
@@ -82,6 +89,11 @@ func TestDemoDatasetCoversTheSpec(t *testing.T) {
 	}
 	if signed == 0 || unsigned == 0 || remote == 0 || items == 0 || photos == 0 {
 		t.Errorf("signed %d, unsigned %d, remote-signed %d, items %d, photos %d: want some of each", signed, unsigned, remote, items, photos)
+	}
+	// Items the inspector never ordered (a null order) are part of the spec's
+	// data, and the demo shows some beside the ordered ones.
+	if unordered == 0 || unordered == items {
+		t.Errorf("%d of %d items have no order: want some, not all", unordered, items)
 	}
 	for _, id := range datagen.DemoCompanies {
 		if companies[id] == 0 {
@@ -95,22 +107,57 @@ func TestDemoDatasetCoversTheSpec(t *testing.T) {
 	}
 }
 
-// digest lists a dataset's records in a comparable form.
+// digest lists a dataset's records in a comparable form: every stored field
+// of every property, inventory, environment, item, photo and material (each
+// row as its JSON, which holds all of the entity's fields), in id order.
 func digest(t *testing.T, client *ent.Client) []string {
 	t.Helper()
 	ctx := allCompanies(context.Background())
-	invs, err := client.Inventory.Query().Order(inventory.ByID()).
-		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems(func(q *ent.ItemQuery) { q.WithPhotos() }) }).All(ctx)
+	props, err := client.Property.Query().Order(property.ByID()).
+		WithInventories(func(q *ent.InventoryQuery) {
+			q.Order(inventory.ByID()).WithEnvironments(func(q *ent.EnvironmentQuery) {
+				q.Order(environment.ByID()).WithItems(func(q *ent.ItemQuery) {
+					q.Order(item.ByID()).WithPhotos(func(q *ent.PhotoQuery) { q.Order(photo.ByID()) })
+				})
+			})
+		}).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mats, err := client.Material.Query().Order(material.ByID()).All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, inv := range invs {
-		out = append(out, fmt.Sprintf("%s %s %d %s %s %v %v", inv.ID, inv.PropertyID, inv.InventoryType, inv.RentalPrice, inv.CreatedAt.UTC(), inv.IsSigned, deref(inv.ApprovalCode)))
-		for _, env := range inv.Edges.Environments {
-			out = append(out, fmt.Sprintf("  %s %s %d", env.ID, env.Name, env.Level))
-			for _, it := range env.Edges.Items {
-				out = append(out, fmt.Sprintf("    %s %s %d %s %d photos", it.ID, it.Name, it.Rating, it.MaterialID, len(it.Edges.Photos)))
+	row := func(indent string, entity any) {
+		t.Helper()
+		b, err := json.Marshal(entity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(b, &fields); err != nil {
+			t.Fatal(err)
+		}
+		delete(fields, "edges") // the children follow, each on its own line
+		b, _ = json.Marshal(fields)
+		out = append(out, indent+string(b))
+	}
+	for _, m := range mats {
+		row("material ", m)
+	}
+	for _, p := range props {
+		row("", p)
+		for _, inv := range p.Edges.Inventories {
+			row("  ", inv)
+			for _, env := range inv.Edges.Environments {
+				row("    ", env)
+				for _, it := range env.Edges.Items {
+					row("      ", it)
+					for _, ph := range it.Edges.Photos {
+						row("        ", ph)
+					}
+				}
 			}
 		}
 	}
@@ -200,13 +247,6 @@ func TestFailedLoadWritesNothing(t *testing.T) {
 	if props != 1 || invs != 0 {
 		t.Errorf("after the failed load: %d properties, %d inventories, want only the 1 property written before", props, invs)
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return "<nil>"
-	}
-	return *s
 }
 
 func TestDemoFilesAreRealAndMatchTheirDigests(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"ariga.io/atlas/sql/migrate"
+	"ariga.io/atlas/sql/schema"
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	entschema "entgo.io/ent/dialect/sql/schema"
@@ -200,6 +201,11 @@ func Plan(ctx context.Context, devURL string, dir migrate.Dir, name string) (wro
 		entschema.WithDropColumn(true),
 		entschema.WithDropIndex(true),
 		entschema.WithErrNoPlan(true),
+		// Both sides are normalized (the files replayed in PostgreSQL, the
+		// ent schema through it), so CHECK expressions are compared too:
+		// Atlas's default diff matches checks by name and would miss
+		// "rating BETWEEN 1 AND 6" replacing "rating BETWEEN 1 AND 5".
+		entschema.WithDiffOptions(schema.DiffNormalized()),
 	)
 	if err != nil {
 		return false, err

@@ -30,10 +30,56 @@ func requirePostgres(t *testing.T) string {
 // someone changes ent/schema without writing the next migration.
 func TestMigrationFilesMatchTheEntSchema(t *testing.T) {
 	server := requirePostgres(t)
-	embedded, err := migrations.Dir()
+	dir := committedDir(t)
+	before := names(t, dir)
+	wrote, err := migrations.Plan(context.Background(), server, dir, "check")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if wrote {
+		t.Fatalf("ent/schema and %s disagree: run `go run ./internal/migrations/gen NAME` and commit the file. Missing:\n%s",
+			migrations.Folder, written(t, dir, before))
+	}
+}
+
+// A CHECK constraint whose name stays but whose expression changes is drift
+// too: here the files widen item_rating_range to 1-6 while the ent schema
+// keeps 1-5, and the check must ask for the constraint back (a by-name
+// comparison would see nothing).
+func TestDriftCheckNoticesAChangedCheckExpression(t *testing.T) {
+	server := requirePostgres(t)
+	dir := committedDir(t)
+	if err := dir.WriteFile("99990101000000_widen_rating.sql", []byte(`-- Modify "items" table
+ALTER TABLE "items" DROP CONSTRAINT "item_rating_range", ADD CONSTRAINT "item_rating_range" CHECK ((rating >= 1) AND (rating <= 6));
+`)); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := dir.Checksum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate.WriteSumFile(dir, sum); err != nil {
+		t.Fatal(err)
+	}
+	before := names(t, dir)
+	wrote, err := migrations.Plan(context.Background(), server, dir, "check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wrote {
+		t.Fatal("the files' item_rating_range allows 1 to 6 and the ent schema's 1 to 5, and the check reported no difference")
+	}
+	got := written(t, dir, before)
+	if !strings.Contains(got, `"item_rating_range"`) || !strings.Contains(got, "rating <= 5") {
+		t.Errorf("the planned migration does not restore item_rating_range to 1-5:\n%s", got)
+	}
+}
+
+// committedDir copies the embedded migration files and their atlas.sum into a
+// directory of the test's own.
+func committedDir(t *testing.T) *migrate.MemDir {
+	t.Helper()
+	embedded := mustDir(t)
 	dir := &migrate.MemDir{}
 	files, err := embedded.Files()
 	if err != nil {
@@ -51,19 +97,36 @@ func TestMigrationFilesMatchTheEntSchema(t *testing.T) {
 	if err := migrate.WriteSumFile(dir, sum); err != nil {
 		t.Fatal(err)
 	}
-	wrote, err := migrations.Plan(context.Background(), server, dir, "check")
+	return dir
+}
+
+func names(t *testing.T, dir migrate.Dir) []string {
+	t.Helper()
+	files, err := dir.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wrote {
-		var diff strings.Builder
-		after, _ := dir.Files()
-		for _, f := range after[len(files):] {
-			diff.Write(f.Bytes())
-		}
-		t.Fatalf("ent/schema and %s disagree: run `go run ./internal/migrations/gen NAME` and commit the file. Missing:\n%s",
-			migrations.Folder, diff.String())
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name())
 	}
+	return names
+}
+
+// written returns the text of the files in dir that are not in before.
+func written(t *testing.T, dir migrate.Dir, before []string) string {
+	t.Helper()
+	files, err := dir.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, f := range files {
+		if !slices.Contains(before, f.Name()) {
+			text.Write(f.Bytes())
+		}
+	}
+	return text.String()
 }
 
 func TestApplyFromEmpty(t *testing.T) {

@@ -65,7 +65,7 @@ func (ex *Exporter) Export(ctx context.Context, company uuid.UUID, w io.Writer) 
 			return n, err
 		}
 		for _, inv := range page {
-			rec, err := ex.record(ctx, company, inv)
+			rec, err := ex.record(ctx, inv)
 			if err != nil {
 				return n, err
 			}
@@ -81,13 +81,13 @@ func (ex *Exporter) Export(ctx context.Context, company uuid.UUID, w io.Writer) 
 	}
 }
 
-func (ex *Exporter) record(ctx context.Context, company uuid.UUID, inv *ent.Inventory) (*Record, error) {
+func (ex *Exporter) record(ctx context.Context, inv *ent.Inventory) (*Record, error) {
 	kind := inv.InventoryType.Code()
 	prop := inv.Edges.Property
 	levels := prop.Levels
 	active := prop.IsActive
 	rec := &Record{
-		CompanyID:          company.String(),
+		CompanyID:          inv.CompanyID.String(), // the stored row's, not the one asked for
 		InventoryID:        inv.ID.String(),
 		InventoryType:      &kind,
 		RentalPrice:        inv.RentalPrice.StringFixed(2),

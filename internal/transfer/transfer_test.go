@@ -4,18 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
+	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/material"
+	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -25,14 +34,21 @@ import (
 var small = datagen.Size{Companies: 2, PropertiesPerCompany: 3, InventoriesPerProperty: 2,
 	MinEnvironments: 2, MaxEnvironments: 3, MinItems: 1, MaxItems: 3, MaxPhotos: 2}
 
-// exported loads a generated dataset with its files and exports the first
-// company, files included.
-func exported(t *testing.T) (lines []string, filesDir string) {
+// generated is a database and file store holding a generated dataset of two
+// companies, with its files.
+func generated(t *testing.T) (*store.Store, *files.Store) {
 	t.Helper()
 	st, fs := testdb.Open(t), apitest.Files(t)
 	if _, err := datagen.Load(context.Background(), st.Client, fs, 5, small); err != nil {
 		t.Fatal(err)
 	}
+	return st, fs
+}
+
+// exported exports the first company of a generated dataset, files included.
+func exported(t *testing.T) (lines []string, filesDir string) {
+	t.Helper()
+	st, fs := generated(t)
 	return export(t, st, fs, datagen.DemoCompanies[0])
 }
 
@@ -62,7 +78,10 @@ func importLines(t *testing.T, st *store.Store, fs *files.Store, dir string, lin
 }
 
 func TestExportImportExportGivesBackTheSameRecordsAndFiles(t *testing.T) {
-	lines, dir := exported(t)
+	source, sourceFiles := generated(t)
+	a, b := datagen.DemoCompanies[0], datagen.DemoCompanies[1]
+	lines, dir := export(t, source, sourceFiles, a)
+	linesB, dirB := export(t, source, sourceFiles, b)
 	if !strings.Contains(strings.Join(lines, ""), `"PdfFile":"pdf/`) || !strings.Contains(strings.Join(lines, ""), `"File":"photos/`) {
 		t.Fatal("the export names no PDF or photo file")
 	}
@@ -71,7 +90,10 @@ func TestExportImportExportGivesBackTheSameRecordsAndFiles(t *testing.T) {
 	if sum.Created != len(lines) || sum.Updated != 0 || len(sum.Rejections) != 0 {
 		t.Fatalf("import: %v %v", sum, sum.Rejections)
 	}
-	again, dir2 := export(t, st, fs, datagen.DemoCompanies[0])
+	if sum := importLines(t, st, fs, dirB, linesB...); sum.Created != len(linesB) || len(sum.Rejections) != 0 {
+		t.Errorf("import of the second company: %v %v", sum, sum.Rejections)
+	}
+	again, dir2 := export(t, st, fs, a)
 	if strings.Join(again, "\n") != strings.Join(lines, "\n") {
 		t.Fatalf("export after import differs:\nfirst:  %s\nsecond: %s", lines[0], again[0])
 	}
@@ -93,54 +115,184 @@ func TestExportImportExportGivesBackTheSameRecordsAndFiles(t *testing.T) {
 	if checked == 0 {
 		t.Error("no file was exported")
 	}
-	// Another company's export holds nothing of the first.
-	other, _ := export(t, st, fs, datagen.DemoCompanies[0])
-	if len(other) != len(lines) {
-		t.Fatalf("re-export: %d records, want %d", len(other), len(lines))
+
+	// With both companies in the database, the first one's export holds
+	// nothing of the second's: no id of its properties, inventories,
+	// environments, items or photos, and no line naming it.
+	if againB, _ := export(t, st, fs, b); strings.Join(againB, "\n") != strings.Join(linesB, "\n") {
+		t.Errorf("the second company's export after import differs:\nfirst:  %s\nsecond: %s", linesB[0], againB[0])
 	}
-	var out bytes.Buffer
-	if n, err := (&transfer.Exporter{Client: st.Client}).Export(context.Background(), datagen.DemoCompanies[1], &out); err != nil || n != 0 {
-		t.Errorf("the second company (not imported) exports %d records (%v), want none", n, err)
+	exportA := strings.Join(again, "\n")
+	idsB := uuidPattern.FindAllString(strings.Join(linesB, "\n"), -1)
+	if len(idsB) < len(linesB)*3 {
+		t.Fatalf("found %d ids in the second company's %d lines", len(idsB), len(linesB))
+	}
+	for _, id := range idsB {
+		if id != b.String() && strings.Contains(exportA, id) {
+			t.Errorf("the first company's export holds %s, of the second company", id)
+		}
+	}
+	for i, l := range again {
+		var rec transfer.Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.CompanyID != a.String() {
+			t.Errorf("line %d of the first company's export names company %s", i+1, rec.CompanyID)
+		}
 	}
 }
 
-func TestBadLineInTheMiddleIsRejectedAndTheRestGoIn(t *testing.T) {
-	lines, dir := exported(t)
-	var bad map[string]any
-	if err := json.Unmarshal([]byte(lines[2]), &bad); err != nil {
-		t.Fatal(err)
-	}
-	badID := bad["InventoryId"].(string)
-	env := bad["EnvironmentDiagnostics"].([]any)[1].(map[string]any)
-	env["ItemDiagnostic"].([]any)[0].(map[string]any)["Rating"] = 9
-	corrupted, _ := json.Marshal(bad)
-	lines[2] = string(corrupted)
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
-	st, fs := testdb.Open(t), apitest.Files(t)
-	var heard []transfer.Rejection
-	im := &transfer.Importer{Client: st.Client, Files: fs, FilesDir: dir, Rejected: func(r transfer.Rejection) { heard = append(heard, r) }}
-	sum, err := im.Import(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+// Export reads a page of inventories at a time; a company of several pages,
+// most of whose inventories share one creation date (so that pages end inside
+// a run of equal dates), comes out whole: every inventory exactly once, in
+// (creation date, id) order, each with its tree.
+func TestExportOfSeveralPagesHoldsEveryInventoryOnce(t *testing.T) {
+	const n = 450
+	st := testdb.Open(t)
+	ctx := tenant.Unrestricted(context.Background(), "test: writing a company of several export pages")
+	company := uuid.New()
+	mat, err := st.Client.Material.Create().SetName("Ladrillo").Save(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := transfer.Rejection{Line: 3, Field: "EnvironmentDiagnostics[1].ItemDiagnostic[0].Rating"}
-	if len(sum.Rejections) != 1 || sum.Rejections[0].Line != want.Line || sum.Rejections[0].Field != want.Field ||
-		!strings.Contains(sum.Rejections[0].Reason, "9") || len(heard) != 1 {
-		t.Fatalf("rejections: %+v, want one of %+v", sum.Rejections, want)
+	same := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
+	var props []*ent.PropertyCreate
+	var invs []*ent.InventoryCreate
+	var envs []*ent.EnvironmentCreate
+	var items []*ent.ItemCreate
+	want := map[string]bool{}
+	for i := range n {
+		prop, inv, env := uuid.New(), uuid.New(), uuid.New()
+		if i%3 == 0 {
+			props = append(props, st.Client.Property.Create().SetID(prop).SetCompanyID(company).
+				SetAddress(fmt.Sprintf("Calle %d", i)).SetCity("Cali").SetPropertyType("Casa"))
+		} else {
+			prop, _ = props[len(props)-1].Mutation().ID()
+		}
+		created := same // two in three share it
+		if i%3 == 0 {
+			created = same.Add(time.Duration(i-n/2) * time.Hour)
+		}
+		invs = append(invs, st.Client.Inventory.Create().SetID(inv).SetCompanyID(company).SetPropertyID(prop).
+			SetInventoryType(inventorytype.Type(i%4)).SetRentalPrice(decimal.NewFromInt(1_000_000)).SetCreatedAt(created))
+		envs = append(envs, st.Client.Environment.Create().SetID(env).SetCompanyID(company).SetInventoryID(inv).SetName("Sala"))
+		items = append(items, st.Client.Item.Create().SetCompanyID(company).SetEnvironmentID(env).SetMaterialID(mat.ID).
+			SetName(fmt.Sprintf("Piso %d", i)).SetRating(3))
+		want[inv.String()] = true
 	}
-	if sum.Created != len(lines)-1 {
-		t.Errorf("created %d, want every other line (%d)", sum.Created, len(lines)-1)
+	if err := st.Client.Property.CreateBulk(props...).Exec(ctx); err != nil {
+		t.Fatal(err)
 	}
-	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
-	if n, _ := st.Client.Inventory.Query().Count(ctx); n != len(lines)-1 {
-		t.Errorf("%d inventories stored, want %d", n, len(lines)-1)
+	if err := store.SaveInBatches(ctx, invs, func(b []*ent.InventoryCreate) error { return st.Client.Inventory.CreateBulk(b...).Exec(ctx) }); err != nil {
+		t.Fatal(err)
 	}
-	id := uuid.MustParse(badID)
-	if n, _ := st.Client.Environment.Query().Where(environment.InventoryID(id)).Count(ctx); n != 0 {
-		t.Errorf("the rejected inventory left %d environments", n)
+	if err := store.SaveInBatches(ctx, envs, func(b []*ent.EnvironmentCreate) error { return st.Client.Environment.CreateBulk(b...).Exec(ctx) }); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(sum.String(), "rejected 1") {
-		t.Errorf("summary %q does not count the rejection", sum)
+	if err := store.SaveInBatches(ctx, items, func(b []*ent.ItemCreate) error { return st.Client.Item.CreateBulk(b...).Exec(ctx) }); err != nil {
+		t.Fatal(err)
+	}
+
+	lines, _ := export(t, st, nil, company)
+	if len(lines) != n {
+		t.Errorf("exported %d inventories, want %d", len(lines), n)
+	}
+	seen := map[string]int{}
+	var prev transfer.Record
+	for i, l := range lines {
+		var rec transfer.Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		seen[rec.InventoryID]++
+		if seen[rec.InventoryID] == 2 {
+			t.Errorf("inventory %s exported twice", rec.InventoryID)
+		}
+		if !want[rec.InventoryID] {
+			t.Errorf("line %d: inventory %s was not written by the test", i+1, rec.InventoryID)
+		}
+		if i > 0 && (rec.CreationDate < prev.CreationDate || rec.CreationDate == prev.CreationDate && rec.InventoryID <= prev.InventoryID) {
+			t.Errorf("line %d (%s %s) comes after %s %s", i+1, rec.CreationDate, rec.InventoryID, prev.CreationDate, prev.InventoryID)
+		}
+		if len(rec.EnvironmentDiagnostics) != 1 || len(rec.EnvironmentDiagnostics[0].ItemDiagnostic) != 1 {
+			t.Errorf("line %d: inventory %s exported without its environment and item", i+1, rec.InventoryID)
+		}
+		prev = rec
+	}
+	for id := range want {
+		if seen[id] == 0 {
+			t.Errorf("inventory %s is missing from the export", id)
+		}
+	}
+}
+
+// A line the database refuses after the line's first rows are written (its
+// property, inventory, environments and a new material) leaves none of them:
+// each inventory is one transaction, rolled back whole. A trigger refuses the
+// item named "boom", which is inserted after all of those.
+func TestALineRefusedPartwayThroughItsWriteLeavesNothing(t *testing.T) {
+	var drv dialect.Driver
+	st := testdb.Open(t, store.WithDriver(func(d dialect.Driver) dialect.Driver { drv = d; return d }))
+	ctx := context.Background()
+	trigger := []string{`CREATE TRIGGER refuse_boom BEFORE INSERT ON items WHEN NEW.name = 'boom'
+		BEGIN SELECT RAISE(ABORT, 'boom is refused'); END`}
+	if st.Dialect() == dialect.Postgres {
+		trigger = []string{
+			`CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN RAISE EXCEPTION 'boom is refused'; END $$`,
+			`CREATE TRIGGER refuse_boom BEFORE INSERT ON items FOR EACH ROW
+			WHEN (NEW.name = 'boom') EXECUTE FUNCTION refuse_boom()`,
+		}
+	}
+	for _, stmt := range trigger {
+		if err := drv.Exec(ctx, stmt, []any{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	company := uuid.NewString()
+	ids := [3][2]string{} // inventory, property of each line
+	var input []string
+	for i := range ids {
+		ids[i] = [2]string{uuid.NewString(), uuid.NewString()}
+		r := minimal(company, ids[i][0], ids[i][1])
+		if i == 1 {
+			env := r["EnvironmentDiagnostics"].([]any)[0].(map[string]any)
+			env["ItemDiagnostic"] = append(env["ItemDiagnostic"].([]any), map[string]any{
+				"ItemName": "boom", "Description": "", "Rating": 3, "Material": map[string]any{"MaterialName": "Dinamita"}})
+		}
+		input = append(input, line(t, r))
+	}
+	sum := importLines(t, st, nil, "", input...)
+
+	if len(sum.Rejections) != 1 || sum.Rejections[0].Line != 2 || !strings.Contains(sum.Rejections[0].Reason, "boom is refused") {
+		t.Fatalf("rejections: %+v, want line 2 refused by the trigger", sum.Rejections)
+	}
+	if sum.Created != 2 {
+		t.Errorf("created %d, want the other 2 lines", sum.Created)
+	}
+	all := tenant.Unrestricted(ctx, "test: looking for what the refused line left")
+	refused := uuid.MustParse(ids[1][0])
+	if n, err := st.Client.Property.Query().Where(property.ID(uuid.MustParse(ids[1][1]))).Count(all); err != nil || n != 0 {
+		t.Errorf("the refused line's property: %d stored (%v), want none", n, err)
+	}
+	if n, err := st.Client.Inventory.Query().Where(inventory.ID(refused)).Count(all); err != nil || n != 0 {
+		t.Errorf("the refused line's inventory: %d stored (%v), want none", n, err)
+	}
+	if n, err := st.Client.Environment.Query().Where(environment.InventoryID(refused)).Count(all); err != nil || n != 0 {
+		t.Errorf("the refused line's environments: %d stored (%v), want none", n, err)
+	}
+	if n, err := st.Client.Material.Query().Where(material.Name("Dinamita")).Count(all); err != nil || n != 0 {
+		t.Errorf("the refused line's new material: %d stored (%v), want none", n, err)
+	}
+	for _, i := range []int{0, 2} {
+		inv, err := st.Client.Inventory.Query().Where(inventory.ID(uuid.MustParse(ids[i][0]))).WithEnvironments().Only(all)
+		if err != nil || len(inv.Edges.Environments) != 1 {
+			t.Errorf("line %d: %v, %v; want its inventory with its environment", i+1, inv, err)
+		}
 	}
 }
 
@@ -294,6 +446,11 @@ func TestInvalidRecordsNameTheFieldAndWriteNothing(t *testing.T) {
 		{"another company's photo file", edit(func(r map[string]any) {
 			item(r)["Photo"] = []any{map[string]any{"StorageReference": takenInventory + ".jpg", "File": "signed.pdf"}}
 		}), "EnvironmentDiagnostics[0].ItemDiagnostic[0].Photo[0].StorageReference", "another inventory's photo"},
+		// PostgreSQL refuses NUL in text and SQLite stores it: both databases are told no, by name.
+		{"NUL in an item's description", edit(func(r map[string]any) { item(r)["Description"] = "Sin novedad\x00" }),
+			"EnvironmentDiagnostics[0].ItemDiagnostic[0].Description", "NUL character"},
+		{"NUL in the property's detail", edit(func(r map[string]any) { r["Property"].(map[string]any)["Detail"] = "Piso 3\x00" }),
+			"Property.Detail", "NUL character"},
 		{"a line too long", `{"CompanyId": "` + strings.Repeat("x", transfer.MaxLine) + `"}`, "", "longer than"},
 	}
 	var input []string

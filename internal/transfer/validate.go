@@ -2,6 +2,8 @@ package transfer
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -138,6 +140,9 @@ func (c *checker) text(field, s string) {
 func check(rec *Record) (*plan, *fieldError) {
 	c := &checker{}
 	p := &plan{rec: rec}
+	if field := nulField(reflect.ValueOf(rec), ""); field != "" {
+		c.fail(field, "contains a NUL character (\\u0000): text may not, since PostgreSQL cannot store it")
+	}
 	p.company = c.uuid("CompanyId", rec.CompanyID)
 	p.inventory = c.uuid("InventoryId", rec.InventoryID)
 	switch {
@@ -308,4 +313,39 @@ func (c *checker) environments(p *plan) {
 		}
 		p.envs = append(p.envs, e)
 	}
+}
+
+// nulField returns the path of the first text of v (a record, walked through
+// its JSON field names) that holds a NUL character, or "" when none does.
+// SQLite stores NUL and PostgreSQL refuses it, at insert time and without
+// naming the field: refusing it here, for every text field at once, makes both
+// databases take the same lines.
+func nulField(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return nulField(v.Elem(), path)
+		}
+	case reflect.String:
+		if strings.ContainsRune(v.String(), 0) {
+			return path
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if f := nulField(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); f != "" {
+				return f
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			if path != "" {
+				name = path + "." + name
+			}
+			if f := nulField(v.Field(i), name); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
 }
