@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -38,9 +39,15 @@ func Open(tb testing.TB, opts ...store.Option) *store.Store {
 	return st
 }
 
+// quietAudit keeps tenant.Unrestricted's audit lines (each data load writes
+// one to the default logger) out of test output, where they would also split
+// benchmark result lines. Tests that read logs give the code a logger of their own.
+var quietAudit sync.Once
+
 // URL returns the address of a new, empty database for the test.
 func URL(tb testing.TB) string {
 	tb.Helper()
+	quietAudit.Do(func() { slog.SetDefault(slog.New(slog.DiscardHandler)) })
 	base := os.Getenv(EnvURL)
 	if base == "" {
 		return filepath.Join(tb.TempDir(), "test.db")
