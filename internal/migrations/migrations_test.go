@@ -54,13 +54,7 @@ ALTER TABLE "items" DROP CONSTRAINT "item_rating_range", ADD CONSTRAINT "item_ra
 `)); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := dir.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate.WriteSumFile(dir, sum); err != nil {
-		t.Fatal(err)
-	}
+	writeSum(t, dir, dir)
 	before := names(t, dir)
 	wrote, err := migrations.Plan(context.Background(), server, dir, "check")
 	if err != nil {
@@ -90,14 +84,20 @@ func committedDir(t *testing.T) *migrate.MemDir {
 			t.Fatal(err)
 		}
 	}
-	sum, err := embedded.Checksum()
+	writeSum(t, dir, embedded)
+	return dir
+}
+
+// writeSum writes the atlas.sum of from's files into dir.
+func writeSum(t *testing.T, dir migrate.Dir, from migrate.Dir) {
+	t.Helper()
+	sum, err := from.Checksum()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := migrate.WriteSumFile(dir, sum); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 func names(t *testing.T, dir migrate.Dir) []string {
