@@ -161,9 +161,9 @@ func TestA4SortsByCreationDate(t *testing.T) {
 // TestB3ListsAPropertysInventoriesNewestFirst, under rule 1 on every page.
 func TestB3ListsAPropertysInventoriesNewestFirst(t *testing.T) {
 	a := demo(t)
-	var any listEnvelope
-	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "1"), &any)
-	property := any.Data.Data[0].Property.PropertyID
+	var first listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "1"), &first)
+	property := first.Data.Data[0].Property.PropertyID
 	n := datagen.Demo.InventoriesPerProperty // 3: two pages of 2
 	var seen []summary
 	for page := 1; page <= 3; page++ {
