@@ -5,11 +5,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"log"
+	"strconv"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/entc"
 	"entgo.io/ent/entc/gen"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/propertyrecords/inventory/internal/paging"
 )
 
 func main() {
@@ -19,6 +25,7 @@ func main() {
 		entgql.WithConfigPath("gqlgen.yml"),
 		entgql.WithWhereInputs(true),
 		entgql.WithNodeDescriptor(false),
+		entgql.WithSchemaHook(boundLists),
 	)
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
@@ -26,9 +33,169 @@ func main() {
 	opts := []entc.Option{
 		entc.Extensions(ex),
 		entc.FeatureNames("privacy", "entql", "intercept"),
-		entc.TemplateFiles("ent/template/offset_page.tmpl"),
+		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl"),
 	}
 	if err := entc.Generate("./ent/schema", &gen.Config{}, opts...); err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
+}
+
+// listSize is ent/schema.ListSize as entc hands it over.
+type listSize struct{ Default, Max, PerInventory int }
+
+// boundLists gives every list of the GraphQL schema a size argument with a
+// default and a @listSize directive that states its bounds (read by the cost
+// check in graph/cost.go):
+//   - list edges get first (default: the whole list, as the ListSize
+//     annotation bounds it) and bind to ent's Bounded<Edge> method;
+//   - connection edges page with first and after only, first defaulting, so
+//     that no load is ever unbounded; they bind to Paged<Edge>;
+//   - the root connections, nodes and the numbered pages use internal/paging's
+//     bounds.
+//
+// A list edge without a ListSize annotation fails generation.
+func boundLists(g *gen.Graph, s *ast.Schema) error {
+	s.Directives["listSize"] = listSizeDirective
+	for _, n := range g.Nodes {
+		obj := s.Types[n.Name]
+		if obj == nil {
+			continue
+		}
+		for _, e := range n.Edges {
+			field := obj.Fields.ForName(e.Name)
+			if e.Unique || field == nil {
+				continue
+			}
+			size, err := edgeListSize(e)
+			if err != nil {
+				return err
+			}
+			if isConnection(field) {
+				field.Arguments = dropArguments(field.Arguments, "before", "last")
+				first := field.Arguments.ForName("first")
+				first.Type = ast.NonNullNamedType("Int", nil)
+				first.DefaultValue = intValue(size.Default)
+				first.Description = fmt.Sprintf("Returns the first _n_ elements from the list: %d unless asked, at most %d.", size.Default, size.Max)
+				field.Directives = append(field.Directives,
+					goField("Paged"+e.StructField()),
+					listSizeUse([]string{"first"}, 0, size.Max, []string{"edges"}, 0))
+				continue
+			}
+			field.Arguments = append(field.Arguments, &ast.ArgumentDefinition{
+				Name:         "first",
+				Description:  fmt.Sprintf("Returns the first _n_ elements: all of them unless asked (an import accepts at most %d).", size.Max),
+				Type:         ast.NonNullNamedType("Int", nil),
+				DefaultValue: intValue(size.Default),
+			})
+			field.Directives = append(field.Directives,
+				goField("Bounded"+e.StructField()),
+				listSizeUse([]string{"first"}, 0, size.Max, nil, size.PerInventory))
+		}
+	}
+	query := s.Types[entgql.QueryType]
+	for _, field := range query.Fields {
+		switch {
+		case isConnection(field):
+			field.Directives = append(field.Directives,
+				listSizeUse([]string{"first", "last"}, paging.DefaultPageSize, paging.MaxPageSize, []string{"edges"}, 0))
+		case field.Name == "nodes":
+			field.Directives = append(field.Directives,
+				listSizeUse([]string{"ids"}, 0, paging.MaxNodes, nil, 0))
+		}
+	}
+	return nil
+}
+
+func edgeListSize(e *gen.Edge) (listSize, error) {
+	var size listSize
+	raw, ok := e.Annotations["ListSize"]
+	if !ok {
+		return size, fmt.Errorf("edge %s.%s is a list without a ListSize annotation: every list must be bounded", e.Owner.Name, e.Name)
+	}
+	b, err := json.Marshal(raw)
+	if err == nil {
+		err = json.Unmarshal(b, &size)
+	}
+	if err != nil {
+		return size, fmt.Errorf("edge %s.%s: reading its ListSize: %w", e.Owner.Name, e.Name, err)
+	}
+	if size.Default == 0 {
+		size.Default = size.Max
+	}
+	if size.Max <= 0 || size.Default > size.Max {
+		return size, fmt.Errorf("edge %s.%s: ListSize wants 0 < default <= max, got %+v", e.Owner.Name, e.Name, size)
+	}
+	return size, nil
+}
+
+func isConnection(f *ast.FieldDefinition) bool {
+	name := f.Type.Name()
+	return len(name) > len("Connection") && name[len(name)-len("Connection"):] == "Connection"
+}
+
+func dropArguments(args ast.ArgumentDefinitionList, names ...string) ast.ArgumentDefinitionList {
+	var kept ast.ArgumentDefinitionList
+	for _, a := range args {
+		drop := false
+		for _, n := range names {
+			drop = drop || a.Name == n
+		}
+		if !drop {
+			kept = append(kept, a)
+		}
+	}
+	return kept
+}
+
+var listSizeDirective = &ast.DirectiveDefinition{
+	Name: "listSize",
+	Description: "The most a list field returns. The GraphQL cost check multiplies the price of what is\n" +
+		"selected below the list by it, before anything runs.",
+	Arguments: ast.ArgumentDefinitionList{
+		{Name: "slicingArguments", Type: ast.NonNullListType(ast.NonNullNamedType("String", nil), nil),
+			Description: "The arguments that set the size; the first one given counts, and a list argument counts its elements."},
+		{Name: "default", Type: ast.NamedType("Int", nil),
+			Description: "The size when none of them is given and they have no default of their own."},
+		{Name: "max", Type: ast.NonNullNamedType("Int", nil),
+			Description: "The largest size that may be asked for: the most one parent returns."},
+		{Name: "sizedFields", Type: ast.ListType(ast.NonNullNamedType("String", nil), nil),
+			Description: "The fields of the result that hold the list (a connection's edges); the result itself when absent."},
+		{Name: "perInventory", Type: ast.NamedType("Int", nil),
+			Description: "The most returned in all below one inventory."},
+	},
+	Locations: []ast.DirectiveLocation{ast.LocationFieldDefinition},
+	Position:  &ast.Position{Src: &ast.Source{}},
+}
+
+func listSizeUse(slicing []string, def, maxSize int, sized []string, perInventory int) *ast.Directive {
+	args := ast.ArgumentList{
+		{Name: "slicingArguments", Value: stringList(slicing)},
+		{Name: "max", Value: intValue(maxSize)},
+	}
+	if def > 0 {
+		args = append(args, &ast.Argument{Name: "default", Value: intValue(def)})
+	}
+	if sized != nil {
+		args = append(args, &ast.Argument{Name: "sizedFields", Value: stringList(sized)})
+	}
+	if perInventory > 0 {
+		args = append(args, &ast.Argument{Name: "perInventory", Value: intValue(perInventory)})
+	}
+	return &ast.Directive{Name: "listSize", Arguments: args}
+}
+
+func goField(name string) *ast.Directive {
+	return &ast.Directive{Name: "goField", Arguments: ast.ArgumentList{
+		{Name: "name", Value: &ast.Value{Kind: ast.StringValue, Raw: name}},
+	}}
+}
+
+func intValue(n int) *ast.Value { return &ast.Value{Kind: ast.IntValue, Raw: strconv.Itoa(n)} }
+
+func stringList(items []string) *ast.Value {
+	v := &ast.Value{Kind: ast.ListValue}
+	for _, s := range items {
+		v.Children = append(v.Children, &ast.ChildValue{Value: &ast.Value{Kind: ast.StringValue, Raw: s}})
+	}
+	return v
 }

@@ -76,16 +76,25 @@ func (_m *Item) Photos(ctx context.Context) (result []*Photo, err error) {
 	return result, err
 }
 
-func (_m *Material) Items(ctx context.Context) (result []*Item, err error) {
-	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
-		result, err = _m.NamedItems(graphql.GetFieldContext(ctx).Field.Alias)
-	} else {
-		result, err = _m.Edges.ItemsOrErr()
+func (_m *Material) Items(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *ItemOrder, where *ItemWhereInput,
+) (*ItemConnection, error) {
+	opts := []ItemPaginateOption{
+		WithItemOrder(orderBy),
+		WithItemFilter(where.Filter),
 	}
-	if IsNotLoaded(err) {
-		result, err = _m.QueryItems().All(ctx)
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedItems(alias); err == nil || hasTotalCount {
+		pager, err := newItemPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &ItemConnection{Edges: []*ItemEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
 	}
-	return result, err
+	return _m.QueryItems().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *Photo) Item(ctx context.Context) (*Item, error) {
@@ -96,14 +105,23 @@ func (_m *Photo) Item(ctx context.Context) (*Item, error) {
 	return result, err
 }
 
-func (_m *Property) Inventories(ctx context.Context) (result []*Inventory, err error) {
-	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
-		result, err = _m.NamedInventories(graphql.GetFieldContext(ctx).Field.Alias)
-	} else {
-		result, err = _m.Edges.InventoriesOrErr()
+func (_m *Property) Inventories(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *InventoryOrder, where *InventoryWhereInput,
+) (*InventoryConnection, error) {
+	opts := []InventoryPaginateOption{
+		WithInventoryOrder(orderBy),
+		WithInventoryFilter(where.Filter),
 	}
-	if IsNotLoaded(err) {
-		result, err = _m.QueryInventories().All(ctx)
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedInventories(alias); err == nil || hasTotalCount {
+		pager, err := newInventoryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &InventoryConnection{Edges: []*InventoryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
 	}
-	return result, err
+	return _m.QueryInventories().Paginate(ctx, after, first, before, last, opts...)
 }

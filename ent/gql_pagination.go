@@ -911,6 +911,71 @@ func (_m *ItemQuery) Paginate(
 	return conn, nil
 }
 
+var (
+	// ItemOrderFieldName orders Item by name.
+	ItemOrderFieldName = &ItemOrderField{
+		Value: func(_m *Item) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: item.FieldName,
+		toTerm: item.ByName,
+		toCursor: func(_m *Item) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+	// ItemOrderFieldRating orders Item by rating.
+	ItemOrderFieldRating = &ItemOrderField{
+		Value: func(_m *Item) (ent.Value, error) {
+			return _m.Rating, nil
+		},
+		column: item.FieldRating,
+		toTerm: item.ByRating,
+		toCursor: func(_m *Item) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Rating,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f ItemOrderField) String() string {
+	var str string
+	switch f.column {
+	case ItemOrderFieldName.column:
+		str = "NAME"
+	case ItemOrderFieldRating.column:
+		str = "RATING"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f ItemOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *ItemOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("ItemOrderField %T must be a string", v)
+	}
+	switch str {
+	case "NAME":
+		*f = *ItemOrderFieldName
+	case "RATING":
+		*f = *ItemOrderFieldRating
+	default:
+		return fmt.Errorf("%s is not a valid ItemOrderField", str)
+	}
+	return nil
+}
+
 // ItemOrderField defines the ordering field of Item.
 type ItemOrderField struct {
 	// Value extracts the ordering value from the given Item.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
@@ -505,6 +506,360 @@ func (i *InventoryWhereInput) P() (predicate.Inventory, error) {
 		return predicates[0], nil
 	default:
 		return inventory.And(predicates...), nil
+	}
+}
+
+// ItemWhereInput represents a where input for filtering Item queries.
+type ItemWhereInput struct {
+	Predicates []predicate.Item  `json:"-"`
+	Not        *ItemWhereInput   `json:"not,omitempty"`
+	Or         []*ItemWhereInput `json:"or,omitempty"`
+	And        []*ItemWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *uuid.UUID  `json:"id,omitempty"`
+	IDNEQ   *uuid.UUID  `json:"idNEQ,omitempty"`
+	IDIn    []uuid.UUID `json:"idIn,omitempty"`
+	IDNotIn []uuid.UUID `json:"idNotIn,omitempty"`
+	IDGT    *uuid.UUID  `json:"idGT,omitempty"`
+	IDGTE   *uuid.UUID  `json:"idGTE,omitempty"`
+	IDLT    *uuid.UUID  `json:"idLT,omitempty"`
+	IDLTE   *uuid.UUID  `json:"idLTE,omitempty"`
+
+	// "environment_id" field predicates.
+	EnvironmentID      *uuid.UUID  `json:"environmentID,omitempty"`
+	EnvironmentIDNEQ   *uuid.UUID  `json:"environmentIDNEQ,omitempty"`
+	EnvironmentIDIn    []uuid.UUID `json:"environmentIDIn,omitempty"`
+	EnvironmentIDNotIn []uuid.UUID `json:"environmentIDNotIn,omitempty"`
+
+	// "material_id" field predicates.
+	MaterialID      *uuid.UUID  `json:"materialID,omitempty"`
+	MaterialIDNEQ   *uuid.UUID  `json:"materialIDNEQ,omitempty"`
+	MaterialIDIn    []uuid.UUID `json:"materialIDIn,omitempty"`
+	MaterialIDNotIn []uuid.UUID `json:"materialIDNotIn,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "rating" field predicates.
+	Rating      *int  `json:"rating,omitempty"`
+	RatingNEQ   *int  `json:"ratingNEQ,omitempty"`
+	RatingIn    []int `json:"ratingIn,omitempty"`
+	RatingNotIn []int `json:"ratingNotIn,omitempty"`
+	RatingGT    *int  `json:"ratingGT,omitempty"`
+	RatingGTE   *int  `json:"ratingGTE,omitempty"`
+	RatingLT    *int  `json:"ratingLT,omitempty"`
+	RatingLTE   *int  `json:"ratingLTE,omitempty"`
+
+	// "order" field predicates.
+	Order       *int  `json:"order,omitempty"`
+	OrderNEQ    *int  `json:"orderNEQ,omitempty"`
+	OrderIn     []int `json:"orderIn,omitempty"`
+	OrderNotIn  []int `json:"orderNotIn,omitempty"`
+	OrderGT     *int  `json:"orderGT,omitempty"`
+	OrderGTE    *int  `json:"orderGTE,omitempty"`
+	OrderLT     *int  `json:"orderLT,omitempty"`
+	OrderLTE    *int  `json:"orderLTE,omitempty"`
+	OrderIsNil  bool  `json:"orderIsNil,omitempty"`
+	OrderNotNil bool  `json:"orderNotNil,omitempty"`
+
+	// "to_repair" field predicates.
+	ToRepair    *bool `json:"toRepair,omitempty"`
+	ToRepairNEQ *bool `json:"toRepairNEQ,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ItemWhereInput) AddPredicates(predicates ...predicate.Item) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ItemWhereInput filter on the ItemQuery builder.
+func (i *ItemWhereInput) Filter(q *ItemQuery) (*ItemQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyItemWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyItemWhereInput is returned in case the ItemWhereInput is empty.
+var ErrEmptyItemWhereInput = errors.New("ent: empty predicate ItemWhereInput")
+
+// P returns a predicate for filtering items.
+// An error is returned if the input is empty or invalid.
+func (i *ItemWhereInput) P() (predicate.Item, error) {
+	var predicates []predicate.Item
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, item.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Item, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, item.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Item, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, item.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, item.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, item.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, item.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, item.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, item.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, item.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, item.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, item.IDLTE(*i.IDLTE))
+	}
+	if i.EnvironmentID != nil {
+		predicates = append(predicates, item.EnvironmentIDEQ(*i.EnvironmentID))
+	}
+	if i.EnvironmentIDNEQ != nil {
+		predicates = append(predicates, item.EnvironmentIDNEQ(*i.EnvironmentIDNEQ))
+	}
+	if len(i.EnvironmentIDIn) > 0 {
+		predicates = append(predicates, item.EnvironmentIDIn(i.EnvironmentIDIn...))
+	}
+	if len(i.EnvironmentIDNotIn) > 0 {
+		predicates = append(predicates, item.EnvironmentIDNotIn(i.EnvironmentIDNotIn...))
+	}
+	if i.MaterialID != nil {
+		predicates = append(predicates, item.MaterialIDEQ(*i.MaterialID))
+	}
+	if i.MaterialIDNEQ != nil {
+		predicates = append(predicates, item.MaterialIDNEQ(*i.MaterialIDNEQ))
+	}
+	if len(i.MaterialIDIn) > 0 {
+		predicates = append(predicates, item.MaterialIDIn(i.MaterialIDIn...))
+	}
+	if len(i.MaterialIDNotIn) > 0 {
+		predicates = append(predicates, item.MaterialIDNotIn(i.MaterialIDNotIn...))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, item.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, item.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, item.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, item.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, item.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, item.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, item.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, item.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, item.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, item.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, item.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, item.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, item.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, item.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, item.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, item.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, item.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, item.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, item.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, item.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, item.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, item.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, item.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, item.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, item.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, item.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Rating != nil {
+		predicates = append(predicates, item.RatingEQ(*i.Rating))
+	}
+	if i.RatingNEQ != nil {
+		predicates = append(predicates, item.RatingNEQ(*i.RatingNEQ))
+	}
+	if len(i.RatingIn) > 0 {
+		predicates = append(predicates, item.RatingIn(i.RatingIn...))
+	}
+	if len(i.RatingNotIn) > 0 {
+		predicates = append(predicates, item.RatingNotIn(i.RatingNotIn...))
+	}
+	if i.RatingGT != nil {
+		predicates = append(predicates, item.RatingGT(*i.RatingGT))
+	}
+	if i.RatingGTE != nil {
+		predicates = append(predicates, item.RatingGTE(*i.RatingGTE))
+	}
+	if i.RatingLT != nil {
+		predicates = append(predicates, item.RatingLT(*i.RatingLT))
+	}
+	if i.RatingLTE != nil {
+		predicates = append(predicates, item.RatingLTE(*i.RatingLTE))
+	}
+	if i.Order != nil {
+		predicates = append(predicates, item.OrderEQ(*i.Order))
+	}
+	if i.OrderNEQ != nil {
+		predicates = append(predicates, item.OrderNEQ(*i.OrderNEQ))
+	}
+	if len(i.OrderIn) > 0 {
+		predicates = append(predicates, item.OrderIn(i.OrderIn...))
+	}
+	if len(i.OrderNotIn) > 0 {
+		predicates = append(predicates, item.OrderNotIn(i.OrderNotIn...))
+	}
+	if i.OrderGT != nil {
+		predicates = append(predicates, item.OrderGT(*i.OrderGT))
+	}
+	if i.OrderGTE != nil {
+		predicates = append(predicates, item.OrderGTE(*i.OrderGTE))
+	}
+	if i.OrderLT != nil {
+		predicates = append(predicates, item.OrderLT(*i.OrderLT))
+	}
+	if i.OrderLTE != nil {
+		predicates = append(predicates, item.OrderLTE(*i.OrderLTE))
+	}
+	if i.OrderIsNil {
+		predicates = append(predicates, item.OrderIsNil())
+	}
+	if i.OrderNotNil {
+		predicates = append(predicates, item.OrderNotNil())
+	}
+	if i.ToRepair != nil {
+		predicates = append(predicates, item.ToRepairEQ(*i.ToRepair))
+	}
+	if i.ToRepairNEQ != nil {
+		predicates = append(predicates, item.ToRepairNEQ(*i.ToRepairNEQ))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyItemWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return item.And(predicates...), nil
 	}
 }
 

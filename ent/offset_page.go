@@ -23,6 +23,26 @@ func (q *InventoryQuery) OffsetPage(offset, size int, opts ...InventoryPaginateO
 }
 
 // OffsetPage limits q to size rows after offset rows, filtered and ordered as
+// Item connections are (the same orderBy field, then the id). Order
+// fields are NOT NULL, so both databases return the same pages, and a plain
+// ORDER BY lets PostgreSQL read a (company_id, field) index in either direction.
+func (q *ItemQuery) OffsetPage(offset, size int, opts ...ItemPaginateOption) (*ItemQuery, error) {
+	pager, err := newItemPager(opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return nil, err
+	}
+	o := pager.order
+	q = q.Order(o.Field.toTerm(o.Direction.OrderTermOption()))
+	if o.Field != DefaultItemOrder.Field {
+		q = q.Order(DefaultItemOrder.Field.toTerm(o.Direction.OrderTermOption()))
+	}
+	return q.Offset(offset).Limit(size), nil
+}
+
+// OffsetPage limits q to size rows after offset rows, filtered and ordered as
 // Property connections are (the same orderBy field, then the id). Order
 // fields are NOT NULL, so both databases return the same pages, and a plain
 // ORDER BY lets PostgreSQL read a (company_id, field) index in either direction.

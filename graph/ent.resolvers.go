@@ -21,27 +21,18 @@ func (r *queryResolver) Node(ctx context.Context, id uuid.UUID) (ent.Noder, erro
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
-	if err := paging.CheckNodes(len(ids)); err != nil {
-		return nil, err
-	}
 	return r.client.Noders(ctx, ids, ent.WithNodeType(r.nodeTables(ctx, ids...)))
 }
 
 // Inventories is the resolver for the inventories field.
 func (r *queryResolver) Inventories(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.InventoryOrder, where *ent.InventoryWhereInput) (*ent.InventoryConnection, error) {
-	if err := paging.CheckFirstLast(first, last); err != nil {
-		return nil, err
-	}
-	return r.client.Inventory.Query().Paginate(ctx, after, first, before, last,
+	return r.client.Inventory.Query().Paginate(ctx, after, paging.DefaultFirst(first, last), before, last,
 		ent.WithInventoryOrder(orderBy), ent.WithInventoryFilter(where.Filter))
 }
 
 // Properties is the resolver for the properties field.
 func (r *queryResolver) Properties(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.PropertyOrder, where *ent.PropertyWhereInput) (*ent.PropertyConnection, error) {
-	if err := paging.CheckFirstLast(first, last); err != nil {
-		return nil, err
-	}
-	return r.client.Property.Query().Paginate(ctx, after, first, before, last,
+	return r.client.Property.Query().Paginate(ctx, after, paging.DefaultFirst(first, last), before, last,
 		ent.WithPropertyOrder(orderBy), ent.WithPropertyFilter(where.Filter))
 }
 

@@ -44,139 +44,6 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
-	Environment struct {
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Inventory   func(childComplexity int) int
-		InventoryID func(childComplexity int) int
-		Items       func(childComplexity int) int
-		Level       func(childComplexity int) int
-		Name        func(childComplexity int) int
-		Order       func(childComplexity int) int
-	}
-
-	Inventory struct {
-		AgentSignatureDate func(childComplexity int) int
-		ApprovalCode       func(childComplexity int) int
-		CreatedAt          func(childComplexity int) int
-		Currency           func(childComplexity int) int
-		Environments       func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		InventoryType      func(childComplexity int) int
-		InventoryTypeCode  func(childComplexity int) int
-		InventoryTypeName  func(childComplexity int) int
-		IsRemoteSigned     func(childComplexity int) int
-		IsSigned           func(childComplexity int) int
-		OwnerSignatureDate func(childComplexity int) int
-		PDFURL             func(childComplexity int) int
-		PdfSha256          func(childComplexity int) int
-		Property           func(childComplexity int) int
-		PropertyID         func(childComplexity int) int
-		RentalPrice        func(childComplexity int) int
-		SignatureDate      func(childComplexity int) int
-	}
-
-	InventoryConnection struct {
-		Edges      func(childComplexity int) int
-		PageInfo   func(childComplexity int) int
-		TotalCount func(childComplexity int) int
-	}
-
-	InventoryEdge struct {
-		Cursor func(childComplexity int) int
-		Node   func(childComplexity int) int
-	}
-
-	InventoryPage struct {
-		Data            func(childComplexity int) int
-		HasNextPage     func(childComplexity int) int
-		HasPreviousPage func(childComplexity int) int
-		Page            func(childComplexity int) int
-		PageSize        func(childComplexity int) int
-		TotalPages      func(childComplexity int) int
-		TotalRecords    func(childComplexity int) int
-	}
-
-	Item struct {
-		Description   func(childComplexity int) int
-		Environment   func(childComplexity int) int
-		EnvironmentID func(childComplexity int) int
-		ID            func(childComplexity int) int
-		Material      func(childComplexity int) int
-		MaterialID    func(childComplexity int) int
-		Name          func(childComplexity int) int
-		Order         func(childComplexity int) int
-		Photos        func(childComplexity int) int
-		Rating        func(childComplexity int) int
-		ToRepair      func(childComplexity int) int
-	}
-
-	Material struct {
-		ID    func(childComplexity int) int
-		Items func(childComplexity int) int
-		Name  func(childComplexity int) int
-	}
-
-	PageInfo struct {
-		EndCursor       func(childComplexity int) int
-		HasNextPage     func(childComplexity int) int
-		HasPreviousPage func(childComplexity int) int
-		StartCursor     func(childComplexity int) int
-	}
-
-	Photo struct {
-		ContentType      func(childComplexity int) int
-		ID               func(childComplexity int) int
-		Item             func(childComplexity int) int
-		ItemID           func(childComplexity int) int
-		Sha256           func(childComplexity int) int
-		StorageReference func(childComplexity int) int
-		URL              func(childComplexity int) int
-	}
-
-	Property struct {
-		Address      func(childComplexity int) int
-		City         func(childComplexity int) int
-		Code         func(childComplexity int) int
-		CreatedAt    func(childComplexity int) int
-		Detail       func(childComplexity int) int
-		ID           func(childComplexity int) int
-		Inventories  func(childComplexity int) int
-		IsActive     func(childComplexity int) int
-		Levels       func(childComplexity int) int
-		Neighborhood func(childComplexity int) int
-		PropertyType func(childComplexity int) int
-	}
-
-	PropertyConnection struct {
-		Edges      func(childComplexity int) int
-		PageInfo   func(childComplexity int) int
-		TotalCount func(childComplexity int) int
-	}
-
-	PropertyEdge struct {
-		Cursor func(childComplexity int) int
-		Node   func(childComplexity int) int
-	}
-
-	PropertyPage struct {
-		Data            func(childComplexity int) int
-		HasNextPage     func(childComplexity int) int
-		HasPreviousPage func(childComplexity int) int
-		Page            func(childComplexity int) int
-		PageSize        func(childComplexity int) int
-		TotalPages      func(childComplexity int) int
-		TotalRecords    func(childComplexity int) int
-	}
-
-	Query struct {
-		Inventories   func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.InventoryOrder, where *ent.InventoryWhereInput) int
-		InventoryPage func(childComplexity int, page int, pageSize int, where *ent.InventoryWhereInput, orderBy *ent.InventoryOrder) int
-		Node          func(childComplexity int, id uuid.UUID) int
-		Nodes         func(childComplexity int, ids []uuid.UUID) int
-		Properties    func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.PropertyOrder, where *ent.PropertyWhereInput) int
-		PropertyPage  func(childComplexity int, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) int
-	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -217,605 +84,6 @@ func (e *executableSchema) Schema() *ast.Schema {
 func (e *executableSchema) Complexity(ctx context.Context, typeName, field string, childComplexity int, rawArgs map[string]any) (int, bool) {
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
-	switch typeName + "." + field {
-
-	case "Environment.description":
-		if e.ComplexityRoot.Environment.Description == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.Description(childComplexity), true
-	case "Environment.id":
-		if e.ComplexityRoot.Environment.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.ID(childComplexity), true
-	case "Environment.inventory":
-		if e.ComplexityRoot.Environment.Inventory == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.Inventory(childComplexity), true
-	case "Environment.inventoryID":
-		if e.ComplexityRoot.Environment.InventoryID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.InventoryID(childComplexity), true
-	case "Environment.items":
-		if e.ComplexityRoot.Environment.Items == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.Items(childComplexity), true
-	case "Environment.level":
-		if e.ComplexityRoot.Environment.Level == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.Level(childComplexity), true
-	case "Environment.name":
-		if e.ComplexityRoot.Environment.Name == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.Name(childComplexity), true
-	case "Environment.order":
-		if e.ComplexityRoot.Environment.Order == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Environment.Order(childComplexity), true
-
-	case "Inventory.agentSignatureDate":
-		if e.ComplexityRoot.Inventory.AgentSignatureDate == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.AgentSignatureDate(childComplexity), true
-	case "Inventory.approvalCode":
-		if e.ComplexityRoot.Inventory.ApprovalCode == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.ApprovalCode(childComplexity), true
-	case "Inventory.createdAt":
-		if e.ComplexityRoot.Inventory.CreatedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.CreatedAt(childComplexity), true
-	case "Inventory.currency":
-		if e.ComplexityRoot.Inventory.Currency == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.Currency(childComplexity), true
-	case "Inventory.environments":
-		if e.ComplexityRoot.Inventory.Environments == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.Environments(childComplexity), true
-	case "Inventory.id":
-		if e.ComplexityRoot.Inventory.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.ID(childComplexity), true
-	case "Inventory.inventoryType":
-		if e.ComplexityRoot.Inventory.InventoryType == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.InventoryType(childComplexity), true
-	case "Inventory.inventoryTypeCode":
-		if e.ComplexityRoot.Inventory.InventoryTypeCode == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.InventoryTypeCode(childComplexity), true
-	case "Inventory.inventoryTypeName":
-		if e.ComplexityRoot.Inventory.InventoryTypeName == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.InventoryTypeName(childComplexity), true
-	case "Inventory.isRemoteSigned":
-		if e.ComplexityRoot.Inventory.IsRemoteSigned == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.IsRemoteSigned(childComplexity), true
-	case "Inventory.isSigned":
-		if e.ComplexityRoot.Inventory.IsSigned == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.IsSigned(childComplexity), true
-	case "Inventory.ownerSignatureDate":
-		if e.ComplexityRoot.Inventory.OwnerSignatureDate == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.OwnerSignatureDate(childComplexity), true
-	case "Inventory.pdfUrl":
-		if e.ComplexityRoot.Inventory.PDFURL == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.PDFURL(childComplexity), true
-	case "Inventory.pdfSha256":
-		if e.ComplexityRoot.Inventory.PdfSha256 == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.PdfSha256(childComplexity), true
-	case "Inventory.property":
-		if e.ComplexityRoot.Inventory.Property == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.Property(childComplexity), true
-	case "Inventory.propertyID":
-		if e.ComplexityRoot.Inventory.PropertyID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.PropertyID(childComplexity), true
-	case "Inventory.rentalPrice":
-		if e.ComplexityRoot.Inventory.RentalPrice == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.RentalPrice(childComplexity), true
-	case "Inventory.signatureDate":
-		if e.ComplexityRoot.Inventory.SignatureDate == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Inventory.SignatureDate(childComplexity), true
-
-	case "InventoryConnection.edges":
-		if e.ComplexityRoot.InventoryConnection.Edges == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryConnection.Edges(childComplexity), true
-	case "InventoryConnection.pageInfo":
-		if e.ComplexityRoot.InventoryConnection.PageInfo == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryConnection.PageInfo(childComplexity), true
-	case "InventoryConnection.totalCount":
-		if e.ComplexityRoot.InventoryConnection.TotalCount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryConnection.TotalCount(childComplexity), true
-
-	case "InventoryEdge.cursor":
-		if e.ComplexityRoot.InventoryEdge.Cursor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryEdge.Cursor(childComplexity), true
-	case "InventoryEdge.node":
-		if e.ComplexityRoot.InventoryEdge.Node == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryEdge.Node(childComplexity), true
-
-	case "InventoryPage.data":
-		if e.ComplexityRoot.InventoryPage.Data == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.Data(childComplexity), true
-	case "InventoryPage.hasNextPage":
-		if e.ComplexityRoot.InventoryPage.HasNextPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.HasNextPage(childComplexity), true
-	case "InventoryPage.hasPreviousPage":
-		if e.ComplexityRoot.InventoryPage.HasPreviousPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.HasPreviousPage(childComplexity), true
-	case "InventoryPage.page":
-		if e.ComplexityRoot.InventoryPage.Page == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.Page(childComplexity), true
-	case "InventoryPage.pageSize":
-		if e.ComplexityRoot.InventoryPage.PageSize == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.PageSize(childComplexity), true
-	case "InventoryPage.totalPages":
-		if e.ComplexityRoot.InventoryPage.TotalPages == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.TotalPages(childComplexity), true
-	case "InventoryPage.totalRecords":
-		if e.ComplexityRoot.InventoryPage.TotalRecords == nil {
-			break
-		}
-
-		return e.ComplexityRoot.InventoryPage.TotalRecords(childComplexity), true
-
-	case "Item.description":
-		if e.ComplexityRoot.Item.Description == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Description(childComplexity), true
-	case "Item.environment":
-		if e.ComplexityRoot.Item.Environment == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Environment(childComplexity), true
-	case "Item.environmentID":
-		if e.ComplexityRoot.Item.EnvironmentID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.EnvironmentID(childComplexity), true
-	case "Item.id":
-		if e.ComplexityRoot.Item.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.ID(childComplexity), true
-	case "Item.material":
-		if e.ComplexityRoot.Item.Material == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Material(childComplexity), true
-	case "Item.materialID":
-		if e.ComplexityRoot.Item.MaterialID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.MaterialID(childComplexity), true
-	case "Item.name":
-		if e.ComplexityRoot.Item.Name == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Name(childComplexity), true
-	case "Item.order":
-		if e.ComplexityRoot.Item.Order == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Order(childComplexity), true
-	case "Item.photos":
-		if e.ComplexityRoot.Item.Photos == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Photos(childComplexity), true
-	case "Item.rating":
-		if e.ComplexityRoot.Item.Rating == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.Rating(childComplexity), true
-	case "Item.toRepair":
-		if e.ComplexityRoot.Item.ToRepair == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Item.ToRepair(childComplexity), true
-
-	case "Material.id":
-		if e.ComplexityRoot.Material.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Material.ID(childComplexity), true
-	case "Material.items":
-		if e.ComplexityRoot.Material.Items == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Material.Items(childComplexity), true
-	case "Material.name":
-		if e.ComplexityRoot.Material.Name == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Material.Name(childComplexity), true
-
-	case "PageInfo.endCursor":
-		if e.ComplexityRoot.PageInfo.EndCursor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
-	case "PageInfo.hasNextPage":
-		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
-	case "PageInfo.hasPreviousPage":
-		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
-	case "PageInfo.startCursor":
-		if e.ComplexityRoot.PageInfo.StartCursor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
-
-	case "Photo.contentType":
-		if e.ComplexityRoot.Photo.ContentType == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.ContentType(childComplexity), true
-	case "Photo.id":
-		if e.ComplexityRoot.Photo.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.ID(childComplexity), true
-	case "Photo.item":
-		if e.ComplexityRoot.Photo.Item == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.Item(childComplexity), true
-	case "Photo.itemID":
-		if e.ComplexityRoot.Photo.ItemID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.ItemID(childComplexity), true
-	case "Photo.sha256":
-		if e.ComplexityRoot.Photo.Sha256 == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.Sha256(childComplexity), true
-	case "Photo.storageReference":
-		if e.ComplexityRoot.Photo.StorageReference == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.StorageReference(childComplexity), true
-	case "Photo.url":
-		if e.ComplexityRoot.Photo.URL == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Photo.URL(childComplexity), true
-
-	case "Property.address":
-		if e.ComplexityRoot.Property.Address == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.Address(childComplexity), true
-	case "Property.city":
-		if e.ComplexityRoot.Property.City == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.City(childComplexity), true
-	case "Property.code":
-		if e.ComplexityRoot.Property.Code == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.Code(childComplexity), true
-	case "Property.createdAt":
-		if e.ComplexityRoot.Property.CreatedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.CreatedAt(childComplexity), true
-	case "Property.detail":
-		if e.ComplexityRoot.Property.Detail == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.Detail(childComplexity), true
-	case "Property.id":
-		if e.ComplexityRoot.Property.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.ID(childComplexity), true
-	case "Property.inventories":
-		if e.ComplexityRoot.Property.Inventories == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.Inventories(childComplexity), true
-	case "Property.isActive":
-		if e.ComplexityRoot.Property.IsActive == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.IsActive(childComplexity), true
-	case "Property.levels":
-		if e.ComplexityRoot.Property.Levels == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.Levels(childComplexity), true
-	case "Property.neighborhood":
-		if e.ComplexityRoot.Property.Neighborhood == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.Neighborhood(childComplexity), true
-	case "Property.propertyType":
-		if e.ComplexityRoot.Property.PropertyType == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Property.PropertyType(childComplexity), true
-
-	case "PropertyConnection.edges":
-		if e.ComplexityRoot.PropertyConnection.Edges == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyConnection.Edges(childComplexity), true
-	case "PropertyConnection.pageInfo":
-		if e.ComplexityRoot.PropertyConnection.PageInfo == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyConnection.PageInfo(childComplexity), true
-	case "PropertyConnection.totalCount":
-		if e.ComplexityRoot.PropertyConnection.TotalCount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyConnection.TotalCount(childComplexity), true
-
-	case "PropertyEdge.cursor":
-		if e.ComplexityRoot.PropertyEdge.Cursor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyEdge.Cursor(childComplexity), true
-	case "PropertyEdge.node":
-		if e.ComplexityRoot.PropertyEdge.Node == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyEdge.Node(childComplexity), true
-
-	case "PropertyPage.data":
-		if e.ComplexityRoot.PropertyPage.Data == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.Data(childComplexity), true
-	case "PropertyPage.hasNextPage":
-		if e.ComplexityRoot.PropertyPage.HasNextPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.HasNextPage(childComplexity), true
-	case "PropertyPage.hasPreviousPage":
-		if e.ComplexityRoot.PropertyPage.HasPreviousPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.HasPreviousPage(childComplexity), true
-	case "PropertyPage.page":
-		if e.ComplexityRoot.PropertyPage.Page == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.Page(childComplexity), true
-	case "PropertyPage.pageSize":
-		if e.ComplexityRoot.PropertyPage.PageSize == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.PageSize(childComplexity), true
-	case "PropertyPage.totalPages":
-		if e.ComplexityRoot.PropertyPage.TotalPages == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.TotalPages(childComplexity), true
-	case "PropertyPage.totalRecords":
-		if e.ComplexityRoot.PropertyPage.TotalRecords == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PropertyPage.TotalRecords(childComplexity), true
-
-	case "Query.inventories":
-		if e.ComplexityRoot.Query.Inventories == nil {
-			break
-		}
-
-		args, err := ec.field_Query_inventories_args(ctx, rawArgs)
-		if err != nil {
-			return 0, false
-		}
-
-		return e.ComplexityRoot.Query.Inventories(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].(*ent.InventoryOrder), args["where"].(*ent.InventoryWhereInput)), true
-	case "Query.inventoryPage":
-		if e.ComplexityRoot.Query.InventoryPage == nil {
-			break
-		}
-
-		args, err := ec.field_Query_inventoryPage_args(ctx, rawArgs)
-		if err != nil {
-			return 0, false
-		}
-
-		return e.ComplexityRoot.Query.InventoryPage(childComplexity, args["page"].(int), args["pageSize"].(int), args["where"].(*ent.InventoryWhereInput), args["orderBy"].(*ent.InventoryOrder)), true
-	case "Query.node":
-		if e.ComplexityRoot.Query.Node == nil {
-			break
-		}
-
-		args, err := ec.field_Query_node_args(ctx, rawArgs)
-		if err != nil {
-			return 0, false
-		}
-
-		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(uuid.UUID)), true
-	case "Query.nodes":
-		if e.ComplexityRoot.Query.Nodes == nil {
-			break
-		}
-
-		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
-		if err != nil {
-			return 0, false
-		}
-
-		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]uuid.UUID)), true
-	case "Query.properties":
-		if e.ComplexityRoot.Query.Properties == nil {
-			break
-		}
-
-		args, err := ec.field_Query_properties_args(ctx, rawArgs)
-		if err != nil {
-			return 0, false
-		}
-
-		return e.ComplexityRoot.Query.Properties(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].(*ent.PropertyOrder), args["where"].(*ent.PropertyWhereInput)), true
-	case "Query.propertyPage":
-		if e.ComplexityRoot.Query.PropertyPage == nil {
-			break
-		}
-
-		args, err := ec.field_Query_propertyPage_args(ctx, rawArgs)
-		if err != nil {
-			return 0, false
-		}
-
-		return e.ComplexityRoot.Query.PropertyPage(childComplexity, args["page"].(int), args["pageSize"].(int), args["where"].(*ent.PropertyWhereInput), args["orderBy"].(*ent.PropertyOrder)), true
-
-	}
 	return 0, false
 }
 
@@ -826,6 +94,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("InventoryOrder", ec.unmarshalInputInventoryOrder),
 			graphql.NewInputUnmarshaler("InventoryWhereInput", ec.unmarshalInputInventoryWhereInput),
+			graphql.NewInputUnmarshaler("ItemOrder", ec.unmarshalInputItemOrder),
+			graphql.NewInputUnmarshaler("ItemWhereInput", ec.unmarshalInputItemWhereInput),
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 		)
@@ -1042,6 +312,28 @@ func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.
 		return ec.fieldContext_Item_photos(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Item", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ItemConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ItemConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ItemConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_ItemEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_ItemEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Material(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1275,6 +567,124 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Environment_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Inventory_environments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Item_photos_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Material_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[uuid.UUID], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.ItemOrder, error) {
+			return ec.unmarshalOItemOrder2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.ItemWhereInput, error) {
+			return ec.unmarshalOItemWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Property_inventories_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[uuid.UUID], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.InventoryOrder, error) {
+			return ec.unmarshalOInventoryOrder2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.InventoryWhereInput, error) {
+			return ec.unmarshalOInventoryWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg3
+	return args, nil
+}
 
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -1755,7 +1165,8 @@ func (ec *executionContext) _Environment_items(ctx context.Context, field graphq
 			return ec.fieldContext_Environment_items(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return obj.BoundedItems(ctx, fc.Args["first"].(int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Item) graphql.Marshaler {
@@ -1765,7 +1176,7 @@ func (ec *executionContext) _Environment_items(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Environment_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Environment_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Environment",
 		Field:      field,
@@ -1774,6 +1185,17 @@ func (ec *executionContext) fieldContext_Environment_items(_ context.Context, fi
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Item(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Environment_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -2118,7 +1540,8 @@ func (ec *executionContext) _Inventory_environments(ctx context.Context, field g
 			return ec.fieldContext_Inventory_environments(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Environments(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return obj.BoundedEnvironments(ctx, fc.Args["first"].(int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Environment) graphql.Marshaler {
@@ -2128,7 +1551,7 @@ func (ec *executionContext) _Inventory_environments(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Inventory_environments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Inventory_environments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Inventory",
 		Field:      field,
@@ -2137,6 +1560,17 @@ func (ec *executionContext) fieldContext_Inventory_environments(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Environment(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Inventory_environments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -2779,7 +2213,8 @@ func (ec *executionContext) _Item_photos(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Item_photos(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Photos(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return obj.BoundedPhotos(ctx, fc.Args["first"].(int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Photo) graphql.Marshaler {
@@ -2789,7 +2224,7 @@ func (ec *executionContext) _Item_photos(ctx context.Context, field graphql.Coll
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Item_photos(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Item_photos(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Item",
 		Field:      field,
@@ -2799,7 +2234,160 @@ func (ec *executionContext) fieldContext_Item_photos(_ context.Context, field gr
 			return ec.childFields_Photo(ctx, field)
 		},
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Item_photos_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ItemConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
+			return ec.marshalOItemEdge2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ItemEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ItemConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[uuid.UUID]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ItemConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ItemEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
+			return ec.marshalOItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ItemEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Item(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[uuid.UUID]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemEdge", field, false, false, "Cursor")
 }
 
 func (ec *executionContext) _Material_id(ctx context.Context, field graphql.CollectedField, obj *ent.Material) (ret graphql.Marshaler) {
@@ -2857,25 +2445,37 @@ func (ec *executionContext) _Material_items(ctx context.Context, field graphql.C
 			return ec.fieldContext_Material_items(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return obj.PagedItems(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Item) graphql.Marshaler {
-			return ec.marshalOItem2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ItemConnection) graphql.Marshaler {
+			return ec.marshalNItemConnection2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemConnection(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
-func (ec *executionContext) fieldContext_Material_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Material_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Material",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Item(ctx, field)
+			return ec.childFields_ItemConnection(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Material_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -3381,25 +2981,37 @@ func (ec *executionContext) _Property_inventories(ctx context.Context, field gra
 			return ec.fieldContext_Property_inventories(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Inventories(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return obj.PagedInventories(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Inventory) graphql.Marshaler {
-			return ec.marshalOInventory2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.InventoryConnection) graphql.Marshaler {
+			return ec.marshalNInventoryConnection2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryConnection(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
-func (ec *executionContext) fieldContext_Property_inventories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Property_inventories(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Property",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Inventory(ctx, field)
+			return ec.childFields_InventoryConnection(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Property_inventories_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -5882,6 +5494,549 @@ func UnmarshalInventoryWhereInput(ctx context.Context, raw any) (ent.InventoryWh
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputItemOrder(ctx context.Context, obj any) (ent.ItemOrder, error) {
+	var it ent.ItemOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNItemOrderField2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalItemOrder unmarshals raw into the ItemOrder input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalItemOrder(ctx context.Context, raw any) (ent.ItemOrder, error) {
+	var out ent.ItemOrder
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ItemOrder", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, obj any) (ent.ItemWhereInput, error) {
+	var it ent.ItemWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "environmentID", "environmentIDNEQ", "environmentIDIn", "environmentIDNotIn", "materialID", "materialIDNEQ", "materialIDIn", "materialIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "rating", "ratingNEQ", "ratingIn", "ratingNotIn", "ratingGT", "ratingGTE", "ratingLT", "ratingLTE", "order", "orderNEQ", "orderIn", "orderNotIn", "orderGT", "orderGTE", "orderLT", "orderLTE", "orderIsNil", "orderNotNil", "toRepair", "toRepairNEQ"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOItemWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOItemWhereInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOItemWhereInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "environmentID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentID"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentID = data
+		case "environmentIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentIDNEQ = data
+		case "environmentIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIDIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentIDIn = data
+		case "environmentIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentIDNotIn = data
+		case "materialID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialID"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialID = data
+		case "materialIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialIDNEQ = data
+		case "materialIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIDIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialIDIn = data
+		case "materialIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialIDNotIn = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "nameNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNEQ = data
+		case "nameIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameIn = data
+		case "nameNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNotIn = data
+		case "nameGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGT = data
+		case "nameGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGTE = data
+		case "nameLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLT = data
+		case "nameLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLTE = data
+		case "nameContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContains = data
+		case "nameHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasPrefix = data
+		case "nameHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasSuffix = data
+		case "nameEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameEqualFold = data
+		case "nameContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContainsFold = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "descriptionNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionNEQ = data
+		case "descriptionIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionIn = data
+		case "descriptionNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionNotIn = data
+		case "descriptionGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionGT = data
+		case "descriptionGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionGTE = data
+		case "descriptionLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionLT = data
+		case "descriptionLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionLTE = data
+		case "descriptionContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionContains = data
+		case "descriptionHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionHasPrefix = data
+		case "descriptionHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionHasSuffix = data
+		case "descriptionEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionEqualFold = data
+		case "descriptionContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionContainsFold = data
+		case "rating":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rating"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rating = data
+		case "ratingNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingNEQ = data
+		case "ratingIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingIn = data
+		case "ratingNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingNotIn = data
+		case "ratingGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingGT = data
+		case "ratingGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingGTE = data
+		case "ratingLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingLT = data
+		case "ratingLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ratingLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RatingLTE = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "orderNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderNEQ = data
+		case "orderIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIn = data
+		case "orderNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderNotIn = data
+		case "orderGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderGT = data
+		case "orderGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderGTE = data
+		case "orderLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderLT = data
+		case "orderLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderLTE = data
+		case "orderIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIsNil = data
+		case "orderNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderNotNil = data
+		case "toRepair":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toRepair"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToRepair = data
+		case "toRepairNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toRepairNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToRepairNEQ = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalItemWhereInput unmarshals raw into the ItemWhereInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalItemWhereInput(ctx context.Context, raw any) (ent.ItemWhereInput, error) {
+	var out ent.ItemWhereInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ItemWhereInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputPropertyOrder(ctx context.Context, obj any) (ent.PropertyOrder, error) {
 	var it ent.PropertyOrder
 	if obj == nil {
@@ -7222,6 +7377,87 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var itemConnectionImplementors = []string{"ItemConnection"}
+
+func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ItemConnection")
+		case "edges":
+			out.Values[i] = ec._ItemConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ItemConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ItemConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var itemEdgeImplementors = []string{"ItemEdge"}
+
+func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ItemEdge")
+		case "node":
+			out.Values[i] = ec._ItemEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._ItemEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var materialImplementors = []string{"Material", "Node"}
 
 func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet, obj *ent.Material) graphql.Marshaler {
@@ -7245,7 +7481,7 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "items":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
+				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Material_items(ctx, field, obj)
 				})
@@ -7443,7 +7679,7 @@ func (ec *executionContext) _Property(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "inventories":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
+				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Property_inventories(ctx, field, obj)
 				})
@@ -8241,6 +8477,33 @@ func (ec *executionContext) marshalNItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinv
 	return ec._Item(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNItemConnection2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ItemConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ItemConnection!")
+		return graphql.Null
+	}
+	return ec._ItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNItemOrderField2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemOrderField(ctx context.Context, v any) (*ent.ItemOrderField, error) {
+	var res = new(ent.ItemOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNItemOrderField2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.ItemOrderField) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ItemOrderField!")
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNItemWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInput(ctx context.Context, v any) (*ent.ItemWhereInput, error) {
+	res, err := ec.unmarshalInputItemWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMaterial2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐMaterial(ctx context.Context, sel ast.SelectionSet, v *ent.Material) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Material!")
@@ -8352,6 +8615,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -8683,25 +8975,6 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalOInventory2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Inventory) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalOInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx context.Context, sel ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -8831,6 +9104,66 @@ func (ec *executionContext) marshalOItem2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx context.Context, sel ast.SelectionSet, v *ent.Item) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Item(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOItemEdge2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOItemEdge2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOItemEdge2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemEdge(ctx context.Context, sel ast.SelectionSet, v *ent.ItemEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ItemEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOItemOrder2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemOrder(ctx context.Context, v any) (*ent.ItemOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputItemOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOItemWhereInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInputᚄ(ctx context.Context, v any) ([]*ent.ItemWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.ItemWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNItemWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOItemWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemWhereInput(ctx context.Context, v any) (*ent.ItemWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputItemWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalONode2githubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v ent.Noder) graphql.Marshaler {

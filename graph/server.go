@@ -9,54 +9,36 @@ import (
 	"net/http"
 	"runtime/debug"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
-	"github.com/propertyrecords/inventory/internal/paging"
 )
-
-// ComplexityLimit bounds the work of one operation. Every field costs 1, and a
-// list of inventories or properties multiplies its selection by its page size,
-// so the full nested tree of a 100-row page fits, and alias or depth bombs do not.
-const ComplexityLimit = 5000
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
 // over HTTP (Handler) and the REST adapter runs its operations on it
-// in-process, so both share the parsed-query cache, the complexity limit, the
-// error presenter and the recover func.
+// in-process, so both share the parsed-query cache, the limits, the error
+// presenter and the recover func.
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *executor.Executor {
-	cfg := Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}}
-	cfg.Complexity.Query.Inventories = func(child int, _ *entgql.Cursor[uuid.UUID], first *int, _ *entgql.Cursor[uuid.UUID], last *int, _ *ent.InventoryOrder, _ *ent.InventoryWhereInput) int {
-		return child * connectionSize(first, last)
-	}
-	cfg.Complexity.Query.Properties = func(child int, _ *entgql.Cursor[uuid.UUID], first *int, _ *entgql.Cursor[uuid.UUID], last *int, _ *ent.PropertyOrder, _ *ent.PropertyWhereInput) int {
-		return child * connectionSize(first, last)
-	}
-	cfg.Complexity.Query.Nodes = func(child int, ids []uuid.UUID) int {
-		return child * max(len(ids), 1)
-	}
-	cfg.Complexity.Query.InventoryPage = func(child, _, pageSize int, _ *ent.InventoryWhereInput, _ *ent.InventoryOrder) int {
-		return child * max(pageSize, 1)
-	}
-	cfg.Complexity.Query.PropertyPage = func(child, _, pageSize int, _ *ent.PropertyWhereInput, _ *ent.PropertyOrder) int {
-		return child * max(pageSize, 1)
-	}
+	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}})
+	limits := DefaultLimits
+	lists := readListSizes(schema.Schema())
+	queries := defaultsCache{Cache: lru.New[*ast.QueryDocument](1000), lists: lists}
 
-	exec := executor.New(NewExecutableSchema(cfg))
-	exec.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	exec.Use(extension.Introspection{})
+	exec := executor.New(schema)
+	exec.SetQueryCache(queries)
+	exec.SetParserTokenLimit(limits.Tokens)
 	exec.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	exec.Use(extension.FixedComplexityLimit(ComplexityLimit))
+	exec.Use(limitsExtension{limits: limits, cache: queries})
+	exec.Use(extension.Introspection{})
+	exec.Use(costExtension{limit: limits.Cost, lists: lists})
 	exec.SetErrorPresenter(presentError(log))
 	exec.SetRecoverFunc(recoverPanic(log))
 	return exec
@@ -103,16 +85,6 @@ func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: gqlerror.List{gqlErr}})
-}
-
-func connectionSize(first, last *int) int {
-	switch {
-	case first != nil:
-		return max(*first, 1)
-	case last != nil:
-		return max(*last, 1)
-	}
-	return paging.MaxPageSize // no bound asked: assume the largest page
 }
 
 // presentError shows a client only errors meant for clients: the service's

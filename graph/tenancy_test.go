@@ -29,11 +29,11 @@ type idList struct {
 }
 
 // records lists every id a company can reach from its inventories.
-func records(t *testing.T, srv interface {
+func records(tb testing.TB, srv interface {
 	MustData(testing.TB, string, string, map[string]any, any)
 }, company string) (ids map[string]bool, l idList) {
-	t.Helper()
-	srv.MustData(t, company, `{ inventories(first: 100) { totalCount edges { node { id property { id }
+	tb.Helper()
+	srv.MustData(tb, company, `{ inventories(first: 100) { totalCount edges { node { id property { id }
 		environments { id items { id material { id } } } } } } }`, nil, &l)
 	ids = map[string]bool{}
 	for _, e := range l.Inventories.Edges {
@@ -93,19 +93,25 @@ func TestCompaniesNeverSeeEachOthersRecords(t *testing.T) {
 	t.Run("edges through the shared material catalogue", func(t *testing.T) {
 		var got struct {
 			Node struct {
-				Items []struct {
-					ID string `json:"id"`
+				Items struct {
+					TotalCount int `json:"totalCount"`
+					Edges      []struct {
+						Node struct {
+							ID string `json:"id"`
+						} `json:"node"`
+					} `json:"edges"`
 				} `json:"items"`
 			} `json:"node"`
 		}
-		srv.MustData(t, companyB, `query($id: ID!) { node(id: $id) { ... on Material { items { id } } } }`,
+		srv.MustData(t, companyB, `query($id: ID!) { node(id: $id) { ... on Material { items(first: 100) { totalCount edges { node { id } } } } } }`,
 			map[string]any{"id": itemA.Material.ID}, &got)
-		if len(got.Node.Items) == 0 {
-			t.Fatalf("B sees no items of material %s: want its own", itemA.Material.ID)
+		items := got.Node.Items
+		if len(items.Edges) == 0 || len(items.Edges) != min(items.TotalCount, 100) {
+			t.Fatalf("B sees %d of %d items of material %s: want its own", len(items.Edges), items.TotalCount, itemA.Material.ID)
 		}
-		for _, it := range got.Node.Items {
-			if !idsB[it.ID] {
-				t.Errorf("material %s leads B to item %s, which is not B's", itemA.Material.ID, it.ID)
+		for _, it := range items.Edges {
+			if !idsB[it.Node.ID] {
+				t.Errorf("material %s leads B to item %s, which is not B's", itemA.Material.ID, it.Node.ID)
 			}
 		}
 	})

@@ -71,8 +71,8 @@ type legacyProperty struct {
 // its inventories.
 type legacyPropertyDetail struct {
 	legacyProperty
-	Levels      int                           `json:"Levels"`
-	Inventories list[legacyPropertyInventory] `json:"Inventories"`
+	Levels      int                            `json:"Levels"`
+	Inventories nodes[legacyPropertyInventory] `json:"Inventories"`
 }
 
 type legacyPropertyInventory struct {

@@ -13,6 +13,26 @@ func (l list[T]) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]T(l))
 }
 
+// nodes reads the nodes of a GraphQL connection ({"edges": [{"node": …}]})
+// and writes them as a plain list, the legacy shape.
+type nodes[T any] list[T]
+
+func (n *nodes[T]) UnmarshalJSON(b []byte) error {
+	var conn struct {
+		Edges []struct{ Node T }
+	}
+	if err := json.Unmarshal(b, &conn); err != nil {
+		return err
+	}
+	*n = make(nodes[T], len(conn.Edges))
+	for i, e := range conn.Edges {
+		(*n)[i] = e.Node
+	}
+	return nil
+}
+
+func (n nodes[T]) MarshalJSON() ([]byte, error) { return list[T](n).MarshalJSON() }
+
 // typeName is the legacy PropertyType object, {"typeName": "Casa"}, read
 // from GraphQL's plain propertyType string.
 type typeName string

@@ -40,7 +40,7 @@ func (Environment) Edges() []ent.Edge {
 		edge.From("inventory", Inventory.Type).Ref("environments").Field("inventory_id").
 			Unique().Required().Immutable(),
 		edge.To("items", Item.Type).
-			Annotations(entsql.OnDelete(entsql.Cascade)),
+			Annotations(entsql.OnDelete(entsql.Cascade), itemsPerEnvironment),
 	}
 }
 
@@ -53,7 +53,9 @@ func (Environment) Indexes() []ent.Index {
 func (Environment) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseEnvironment(func(_ context.Context, q *gen.EnvironmentQuery) error {
-			q.Order(environment.ByOrder(), environment.ByID())
+			if selectsRows(q.SelectedFields()) {
+				q.Order(environment.ByOrder(), environment.ByID())
+			}
 			return nil
 		}),
 	}

@@ -90,7 +90,9 @@ func (Inventory) Hooks() []ent.Hook {
 func (Inventory) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseInventory(func(_ context.Context, q *gen.InventoryQuery) error {
-			q.Order(inventory.ByCreatedAt(sql.OrderDesc()), inventory.ByID())
+			if selectsRows(q.SelectedFields()) {
+				q.Order(inventory.ByCreatedAt(sql.OrderDesc()), inventory.ByID())
+			}
 			return nil
 		}),
 	}
@@ -101,7 +103,7 @@ func (Inventory) Edges() []ent.Edge {
 		edge.From("property", Property.Type).Ref("inventories").Field("property_id").
 			Unique().Required().Immutable(),
 		edge.To("environments", Environment.Type).
-			Annotations(entsql.OnDelete(entsql.Cascade)),
+			Annotations(entsql.OnDelete(entsql.Cascade), environmentsPerInventory),
 	}
 }
 

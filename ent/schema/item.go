@@ -34,10 +34,12 @@ func (Item) Fields() []ent.Field {
 		idField(),
 		field.UUID("environment_id", uuid.UUID{}).Immutable(),
 		field.UUID("material_id", uuid.UUID{}),
-		field.String("name").NotEmpty().MaxLen(128),
+		field.String("name").NotEmpty().MaxLen(128).
+			Annotations(entgql.OrderField("NAME")),
 		field.Text("description").Default("").Comment("Free comment; may be empty."),
 		field.Int("rating").Range(MinRating, MaxRating).
-			Comment("Condition from 1 (bad) to 5 (as new)."),
+			Comment("Condition from 1 (bad) to 5 (as new).").
+			Annotations(entgql.OrderField("RATING")),
 		field.Int("order").Optional().Nillable().NonNegative(),
 		field.Bool("to_repair").Default(false),
 	}
@@ -50,7 +52,7 @@ func (Item) Edges() []ent.Edge {
 		edge.From("material", Material.Type).Ref("items").Field("material_id").
 			Unique().Required(),
 		edge.To("photos", Photo.Type).
-			Annotations(entsql.OnDelete(entsql.Cascade)),
+			Annotations(entsql.OnDelete(entsql.Cascade), photosPerItem),
 	}
 }
 
@@ -66,7 +68,9 @@ func (Item) Indexes() []ent.Index {
 func (Item) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseItem(func(_ context.Context, q *gen.ItemQuery) error {
-			q.Order(item.ByOrder(sql.OrderNullsLast()), item.ByName(), item.ByID())
+			if selectsRows(q.SelectedFields()) {
+				q.Order(item.ByOrder(sql.OrderNullsLast()), item.ByName(), item.ByID())
+			}
 			return nil
 		}),
 	}
@@ -75,6 +79,8 @@ func (Item) Interceptors() []ent.Interceptor {
 func (Item) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entsql.Checks(map[string]string{"item_rating_range": "(rating BETWEEN 1 AND 5)"}),
-		entgql.Skip(entgql.SkipWhereInput),
+		// A material's items are a connection (Material.items), filtered and
+		// ordered like the root ones.
+		entgql.RelayConnection(),
 	}
 }

@@ -20,7 +20,9 @@ func (Material) Fields() []ent.Field {
 }
 
 func (Material) Edges() []ent.Edge {
-	return []ent.Edge{edge.To("items", Item.Type)}
+	return []ent.Edge{
+		edge.To("items", Item.Type).Annotations(entgql.RelayConnection(), pagedList),
+	}
 }
 
 func (Material) Annotations() []schema.Annotation {

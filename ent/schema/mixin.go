@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -29,6 +30,14 @@ func (CompanyMixin) Policy() ent.Policy { return tenant.Policy() }
 // idField is the UUID primary key every schema uses.
 func idField() ent.Field {
 	return field.UUID("id", uuid.UUID{}).Default(uuid.New).Immutable()
+}
+
+// selectsRows reports whether a query with these selected fields asks for
+// rows, which the ordering interceptors order. One that leaves out the id is
+// a grouped aggregate (a nested connection's totalCount, counted per parent),
+// which PostgreSQL refuses to order by a column it does not group by.
+func selectsRows(fields []string) bool {
+	return len(fields) == 0 || slices.Contains(fields, "id")
 }
 
 // nowUTC is the default of creation timestamps: stored times are always UTC.

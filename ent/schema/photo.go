@@ -53,7 +53,9 @@ func (Photo) Indexes() []ent.Index {
 func (Photo) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraversePhoto(func(_ context.Context, q *gen.PhotoQuery) error {
-			q.Order(photo.ByStorageReference(), photo.ByID())
+			if selectsRows(q.SelectedFields()) {
+				q.Order(photo.ByStorageReference(), photo.ByID())
+			}
 			return nil
 		}),
 	}

@@ -40,7 +40,7 @@ func (Property) Fields() []ent.Field {
 func (Property) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("inventories", Inventory.Type).
-			Annotations(entsql.OnDelete(entsql.Cascade)),
+			Annotations(entsql.OnDelete(entsql.Cascade), entgql.RelayConnection(), pagedList),
 	}
 }
 

@@ -61,6 +61,14 @@ func (s Size) Validate() error {
 		return fmt.Errorf("datagen: items: want 0 <= min <= max, got %d-%d", s.MinItems, s.MaxItems)
 	case s.MaxPhotos < 0:
 		return fmt.Errorf("datagen: photos: want 0 or more, got %d", s.MaxPhotos)
+	// The bounds an import enforces (the ListSize annotations of ent/schema).
+	case s.MaxEnvironments > ent.InventoryEnvironmentsMax || s.MaxItems > ent.EnvironmentItemsMax || s.MaxPhotos > ent.ItemPhotosMax:
+		return fmt.Errorf("datagen: want at most %d environments an inventory, %d items an environment and %d photos an item",
+			ent.InventoryEnvironmentsMax, ent.EnvironmentItemsMax, ent.ItemPhotosMax)
+	case s.MaxEnvironments*s.MaxItems > ent.EnvironmentItemsPerInventory ||
+		s.MaxEnvironments*s.MaxItems*s.MaxPhotos > ent.ItemPhotosPerInventory:
+		return fmt.Errorf("datagen: want at most %d items and %d photos an inventory, got up to %d and %d",
+			ent.EnvironmentItemsPerInventory, ent.ItemPhotosPerInventory, s.MaxEnvironments*s.MaxItems, s.MaxEnvironments*s.MaxItems*s.MaxPhotos)
 	}
 	return nil
 }

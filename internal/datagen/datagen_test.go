@@ -365,3 +365,26 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// The generator writes nothing an import would refuse: no tree larger than
+// GraphQL reads whole.
+func TestSizesOverTheImportBoundsAreRefused(t *testing.T) {
+	base := datagen.Size{Companies: 1, PropertiesPerCompany: 1, InventoriesPerProperty: 1,
+		MinEnvironments: 1, MaxEnvironments: 1, MinItems: 1, MaxItems: 1, MaxPhotos: 1}
+	for name, edit := range map[string]func(*datagen.Size){
+		"environments":        func(s *datagen.Size) { s.MaxEnvironments = ent.InventoryEnvironmentsMax + 1 },
+		"items":               func(s *datagen.Size) { s.MaxItems = ent.EnvironmentItemsMax + 1 },
+		"photos":              func(s *datagen.Size) { s.MaxPhotos = ent.ItemPhotosMax + 1 },
+		"items of inventory":  func(s *datagen.Size) { s.MaxEnvironments, s.MaxItems = 10, 101 },
+		"photos of inventory": func(s *datagen.Size) { s.MaxEnvironments, s.MaxItems, s.MaxPhotos = 10, 100, 4 },
+	} {
+		size := base
+		edit(&size)
+		if err := size.Validate(); err == nil {
+			t.Errorf("%s: %+v was accepted, want refused", name, size)
+		}
+	}
+	if err := base.Validate(); err != nil {
+		t.Errorf("%+v: %v, want accepted", base, err)
+	}
+}

@@ -14,6 +14,9 @@ const (
 	DefaultPageSize = 20
 	// MaxPageSize bounds the work one request can ask for (see docs/decisions.md).
 	MaxPageSize = 100
+	// MaxNodes bounds the ids of one nodes lookup: each id is a bound
+	// parameter, and databases cap those.
+	MaxNodes = 100
 )
 
 // Meta describes one page of a list.
@@ -62,22 +65,14 @@ func Count(ctx context.Context, page, pageSize int, count func(context.Context) 
 // Offset is the number of records before the page.
 func (m Meta) Offset() int { return (m.Page - 1) * m.PageSize }
 
-// CheckFirstLast bounds first and last of Relay connections, like MaxPageSize.
-func CheckFirstLast(first, last *int) error {
-	if first != nil && (*first < 0 || *first > MaxPageSize) {
-		return apperr.InvalidField("first", "must be from 0 to %d, got %d", MaxPageSize, *first)
+// DefaultFirst is first as a root connection applies it: DefaultPageSize
+// when neither first nor last is given, so that no list is ever unbounded.
+// Their maximum is checked with every other list's, by the cost check of
+// package graph, before any resolver runs.
+func DefaultFirst(first, last *int) *int {
+	if first == nil && last == nil {
+		n := DefaultPageSize
+		return &n
 	}
-	if last != nil && (*last < 0 || *last > MaxPageSize) {
-		return apperr.InvalidField("last", "must be from 0 to %d, got %d", MaxPageSize, *last)
-	}
-	return nil
-}
-
-// CheckNodes bounds the ids of one nodes lookup, like MaxPageSize: each id is
-// a bound parameter, and databases cap those.
-func CheckNodes(ids int) error {
-	if ids > MaxPageSize {
-		return apperr.InvalidField("ids", "at most %d ids a request, got %d", MaxPageSize, ids)
-	}
-	return nil
+	return first
 }

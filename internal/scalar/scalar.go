@@ -88,14 +88,16 @@ type wireCursor struct {
 	Value any       `msgpack:"v"`
 }
 
-// MarshalCursor writes a Relay cursor: opaque URL-safe text.
+// MarshalCursor writes a Relay cursor: opaque text, in the base64 alphabet
+// entgql reads too, since its field collection decodes the after cursor of
+// nested connections itself.
 func MarshalCursor(c entgql.Cursor[uuid.UUID]) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		raw, err := msgpack.Marshal(wireCursor{ID: c.ID, Value: c.Value})
 		if err != nil {
 			panic(err) // only order field values, all encodable, reach here
 		}
-		_, _ = io.WriteString(w, strconv.Quote(base64.RawURLEncoding.EncodeToString(raw)))
+		_, _ = io.WriteString(w, strconv.Quote(base64.RawStdEncoding.EncodeToString(raw)))
 	})
 }
 
@@ -106,7 +108,7 @@ func UnmarshalCursor(v any) (entgql.Cursor[uuid.UUID], error) {
 	if !ok {
 		return entgql.Cursor[uuid.UUID]{}, invalid
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
+	raw, err := base64.RawStdEncoding.DecodeString(s)
 	if err != nil {
 		return entgql.Cursor[uuid.UUID]{}, invalid
 	}

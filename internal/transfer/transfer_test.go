@@ -403,6 +403,15 @@ func TestInvalidRecordsNameTheFieldAndWriteNothing(t *testing.T) {
 	}
 	env := func(r map[string]any) map[string]any { return r["EnvironmentDiagnostics"].([]any)[0].(map[string]any) }
 	item := func(r map[string]any) map[string]any { return env(r)["ItemDiagnostic"].([]any)[0].(map[string]any) }
+	photo := func() map[string]any { return map[string]any{"StorageReference": uuid.NewString() + ".jpg"} }
+	// copies repeats v n times, without ids, so that each copy gets its own.
+	copies := func(v map[string]any, n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
 	tests := []struct {
 		name, line, field, reason string
 	}{
@@ -452,6 +461,18 @@ func TestInvalidRecordsNameTheFieldAndWriteNothing(t *testing.T) {
 		{"NUL in the property's detail", edit(func(r map[string]any) { r["Property"].(map[string]any)["Detail"] = "Piso 3\x00" }),
 			"Property.Detail", "NUL character"},
 		{"a line too long", `{"CompanyId": "` + strings.Repeat("x", transfer.MaxLine) + `"}`, "", "longer than"},
+		// A tree larger than GraphQL reads whole (the ListSize bounds of ent/schema).
+		{"too many photos on an item", edit(func(r map[string]any) { item(r)["Photo"] = copies(photo(), ent.ItemPhotosMax+1) }),
+			"EnvironmentDiagnostics[0].ItemDiagnostic[0].Photo", "at most 20"},
+		{"too many items in an environment", edit(func(r map[string]any) { env(r)["ItemDiagnostic"] = copies(item(r), ent.EnvironmentItemsMax+1) }),
+			"EnvironmentDiagnostics[0].ItemDiagnostic", "at most 200"},
+		{"too many environments", edit(func(r map[string]any) { r["EnvironmentDiagnostics"] = copies(env(r), ent.InventoryEnvironmentsMax+1) }),
+			"EnvironmentDiagnostics", "at most 60"},
+		{"too many items in all", edit(func(r map[string]any) {
+			e := env(r)
+			e["ItemDiagnostic"] = copies(item(r), ent.EnvironmentItemsMax)
+			r["EnvironmentDiagnostics"] = copies(e, ent.EnvironmentItemsPerInventory/ent.EnvironmentItemsMax+1)
+		}), "EnvironmentDiagnostics", "1200 items in all"},
 	}
 	var input []string
 	for _, tt := range tests {

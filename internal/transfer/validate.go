@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -171,8 +172,40 @@ func check(rec *Record) (*plan, *fieldError) {
 		c.fail("PdfFile", "an unsigned inventory has no signed PDF")
 	}
 	c.property(p)
+	c.treeSize(rec)
 	c.environments(p)
 	return p, c.err
+}
+
+// treeSize refuses an inventory larger than GraphQL reads whole: the bounds
+// of its lists (the ListSize annotations of ent/schema), each of which is also
+// the default size of its list, so that a report is never cut short.
+func (c *checker) treeSize(rec *Record) {
+	envs := rec.EnvironmentDiagnostics
+	if c.ok() && len(envs) > ent.InventoryEnvironmentsMax {
+		c.fail("EnvironmentDiagnostics", "%d environments: an inventory holds at most %d", len(envs), ent.InventoryEnvironmentsMax)
+	}
+	items, photos := 0, 0
+	for i, env := range envs {
+		if c.ok() && len(env.ItemDiagnostic) > ent.EnvironmentItemsMax {
+			c.fail(fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic", i), "%d items: an environment holds at most %d",
+				len(env.ItemDiagnostic), ent.EnvironmentItemsMax)
+		}
+		items += len(env.ItemDiagnostic)
+		for j, it := range env.ItemDiagnostic {
+			if c.ok() && len(it.Photo) > ent.ItemPhotosMax {
+				c.fail(fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic[%d].Photo", i, j), "%d photos: an item has at most %d",
+					len(it.Photo), ent.ItemPhotosMax)
+			}
+			photos += len(it.Photo)
+		}
+	}
+	if c.ok() && items > ent.EnvironmentItemsPerInventory {
+		c.fail("EnvironmentDiagnostics", "%d items in all: an inventory holds at most %d", items, ent.EnvironmentItemsPerInventory)
+	}
+	if c.ok() && photos > ent.ItemPhotosPerInventory {
+		c.fail("EnvironmentDiagnostics", "%d photos in all: an inventory holds at most %d", photos, ent.ItemPhotosPerInventory)
+	}
 }
 
 func (c *checker) price(s string) decimal.Decimal {

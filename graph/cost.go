@@ -1,0 +1,309 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"entgo.io/contrib/entgql"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/scalar"
+)
+
+// The price of an operation is the most fields its answer can hold: each
+// selected field counts once for every object it may be selected on, and a
+// list field (marked @listSize in the schema, where its bounds are written)
+// multiplies what is selected below it by the size it may return. Below an
+// inventory, a list marked perInventory counts at most that many per
+// inventory, the bound an import enforces on the whole tree; without it an
+// inventory's tree would be priced as 60 rooms of 200 items of 20 photos.
+//
+// The check runs after validation, once variables are known, and before any
+// resolver: an operation over Limits.Cost is refused whole. It is also where
+// every size argument is checked against its list's maximum.
+
+// listSize is a @listSize directive, read once from the schema.
+type listSize struct {
+	slicing      []string
+	def, max     int
+	sized        []string // nil: the field's own selection
+	perInventory int
+}
+
+// listSizes maps each list field of the schema to its bounds.
+type listSizes map[*ast.FieldDefinition]*listSize
+
+func readListSizes(schema *ast.Schema) listSizes {
+	out := listSizes{}
+	for _, def := range schema.Types {
+		for _, f := range def.Fields {
+			d := f.Directives.ForName("listSize")
+			if d == nil {
+				continue
+			}
+			ls := &listSize{}
+			for _, arg := range d.Arguments {
+				switch arg.Name {
+				case "slicingArguments":
+					ls.slicing = stringsOf(arg.Value)
+				case "sizedFields":
+					ls.sized = stringsOf(arg.Value)
+				case "default":
+					ls.def, _ = strconv.Atoi(arg.Value.Raw)
+				case "max":
+					ls.max, _ = strconv.Atoi(arg.Value.Raw)
+				case "perInventory":
+					ls.perInventory, _ = strconv.Atoi(arg.Value.Raw)
+				}
+			}
+			out[f] = ls
+		}
+	}
+	return out
+}
+
+func stringsOf(v *ast.Value) []string {
+	var out []string
+	for _, c := range v.Children {
+		out = append(out, c.Value.Raw)
+	}
+	return out
+}
+
+// costExtension prices each operation before it runs.
+type costExtension struct {
+	limit int
+	lists listSizes
+}
+
+var (
+	_ graphql.HandlerExtension        = costExtension{}
+	_ graphql.OperationContextMutator = costExtension{}
+)
+
+func (costExtension) ExtensionName() string                   { return "Cost" }
+func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (c costExtension) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	p := pricer{lists: c.lists, vars: opCtx.Variables, limit: c.limit}
+	cost := p.selections(opCtx.Operation.SelectionSet, 1, 0, nil)
+	switch {
+	case p.err != nil:
+		return p.err
+	case cost > c.limit:
+		return limitError(CodeTooComplex, c.limit,
+			"the operation may return more than %d fields, the limit: ask for fewer fields or smaller lists (a list multiplies what is selected below it by its size)", c.limit)
+	}
+	return nil
+}
+
+type pricer struct {
+	lists listSizes
+	vars  map[string]any
+	limit int
+	err   *gqlerror.Error
+}
+
+// selections prices set, each of whose fields is selected mult times.
+// perInventory is the number of inventories above set (0 when none is), and
+// sized, when set, names the fields of set that hold a list multiplied to
+// sizedMult (a connection's edges).
+func (p *pricer) selections(set ast.SelectionSet, mult, inventories int, sized *sizedFields) int {
+	total := 0
+	for _, sel := range set {
+		if p.err != nil || total > p.limit {
+			return total
+		}
+		switch sel := sel.(type) {
+		case *ast.Field:
+			total = saturate(total + p.field(sel, mult, inventories, sized))
+		case *ast.InlineFragment:
+			total = saturate(total + p.selections(sel.SelectionSet, mult, withInventories(sel.TypeCondition, mult, inventories), sized))
+		case *ast.FragmentSpread:
+			if sel.Definition != nil {
+				total = saturate(total + p.selections(sel.Definition.SelectionSet, mult, withInventories(sel.Definition.TypeCondition, mult, inventories), sized))
+			}
+		}
+	}
+	return total
+}
+
+type sizedFields struct {
+	names []string
+	mult  int
+}
+
+func (p *pricer) field(f *ast.Field, mult, inventories int, sized *sizedFields) int {
+	if sized != nil && slices.Contains(sized.names, f.Name) {
+		mult = sized.mult
+	}
+	if err := checkCursors(f, p.vars); err != nil {
+		p.err = err
+		return mult
+	}
+	cost := mult
+	if len(f.SelectionSet) == 0 {
+		return cost
+	}
+	childMult, childSized := mult, (*sizedFields)(nil)
+	ls := p.lists[f.Definition]
+	if ls != nil {
+		size, err := ls.size(f, p.vars)
+		if err != nil {
+			p.err = err
+			return cost
+		}
+		listMult := saturate(mult * size)
+		if ls.perInventory > 0 && inventories > 0 {
+			listMult = min(listMult, saturate(inventories*ls.perInventory))
+		}
+		if ls.sized != nil {
+			childSized = &sizedFields{names: ls.sized, mult: listMult}
+		} else {
+			childMult = listMult
+		}
+	}
+	// An inventory's own lists (environments, their items, their photos) hold
+	// each record of its tree once, so they count against its bounds; any
+	// other step (up to a parent, across to a material, into a connection)
+	// may reach the same records again, and counts in full.
+	switch {
+	case f.Definition != nil && f.Definition.Type.Name() == "Inventory":
+		inventories = childMult
+	case ls == nil || ls.sized != nil:
+		inventories = 0
+	}
+	return saturate(cost + p.selections(f.SelectionSet, childMult, inventories, childSized))
+}
+
+func withInventories(typeCondition string, mult, inventories int) int {
+	if typeCondition == "Inventory" {
+		return mult
+	}
+	return inventories
+}
+
+// size is the size a list field is asked for, checked against its maximum.
+func (ls *listSize) size(f *ast.Field, vars map[string]any) (int, *gqlerror.Error) {
+	args := f.ArgumentMap(vars)
+	for _, name := range ls.slicing {
+		v, ok := args[name]
+		if !ok || v == nil {
+			continue
+		}
+		n := 0
+		switch v := v.(type) {
+		case []any:
+			n = len(v)
+		default:
+			i, err := graphql.UnmarshalInt(v)
+			if err != nil {
+				return 0, argumentError(name, "must be an integer")
+			}
+			n = i
+		}
+		if n < 0 || n > ls.max {
+			return 0, argumentError(name, "must be from 0 to %d, got %d", ls.max, n)
+		}
+		return n, nil
+	}
+	return ls.def, nil
+}
+
+// checkCursors refuses a cursor argument that is not one this API gave out.
+// Resolvers would refuse it too, but entgql's field collection, which loads
+// nested connections before their resolvers run, decodes after and before
+// itself and fails on a forged one with a panic.
+func checkCursors(f *ast.Field, vars map[string]any) *gqlerror.Error {
+	for _, arg := range f.Arguments {
+		def := f.Definition.Arguments.ForName(arg.Name)
+		if def == nil || def.Type.Name() != "Cursor" {
+			continue
+		}
+		v, err := arg.Value.Value(vars)
+		if err != nil || v == nil {
+			continue
+		}
+		if _, err := scalar.UnmarshalCursor(v); err != nil {
+			return argumentError(arg.Name, "is not a cursor this API gave out")
+		}
+		if err := new(entgql.Cursor[uuid.UUID]).UnmarshalGQL(v); err != nil {
+			return argumentError(arg.Name, "is not a cursor this API gave out")
+		}
+	}
+	return nil
+}
+
+// argumentError is apperr's INVALID_ARGUMENT, as the GraphQL error presenter
+// would show it.
+func argumentError(arg, format string, args ...any) *gqlerror.Error {
+	e := apperr.InvalidField(arg, format, args...)
+	err := gqlerror.Errorf("%s", e.Error())
+	err.Extensions = map[string]any{"code": e.Code, "field": arg}
+	err.Err = e
+	return err
+}
+
+// saturate keeps prices from overflowing: past a billion, an operation is
+// refused whatever it adds up to.
+func saturate(n int) int { return min(n, 1<<30) }
+
+// String describes a list's bounds, for messages and tests.
+func (ls *listSize) String() string {
+	return fmt.Sprintf("%v default %d max %d", ls.slicing, ls.def, ls.max)
+}
+
+// defaultsCache is the executor's query cache. Before a validated document
+// is cached, which is before its first run, it writes out the default of
+// every list's size argument that the document leaves out. entgql's field
+// collection, which builds the SQL that loads nested lists, reads only the
+// arguments written in the document; without this a nested connection
+// would load every row and apply its default only to what it returns.
+type defaultsCache struct {
+	graphql.Cache[*ast.QueryDocument]
+	lists listSizes
+}
+
+func (c defaultsCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
+	for _, op := range doc.Operations {
+		c.writeDefaults(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		c.writeDefaults(f.SelectionSet)
+	}
+	c.Cache.Add(ctx, query, doc)
+}
+
+func (c defaultsCache) writeDefaults(set ast.SelectionSet) {
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			if ls := c.lists[sel.Definition]; ls != nil {
+				writeDefault(sel, ls)
+			}
+			c.writeDefaults(sel.SelectionSet)
+		case *ast.InlineFragment:
+			c.writeDefaults(sel.SelectionSet)
+		}
+	}
+}
+
+func writeDefault(f *ast.Field, ls *listSize) {
+	for _, name := range ls.slicing {
+		if f.Arguments.ForName(name) != nil {
+			return
+		}
+	}
+	for _, name := range ls.slicing {
+		if def := f.Definition.Arguments.ForName(name); def != nil && def.DefaultValue != nil {
+			f.Arguments = append(f.Arguments, &ast.Argument{Name: name, Value: def.DefaultValue, Position: f.Position})
+			return
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package graph
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// nestedTree is the front end's nested tree: inventories with their property,
+// environments, items, materials and photos (the bench's queries (a) and (b)).
+const nestedTree = `query($first: Int!) { inventories(first: $first, orderBy: {field: CREATED_AT, direction: ASC}) {
+	edges { node { id createdAt rentalPrice isSigned property { id address city }
+		environments { id name level items { id name rating toRepair material { id name } photos { id storageReference } } } } } } }`
+
+// price parses and validates query and prices it as the cost check does.
+func price(t *testing.T, query string, vars map[string]any) int {
+	t.Helper()
+	exec := NewExecutor(nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := graphql.StartOperationTrace(context.Background())
+	opCtx, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: query, Variables: vars})
+	if errs != nil && !strings.Contains(errs.Error(), "exceeds") && !strings.Contains(errs.Error(), "more than") {
+		t.Fatalf("%s: %v", query, errs)
+	}
+	p := pricer{lists: readListSizes(NewExecutableSchema(Config{}).Schema()), vars: opCtx.Variables, limit: 1 << 30}
+	return p.selections(opCtx.Operation.SelectionSet, 1, 0, nil)
+}
+
+// TestPrices holds the figures docs/decisions.md gives for the price of the
+// trees front ends ask for, against DefaultLimits.Cost.
+func TestPrices(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		query    string
+		vars     map[string]any
+		min, max int
+	}{
+		{"20 whole inventories (bench b)", nestedTree, map[string]any{"first": 20}, 250_000, 300_000},
+		{"3 whole inventories (bench a)", nestedTree, map[string]any{"first": 3}, 35_000, 50_000},
+		{"100 inventories' item names", `{ inventories(first: 100) { edges { node { id environments { items { id name } } } } } }`, nil, 150_000, 250_000},
+		{"36 whole inventories", nestedTree, map[string]any{"first": 36}, DefaultLimits.Cost + 1, 600_000},
+		{"a material's items, 3 levels of 100",
+			`query($id: ID!) { node(id: $id) { ... on Material { items(first: 100) { edges { node { material { items(first: 100) { edges { node { material { items(first: 100) { edges { node { id } } } } } } } } } } } } } }`,
+			map[string]any{"id": "11111111-1111-4111-8111-111111111111"}, DefaultLimits.Cost + 1, 1 << 30},
+	} {
+		got := price(t, tt.query, tt.vars)
+		t.Logf("%s: %d", tt.name, got)
+		if got < tt.min || got > tt.max {
+			t.Errorf("%s: price %d, want %d to %d", tt.name, got, tt.min, tt.max)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/lexer"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// Limits bound what one operation may cost. Each is checked before the work
+// it guards: tokens while the document is read, fields and depth (counted
+// with every fragment expanded) before validation, whose cost grows with
+// them, and the price of the operation (see cost.go) before any resolver runs.
+type Limits struct {
+	// Tokens bounds the document's length. The largest documents we know of,
+	// the IDE's introspection query and the REST operations, have under 1,000.
+	Tokens int
+	// Fields bounds the field selections of the document once its fragments
+	// are expanded: a kilobyte of fragments spreading each other twice over
+	// expands to millions of fields, and validation visits each of them.
+	Fields int
+	// Depth bounds the nesting of selections. The deepest tree a front end
+	// asks for (property, inventories, environments, items, photos, through
+	// connection edges) is 10 deep; the IDE's introspection query is 13.
+	Depth int
+	// Cost bounds the price of an operation: how many fields its answer may
+	// hold when every list returns as much as its bounds allow.
+	Cost int
+}
+
+// DefaultLimits are the limits of the service (see docs/decisions.md).
+var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Depth: 20, Cost: 500_000}
+
+// Error codes of refused operations, besides gqlgen's own parse and
+// validation codes. Like those, they are request errors (422, or 400 with
+// application/graphql-response+json).
+const (
+	CodeQueryTooLarge = "QUERY_TOO_LARGE"
+	CodeQueryTooDeep  = "QUERY_TOO_DEEP"
+	CodeTooComplex    = "COMPLEXITY_LIMIT_EXCEEDED"
+)
+
+func init() {
+	for _, code := range []string{CodeQueryTooLarge, CodeQueryTooDeep, CodeTooComplex} {
+		errcode.RegisterErrorType(code, errcode.KindProtocol)
+	}
+}
+
+// limitsExtension refuses documents over Limits before the executor parses
+// and validates them. Documents the executor has already validated are in its
+// query cache and were checked the first time they were seen.
+type limitsExtension struct {
+	limits Limits
+	cache  graphql.Cache[*ast.QueryDocument]
+}
+
+var (
+	_ graphql.HandlerExtension          = limitsExtension{}
+	_ graphql.OperationParameterMutator = limitsExtension{}
+)
+
+func (limitsExtension) ExtensionName() string                   { return "QueryLimits" }
+func (limitsExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (l limitsExtension) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if _, ok := l.cache.Get(ctx, params.Query); ok {
+		return nil
+	}
+	return l.limits.checkDocument(params.Query)
+}
+
+// checkDocument parses query within the token limit and checks the expanded
+// size and depth of what it selects. A document that does not parse for
+// another reason is left to the executor, which says why.
+func (l Limits) checkDocument(query string) *gqlerror.Error {
+	src := &ast.Source{Input: query}
+	doc, err := parser.ParseQueryWithTokenLimit(src, l.Tokens)
+	if err != nil {
+		if tokensOver(src, l.Tokens) {
+			return limitError(CodeQueryTooLarge, l.Tokens, "the document has more than %d tokens", l.Tokens)
+		}
+		return nil
+	}
+	size := newSizer(doc, l.Fields)
+	for _, op := range doc.Operations {
+		size.add(size.selections(op.SelectionSet))
+	}
+	for _, f := range doc.Fragments {
+		size.add(size.fragment(f.Name))
+	}
+	switch {
+	case size.total.fields > l.Fields:
+		return limitError(CodeQueryTooLarge, l.Fields, "the document selects more than %d fields once its fragments are expanded", l.Fields)
+	case size.total.depth > l.Depth:
+		return limitError(CodeQueryTooDeep, l.Depth, "the document nests selections more than %d deep", l.Depth)
+	}
+	return nil
+}
+
+// tokensOver reports whether src has more than limit tokens.
+func tokensOver(src *ast.Source, limit int) bool {
+	lex := lexer.New(src)
+	for n := 0; ; n++ {
+		tok, err := lex.ReadToken()
+		if err != nil || tok.Kind == lexer.EOF {
+			return false
+		}
+		if n >= limit {
+			return true
+		}
+	}
+}
+
+func limitError(code string, limit int, format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	err.Extensions = map[string]any{"code": code, "limit": limit}
+	return err
+}
+
+// shape is the size of a selection set with its fragments expanded.
+type shape struct{ fields, depth int }
+
+// sizer measures selection sets, each fragment once: a fragment's shape is
+// the same wherever it is spread, so a document whose fragments spread each
+// other exponentially is measured in time linear in its length. Counts stop
+// growing past the limit, so they cannot overflow.
+type sizer struct {
+	fragments map[string]*ast.FragmentDefinition
+	measured  map[string]shape
+	visiting  map[string]bool
+	limit     int
+	total     shape
+}
+
+func newSizer(doc *ast.QueryDocument, limit int) *sizer {
+	s := &sizer{
+		fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
+		measured:  make(map[string]shape, len(doc.Fragments)),
+		visiting:  map[string]bool{},
+		limit:     limit,
+	}
+	for _, f := range doc.Fragments {
+		s.fragments[f.Name] = f
+	}
+	return s
+}
+
+func (s *sizer) add(sh shape) {
+	s.total.fields = min(s.total.fields+sh.fields, s.limit+1)
+	s.total.depth = max(s.total.depth, sh.depth)
+}
+
+func (s *sizer) selections(set ast.SelectionSet) shape {
+	var out shape
+	for _, sel := range set {
+		var sh shape
+		switch sel := sel.(type) {
+		case *ast.Field:
+			sh = s.selections(sel.SelectionSet)
+			sh.fields++
+			sh.depth++
+		case *ast.InlineFragment:
+			sh = s.selections(sel.SelectionSet)
+		case *ast.FragmentSpread:
+			sh = s.fragment(sel.Name)
+		}
+		out.fields = min(out.fields+sh.fields, s.limit+1)
+		out.depth = max(out.depth, sh.depth)
+	}
+	return out
+}
+
+// fragment measures a named fragment. Unknown fragments and cycles measure
+// nothing here: validation refuses both.
+func (s *sizer) fragment(name string) shape {
+	if sh, ok := s.measured[name]; ok {
+		return sh
+	}
+	f, ok := s.fragments[name]
+	if !ok || s.visiting[name] {
+		return shape{}
+	}
+	s.visiting[name] = true
+	sh := s.selections(f.SelectionSet)
+	delete(s.visiting, name)
+	s.measured[name] = sh
+	return sh
+}
+
+// String describes the limits, for the start-up log.
+func (l Limits) String() string {
+	return fmt.Sprintf("tokens %d, fields %d, depth %d, cost %d", l.Tokens, l.Fields, l.Depth, l.Cost)
+}
