@@ -4,4 +4,4 @@
 package inventory
 
 //go:generate go run -mod=mod ./ent/entc.go
-//go:generate go tool gqlgen
+//go:generate go run ./graph/gqlgen.go

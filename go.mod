@@ -16,6 +16,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/shopspring/decimal v1.4.0
 	github.com/vektah/gqlparser/v2 v2.5.64
+	github.com/vgarvardt/pgx-google-uuid/v5 v5.6.0
 	github.com/vmihailenco/msgpack/v5 v5.3.5
 	gocloud.dev v0.47.0
 	golang.org/x/term v0.47.0

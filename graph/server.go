@@ -2,23 +2,21 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/files"
 )
 
@@ -26,7 +24,7 @@ import (
 // over HTTP (Handler) and the REST adapter runs its operations on it
 // in-process, so both share the parsed-query cache, the limits, the error
 // presenter and the recover func.
-func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *executor.Executor {
+func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *Executor {
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}})
 	limits := DefaultLimits
 	lists := readListSizes(schema.Schema())
@@ -35,56 +33,75 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec := executor.New(schema)
 	exec.SetQueryCache(queries)
 	exec.SetParserTokenLimit(limits.Tokens)
+	// The direct executor runs no field, root field, operation or response
+	// middleware: an extension that adds one must be served by it too.
 	exec.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	exec.Use(limitsExtension{limits: limits, cache: queries})
 	exec.Use(extension.Introspection{})
 	exec.Use(costExtension{limit: limits.Cost, lists: lists})
-	exec.SetErrorPresenter(presentError(log))
-	exec.SetRecoverFunc(recoverPanic(log))
-	return exec
+	presenter, recoverer := presentError(log), recoverPanic(log)
+	exec.SetErrorPresenter(presenter)
+	exec.SetRecoverFunc(recoverer)
+	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer}
 }
 
-// MaxRequestBytes bounds a request body: operations are small, and a client
-// must not make the server hold an unbounded body in memory.
-const MaxRequestBytes = 1 << 20
-
-// transports are the ways /graphql accepts operations: GET and POST, as
-// GraphQL over HTTP asks, and OPTIONS for CORS preflights.
-var transports = []graphql.Transport{transport.Options{}, transport.GET{}, transport.POST{}}
-
-// Handler serves exec over HTTP. It does what gqlgen's handler.Server does,
-// which cannot be given an executor of our own to share with REST.
-func Handler(exec *executor.Executor) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if p := recover(); p != nil {
-				writeGraphQLError(w, http.StatusInternalServerError, exec.PresentRecoveredError(r.Context(), p))
-			}
-		}()
-		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
-		if r.ContentLength > MaxRequestBytes {
-			writeGraphQLError(w, http.StatusRequestEntityTooLarge, gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes) // bodies of unknown length too
-		for _, t := range transports {
-			if t.Supports(r) {
-				t.Do(w, r, exec)
-				return
-			}
-		}
-		writeGraphQLError(w, http.StatusBadRequest, gqlerror.Errorf("send operations with GET or POST (application/json)"))
-	})
+// Executor runs the service's operations. Queries run on the direct executor
+// (see internal/direct), which gives up to gqlgen's on anything but a clean
+// answer. And it answers every operation, even one whose request ran past its
+// deadline (gqlgen's answers nothing then).
+type Executor struct {
+	*executor.Executor
+	schema    *executableSchema
+	presenter graphql.ErrorPresenterFunc
+	recoverer graphql.RecoverFunc
 }
 
-func writeGraphQLError(w http.ResponseWriter, status int, err error) {
-	gqlErr, ok := err.(*gqlerror.Error)
-	if !ok {
-		gqlErr = gqlerror.Errorf("internal error")
+func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	if data, ok := e.runDirect(ctx, opCtx); ok {
+		return graphql.OneShot(&graphql.Response{Data: data}), graphql.WithOperationContext(ctx, opCtx)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: gqlerror.List{gqlErr}})
+	responses, ctx := e.Executor.DispatchOperation(ctx, opCtx)
+	answered := false
+	return func(ctx context.Context) *graphql.Response {
+		res := responses(ctx)
+		if res == nil && !answered {
+			if expired, ok := apperr.Expired(ctx); ok {
+				res = e.DispatchError(ctx, gqlerror.List{gqlerror.WrapPath(nil, expired)})
+			}
+		}
+		answered = true
+		return res
+	}, ctx
+}
+
+// runDirect answers a query on the direct executor, or reports that gqlgen's
+// must.
+func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, ok bool) {
+	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) {
+		return nil, false
+	}
+	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)
+	defer func() {
+		if recover() != nil {
+			ok = false // gqlgen's run panics the same way, and reports it
+		}
+	}()
+	w := direct.NewWriter(16 << 10)
+	if err := e.schema.execDirect(ctx, w); err != nil || len(graphql.GetErrors(ctx)) > 0 {
+		return nil, false
+	}
+	return w.Bytes(), true
+}
+
+// introspects reports whether a query asks for the schema, which only
+// gqlgen's executor answers.
+func introspects(opCtx *graphql.OperationContext) bool {
+	for _, f := range graphql.CollectFields(opCtx, opCtx.Operation.SelectionSet, []string{"Query"}) {
+		if f.Name == "__schema" || f.Name == "__type" {
+			return true
+		}
+	}
+	return false
 }
 
 // presentError shows a client only errors meant for clients: the service's
@@ -104,6 +121,11 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case ent.IsNotFound(err):
 			appErr = &apperr.Error{Code: apperr.NotFound, Message: "not found"}
 		default:
+			var expired bool
+			if appErr, expired = apperr.Expired(ctx); expired {
+				log.InfoContext(ctx, "graphql: request ended before its answer", "path", graphql.GetPath(ctx).String(), "code", appErr.Code, "err", err)
+				break
+			}
 			log.ErrorContext(ctx, "graphql: internal error", "path", graphql.GetPath(ctx).String(), "err", err)
 			appErr, _ = apperr.Public(err)
 		}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -39,7 +38,7 @@ var openAPIDocument []byte
 
 // API serves the REST endpoints.
 type API struct {
-	exec    *executor.Executor
+	exec    graphql.GraphExecutor
 	files   *files.Store
 	log     *slog.Logger
 	baseURL string
@@ -48,7 +47,7 @@ type API struct {
 
 // New returns the REST adapter over exec, serving files from store, with
 // group B under baseURL.
-func New(exec *executor.Executor, store *files.Store, log *slog.Logger, baseURL string) *API {
+func New(exec graphql.GraphExecutor, store *files.Store, log *slog.Logger, baseURL string) *API {
 	return &API{exec: exec, files: store, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
 }
 
@@ -199,6 +198,10 @@ type errorDetail struct {
 
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	public, internal := apperr.Public(err)
+	if expired, ok := apperr.Expired(r.Context()); ok && internal {
+		a.log.InfoContext(r.Context(), "rest: request ended before its answer", "path", r.URL.Path, "code", expired.Code, "err", err)
+		public, internal = expired, false
+	}
 	if internal {
 		a.log.ErrorContext(r.Context(), "rest: internal error", "path", r.URL.Path, "err", err)
 	}

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -26,6 +28,9 @@ type Config struct {
 	BlobURL     string
 	PublicURL   string
 	SigningKey  string
+	// RequestTimeout is every request's deadline: past it, its database work
+	// is cancelled and the client told so.
+	RequestTimeout time.Duration
 }
 
 // setting is one configuration entry: its flag, its variable and its use.
@@ -55,7 +60,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 // returns the arguments left after the flags.
 func parseCommandConfig(cmd command, args []string, getenv func(string) string, usage io.Writer) (Config, []string, error) {
 	var cfg Config
-	var level string
+	var level, timeout string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -65,6 +70,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"blob-url", "INVENTORY_BLOB_URL", "", "file store: s3://, gs://, azblob://, file:// or mem:// (default: <data-dir>/blobs)", &cfg.BlobURL, false},
 		{"public-url", "INVENTORY_PUBLIC_URL", "", "scheme and host of download URLs (default: the request's)", &cfg.PublicURL, true},
 		{"url-signing-key", "INVENTORY_URL_SIGNING_KEY", "", "secret that signs photo URLs (default: kept in <data-dir>/url-signing.key)", &cfg.SigningKey, true},
+		{"request-timeout", "INVENTORY_REQUEST_TIMEOUT", server.DefaultRequestTimeout.String(), "deadline of each request, database work included (e.g. 10s, 1m)", &timeout, true},
 	}
 	fs := flag.NewFlagSet("inventoryd "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -121,6 +127,13 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return Config{}, nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
 	}
+	if cmd.serves {
+		d, err := time.ParseDuration(timeout)
+		if err != nil || d <= 0 {
+			return Config{}, nil, fmt.Errorf("request timeout %q: give a positive duration such as 10s", timeout)
+		}
+		cfg.RequestTimeout = d
+	}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = filepath.Join(cfg.DataDir, "inventory.db")
 	}
@@ -138,6 +151,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("blob_url", maskPassword(c.BlobURL)),
 		slog.String("public_url", c.PublicURL),
 		slog.Bool("url_signing_key_set", c.SigningKey != ""),
+		slog.Duration("request_timeout", c.RequestTimeout),
 	)
 }
 

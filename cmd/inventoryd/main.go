@@ -143,12 +143,14 @@ func (m *Main) Run(ctx context.Context) error {
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
 			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
+			RequestTimeout: m.Config.RequestTimeout,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		// Past the request's own deadline, so that its error gets written.
+		WriteTimeout:   m.Config.RequestTimeout + 20*time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()

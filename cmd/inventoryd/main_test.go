@@ -17,6 +17,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -136,7 +137,7 @@ func TestHelpListsEveryVariable(t *testing.T) {
 	if err != errHelp {
 		t.Fatalf("run --help: got %v, want errHelp", err)
 	}
-	for _, v := range []string{"INVENTORY_ADDR", "INVENTORY_DATABASE_URL", "INVENTORY_DATA_DIR", "INVENTORY_LOG_LEVEL"} {
+	for _, v := range []string{"INVENTORY_ADDR", "INVENTORY_DATABASE_URL", "INVENTORY_DATA_DIR", "INVENTORY_LOG_LEVEL", "INVENTORY_REQUEST_TIMEOUT"} {
 		if !strings.Contains(out.String(), v) {
 			t.Errorf("--help does not list %s:\n%s", v, out.String())
 		}
@@ -144,13 +145,22 @@ func TestHelpListsEveryVariable(t *testing.T) {
 }
 
 func TestConfigFromEnvironmentAndFlags(t *testing.T) {
-	env := map[string]string{"INVENTORY_ADDR": ":9000", "INVENTORY_DATA_DIR": "/srv/inv", "INVENTORY_LOG_LEVEL": "debug"}
+	env := map[string]string{"INVENTORY_ADDR": ":9000", "INVENTORY_DATA_DIR": "/srv/inv", "INVENTORY_LOG_LEVEL": "debug", "INVENTORY_REQUEST_TIMEOUT": "3s"}
 	cfg, err := parseConfig([]string{"--addr", ":9001"}, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != ":9001" || cfg.DataDir != "/srv/inv" || cfg.LogLevel != slog.LevelDebug || cfg.DatabaseURL != filepath.Join("/srv/inv", "inventory.db") {
+	if cfg.Addr != ":9001" || cfg.DataDir != "/srv/inv" || cfg.LogLevel != slog.LevelDebug || cfg.DatabaseURL != filepath.Join("/srv/inv", "inventory.db") ||
+		cfg.RequestTimeout != 3*time.Second {
 		t.Errorf("got %+v", cfg)
+	}
+	if cfg, _ := parseConfig(nil, func(string) string { return "" }, io.Discard); cfg.RequestTimeout != server.DefaultRequestTimeout {
+		t.Errorf("request timeout: got %s by default, want %s", cfg.RequestTimeout, server.DefaultRequestTimeout)
+	}
+	for _, bad := range []string{"soon", "0s", "-1s"} {
+		if _, err := parseConfig([]string{"--request-timeout", bad}, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("request timeout %q: got no error", bad)
+		}
 	}
 	cfg.DatabaseURL = "postgres://app:s3cret@db:5432/inv"
 	var logged bytes.Buffer

@@ -44,8 +44,18 @@ func NewServer(tb testing.TB, st *store.Store, fs *files.Store) *Server {
 	if fs == nil {
 		fs = Files(tb)
 	}
+	return NewServerWith(tb, st, server.Options{Files: fs})
+}
+
+// NewServerWith serves st with opts (the REST base URL defaulted) for the
+// duration of the test.
+func NewServerWith(tb testing.TB, st *store.Store, opts server.Options) *Server {
+	tb.Helper()
+	if opts.RESTBaseURL == "" {
+		opts.RESTBaseURL = rest.DefaultBaseURL
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL, Files: fs}))
+	srv := httptest.NewServer(server.Handler(st, log, opts))
 	tb.Cleanup(srv.Close)
 	return &Server{URL: srv.URL}
 }

@@ -4,6 +4,7 @@
 package apperr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,6 +21,10 @@ const (
 	NotFound         Code = "NOT_FOUND"
 	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
 	Internal         Code = "INTERNAL"
+	// DeadlineExceeded: the request ran past its deadline and its work was
+	// stopped. Cancelled: the client went away before the answer.
+	DeadlineExceeded Code = "DEADLINE_EXCEEDED"
+	Cancelled        Code = "CANCELLED"
 )
 
 // httpStatus is the single table from code to HTTP status.
@@ -31,6 +36,8 @@ var httpStatus = map[Code]int{
 	NotFound:         http.StatusNotFound,
 	MethodNotAllowed: http.StatusMethodNotAllowed,
 	Internal:         http.StatusInternalServerError,
+	DeadlineExceeded: http.StatusGatewayTimeout,
+	Cancelled:        499, // no client reads it: the status of a request its client closed
 }
 
 // Error is an error a client may see: its Message is written for the client,
@@ -66,6 +73,19 @@ func Public(err error) (e *Error, internal bool) {
 		return e, false
 	}
 	return &Error{Code: Internal, Message: "internal error"}, true
+}
+
+// Expired returns the client-facing error of a request whose context ended
+// (its deadline passed, or its client went away), whatever error its work
+// failed with: a cancelled database call fails in the driver's own words.
+func Expired(ctx context.Context) (*Error, bool) {
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		return &Error{Code: DeadlineExceeded, Message: "the request ran past its deadline and was stopped: ask for less, or try again later"}, true
+	case context.Canceled:
+		return &Error{Code: Cancelled, Message: "the request was cancelled by its client"}, true
+	}
+	return nil, false
 }
 
 // HTTPStatus maps a code to its HTTP status.

@@ -24,8 +24,15 @@ import (
 // MarshalTime writes t in UTC, RFC 3339, with fractional seconds only when present.
 func MarshalTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
-		_, _ = io.WriteString(w, strconv.Quote(FormatTime(t)))
+		_, _ = w.Write(AppendTime(nil, t))
 	})
+}
+
+// AppendTime appends t as MarshalTime writes it, quoted.
+func AppendTime(dst []byte, t time.Time) []byte {
+	dst = append(dst, '"')
+	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	return append(dst, '"')
 }
 
 // FormatTime is the one text form of a timestamp in every interface.
@@ -49,8 +56,15 @@ func UnmarshalTime(v any) (time.Time, error) {
 // parses it into a float on the way.
 func MarshalDecimal(d decimal.Decimal) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
-		_, _ = io.WriteString(w, strconv.Quote(d.StringFixed(2)))
+		_, _ = w.Write(AppendDecimal(nil, d))
 	})
+}
+
+// AppendDecimal appends d as MarshalDecimal writes it, quoted.
+func AppendDecimal(dst []byte, d decimal.Decimal) []byte {
+	dst = append(dst, '"')
+	dst = append(dst, d.StringFixed(2)...)
+	return append(dst, '"')
 }
 
 // UnmarshalDecimal reads decimal text; JSON numbers are refused because they

@@ -27,7 +27,14 @@ type Options struct {
 	Files *files.Store
 	// PublicURL, when set, starts every download URL; else the request's scheme and host do.
 	PublicURL string
+	// RequestTimeout is every request's deadline (DefaultRequestTimeout when 0).
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is the deadline of a request: generous for reads
+// whose price the cost check bounds, short enough that a stuck one does not
+// hold a connection for long.
+const DefaultRequestTimeout = 10 * time.Second
 
 // Handler serves GraphQL at /graphql, the legacy REST endpoints and their
 // OpenAPI document, the IDE at /, /healthz (the process is up) and /readyz
@@ -54,7 +61,22 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		}
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	return logRequests(log, withBaseURL(opts.PublicURL, mux))
+	timeout := opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return logRequests(log, withDeadline(timeout, withBaseURL(opts.PublicURL, mux)))
+}
+
+// withDeadline gives each request its deadline. Everything the request does,
+// its SQL statements included, runs under it and is cancelled when it passes
+// or when the client goes away (net/http cancels the request's context then).
+func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // withBaseURL records the base of the download URLs given in this request's answers.

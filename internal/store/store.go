@@ -13,8 +13,12 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
-	_ "modernc.org/sqlite"             // registers "sqlite"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/stdlib"
+	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/propertyrecords/inventory/ent"
 	_ "github.com/propertyrecords/inventory/ent/runtime" // registers the tenancy policies and interceptors: never open a client without it
@@ -67,10 +71,25 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 
 func openDB(url string) (string, *sql.DB, error) {
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
-		db, err := sql.Open("pgx", url)
+		cfg, err := pgx.ParseConfig(url)
 		if err != nil {
 			return "", nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
 		}
+		// When a request's context ends (its deadline, or its client gone),
+		// PostgreSQL is asked to cancel the statement, so that it stops working
+		// (or waiting on a lock) for an answer nobody will read, and the
+		// connection is kept: pgx's default closes it (and cancels too), which
+		// costs a new connection for every request that ran out of time.
+		cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+		}
+		// ent passes ids as google/uuid values: encode them as the 16 bytes
+		// they are (pgx-google-uuid), not through their driver.Valuer text, which
+		// pgx first failed to send in binary, building an error each time.
+		db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
+			pgxuuid.Register(conn.TypeMap())
+			return nil
+		}))
 		db.SetMaxOpenConns(16)
 		db.SetMaxIdleConns(16)
 		db.SetConnMaxIdleTime(5 * time.Minute)

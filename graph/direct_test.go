@@ -1,0 +1,328 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+// The direct executor must answer exactly what gqlgen's would: these tests
+// run every query on both and compare the bytes.
+
+type differential struct {
+	exec *Executor
+	ctx  context.Context
+}
+
+func newDifferential(t *testing.T) *differential {
+	t.Helper()
+	st := testdb.Open(t)
+	store, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte("a signing key of 32 bytes or so.")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if _, err := datagen.Load(context.Background(), st.Client, store, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	ctx = files.WithBaseURL(ctx, "http://inventory.test")
+	return &differential{exec: NewExecutor(st.Client, st, store, slog.New(slog.NewTextHandler(io.Discard, nil))), ctx: ctx}
+}
+
+// signedURL matches the parts of a photo URL that depend on the second it was made.
+var signedURL = regexp.MustCompile(`expires=\d+&signature=[0-9a-f]+`)
+
+// run answers query on both executors. It reports whether the direct one
+// answered, its answer, and gqlgen's response.
+func (d *differential) run(t *testing.T, query string, vars map[string]any) (bool, string, *graphql.Response) {
+	t.Helper()
+	operation := func() (context.Context, *graphql.OperationContext) {
+		ctx := graphql.StartOperationTrace(d.ctx)
+		opCtx, errs := d.exec.CreateOperationContext(ctx, &graphql.RawParams{Query: query, Variables: vars})
+		if errs != nil {
+			t.Fatalf("%v\n%s", errs, query)
+		}
+		return ctx, opCtx
+	}
+	ctx, opCtx := operation()
+	data, ok := d.exec.runDirect(ctx, opCtx)
+	ctx, opCtx = operation()
+	responses, ctx := d.exec.Executor.DispatchOperation(ctx, opCtx)
+	return ok, string(data), responses(ctx)
+}
+
+// same fails unless the direct executor answers query as gqlgen does.
+func (d *differential) same(t *testing.T, query string, vars map[string]any) string {
+	t.Helper()
+	ok, direct, res := d.run(t, query, vars)
+	if len(res.Errors) > 0 {
+		t.Fatalf("gqlgen answered with errors %v: the query should succeed\n%s", res.Errors, query)
+	}
+	if !ok {
+		t.Fatalf("the direct executor gave the query up, want it answered\n%s", query)
+	}
+	want := signedURL.ReplaceAllString(string(res.Data), "URL")
+	if got := signedURL.ReplaceAllString(direct, "URL"); got != want {
+		t.Fatalf("answers differ for\n%s\n direct: %s\n gqlgen: %s", query, clip(got, want), clip(want, got))
+	}
+	return want
+}
+
+// clip shows a from a little before where it first differs from b.
+func clip(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	start := max(0, i-120)
+	return "…" + a[start:min(len(a), i+200)] + "…"
+}
+
+// selectAll selects every field of typ down to depth, each argument left to
+// its default: lists, connections and interfaces included.
+func selectAll(schema *ast.Schema, typ string, depth int) string {
+	return selectAllAs(schema, typ, depth, "")
+}
+
+// selectAllAs is selectAll with the fields of typ itself aliased with
+// prefix, so that fragments on several types of an interface do not select
+// one name with two types.
+func selectAllAs(schema *ast.Schema, typ string, depth int, prefix string) string {
+	def := schema.Types[typ]
+	alias := func(name string) string {
+		if prefix == "" {
+			return name
+		}
+		return prefix + name + ": " + name
+	}
+	var parts []string
+	if def.Kind == ast.Interface || def.Kind == ast.Union {
+		parts = append(parts, "__typename")
+		for _, impl := range schema.GetPossibleTypes(def) {
+			if depth > 0 {
+				parts = append(parts, fmt.Sprintf("... on %s { %s }", impl.Name, selectAllAs(schema, impl.Name, depth-1, strings.ToLower(impl.Name)+"_")))
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	parts = append(parts, "__typename")
+	for _, f := range def.Fields {
+		if strings.HasPrefix(f.Name, "__") || requiresArguments(f) {
+			continue
+		}
+		child := schema.Types[f.Type.Name()]
+		if child.Kind == ast.Scalar || child.Kind == ast.Enum {
+			parts = append(parts, alias(f.Name))
+			continue
+		}
+		if depth > 0 {
+			parts = append(parts, fmt.Sprintf("%s { %s }", alias(f.Name), selectAll(schema, child.Name, depth-1)))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func requiresArguments(f *ast.FieldDefinition) bool {
+	for _, a := range f.Arguments {
+		if a.Type.NonNull && a.DefaultValue == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ids gives one id of each record type.
+func (d *differential) ids(t *testing.T) map[string]string {
+	t.Helper()
+	ok, _, res := d.run(t, `{ inventories(first: 1, where: {isSigned: true}) { edges { node { id property { id }
+		environments { id items { id material { id } photos { id } } } } } } }`, nil)
+	if !ok || len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	var got struct {
+		Inventories struct {
+			Edges []struct {
+				Node struct {
+					ID           string
+					Property     struct{ ID string }
+					Environments []struct {
+						ID    string
+						Items []struct {
+							ID       string
+							Material struct{ ID string }
+							Photos   []struct{ ID string }
+						}
+					}
+				}
+			}
+		}
+	}
+	if err := jsonUnmarshal(res.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	inv := got.Inventories.Edges[0].Node
+	out := map[string]string{"Inventory": inv.ID, "Property": inv.Property.ID, "Environment": inv.Environments[0].ID}
+	for _, env := range inv.Environments {
+		for _, it := range env.Items {
+			out["Item"], out["Material"] = it.ID, it.Material.ID
+			if len(it.Photos) > 0 {
+				out["Photo"] = it.Photos[0].ID
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func TestDirectExecutorAnswersAsGqlgenDoes(t *testing.T) {
+	d := newDifferential(t)
+	schema := NewExecutableSchema(Config{}).Schema()
+	ids := d.ids(t)
+	types := make([]string, 0, len(ids))
+	for typ := range ids {
+		types = append(types, typ)
+	}
+	sort.Strings(types)
+
+	t.Run("every field of every type", func(t *testing.T) {
+		for _, typ := range types {
+			d.same(t, fmt.Sprintf(`{ node(id: %q) { ... on %s { %s } } }`, ids[typ], typ, selectAll(schema, typ, 3)), nil)
+		}
+		d.same(t, `{ inventories(first: 4, orderBy: {field: SIGNATURE_DATE, direction: DESC}) { `+selectAll(schema, "InventoryConnection", 4)+` } }`, nil)
+		d.same(t, `{ properties(last: 3) { `+selectAll(schema, "PropertyConnection", 3)+` } }`, nil)
+		d.same(t, `{ inventoryPage(page: 2, pageSize: 3) { `+selectAll(schema, "InventoryPage", 3)+` } }`, nil)
+		d.same(t, `{ propertyPage(pageSize: 2) { `+selectAll(schema, "PropertyPage", 3)+` } }`, nil)
+		var all []string
+		for _, typ := range types {
+			all = append(all, fmt.Sprintf("%q", ids[typ]))
+		}
+		d.same(t, `{ nodes(ids: [`+strings.Join(all, ", ")+`]) { `+selectAll(schema, "Node", 2)+` } }`, nil)
+	})
+
+	t.Run("the shapes of documents", func(t *testing.T) {
+		vars := map[string]any{"id": ids["Inventory"], "yes": true, "no": false, "first": 2, "after": nil}
+		for _, query := range []string{
+			`{ __typename a: __typename }`,
+			`query($id: ID!) { a: node(id: $id) { id } b: node(id: $id) { ... on Inventory { x: id y: isSigned } } }`,
+			`query($id: ID!, $yes: Boolean!, $no: Boolean!) { node(id: $id) { ... on Inventory {
+				id @include(if: $yes) currency @skip(if: $yes) isSigned @include(if: $no)
+				environments { name ... @include(if: $yes) { level } ... @skip(if: $yes) { order } } } } }`,
+			`query($first: Int!) { inventories(first: $first) { ...C } } fragment C on InventoryConnection { totalCount edges { ...E cursor } }
+				fragment E on InventoryEdge { node { ...I } } fragment I on Inventory { id property { ...P } } fragment P on Property { city code }`,
+			`query($id: ID!) { node(id: $id) { id ... on Inventory { id environments { id } environments { name } } } }`,
+			`{ inventories(first: 3, where: {isSigned: false}) { edges { node { approvalCode signatureDate pdfUrl pdfSha256 } } } }`,
+			`query($after: Cursor) { inventories(first: 2, after: $after) { edges { cursor } pageInfo { hasNextPage endCursor startCursor } } }`,
+			`query($id: ID!) { node(id: $id) { ... on Inventory { environments(first: 1) { items(first: 2) { photos(first: 1) { id } } } } } }`,
+		} {
+			d.same(t, query, vars)
+		}
+		d.same(t, fmt.Sprintf(`{ node(id: %q) { ... on Material { items(first: 3, orderBy: {field: NAME, direction: DESC}, where: {rating: 4}) {
+			totalCount edges { node { name rating } } } } } }`, ids["Material"]), nil)
+		d.same(t, fmt.Sprintf(`{ node(id: %q) { ... on Property { inventories(orderBy: {field: CREATED_AT, direction: DESC}, where: {isSigned: true}) {
+			totalCount edges { node { id } } pageInfo { hasNextPage } } } } }`, ids["Property"]), nil)
+	})
+
+	t.Run("the REST operations", func(t *testing.T) {
+		files, err := filepath.Glob("../rest/operations/*.graphql")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no REST operations: %v", err)
+		}
+		fragments := ""
+		for _, f := range files {
+			text, _ := os.ReadFile(f)
+			if strings.HasPrefix(strings.TrimSpace(stripComments(string(text))), "fragment") {
+				fragments += string(text) + "\n"
+			}
+		}
+		vars := map[string]any{"id": ids["Inventory"], "propertyId": ids["Property"], "page": 1, "pageSize": 20,
+			"direction": "DESC", "orderBy": map[string]any{"field": "CREATED_AT", "direction": "DESC"}}
+		for _, f := range files {
+			text, _ := os.ReadFile(f)
+			doc := stripComments(string(text))
+			if strings.HasPrefix(strings.TrimSpace(doc), "fragment") {
+				continue
+			}
+			if strings.Contains(doc, "A3ItemPhotos") {
+				vars["id"] = ids["Item"]
+			} else if strings.Contains(doc, "A5Property") {
+				vars["id"] = ids["Property"]
+			} else {
+				vars["id"] = ids["Inventory"]
+			}
+			for name := range fragmentSpreads(doc) {
+				if !strings.Contains(doc, "fragment "+name) {
+					doc += "\n" + fragmentNamed(fragments, name)
+				}
+			}
+			d.same(t, doc, vars)
+		}
+	})
+
+	t.Run("what gqlgen answers with errors", func(t *testing.T) {
+		for _, query := range []string{
+			fmt.Sprintf(`{ node(id: %q) { id } }`, uuid.NewString()),                      // not found
+			fmt.Sprintf(`{ nodes(ids: [%q, %q]) { id } }`, ids["Item"], uuid.NewString()), // one not found
+			`{ __schema { queryType { name } } }`,                                         // introspection
+			`{ inventories(first: 1) { edges { node { id ... @defer { currency } } } } }`,
+		} {
+			ok, _, _ := d.run(t, query, nil)
+			if ok {
+				t.Errorf("the direct executor answered %s, want it given up to gqlgen", query)
+			}
+		}
+	})
+}
+
+func stripComments(doc string) string {
+	var lines []string
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+var spread = regexp.MustCompile(`\.\.\.([A-Za-z_]\w*)`)
+
+func fragmentSpreads(doc string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range spread.FindAllStringSubmatch(doc, -1) {
+		if m[1] != "on" {
+			out[m[1]] = true
+		}
+	}
+	return out
+}
+
+func fragmentNamed(fragments, name string) string {
+	i := strings.Index(fragments, "fragment "+name+" ")
+	if i < 0 {
+		return ""
+	}
+	rest := fragments[i:]
+	if j := strings.Index(rest[1:], "\nfragment "); j >= 0 {
+		return rest[:j+1]
+	}
+	return rest
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

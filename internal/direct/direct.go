@@ -1,0 +1,215 @@
+// Package direct is the runtime of the direct executor: code generated from
+// the GraphQL schema (by package directgen, into graph/direct_generated.go)
+// that runs a query's fields one after another on one goroutine and writes
+// the answer's JSON as it goes, instead of gqlgen's per-field machinery (a
+// field context, closures and a marshaler per field, a goroutine per list
+// element and per field bound to a method with a context).
+//
+// It answers only what gqlgen would answer without an error, byte for byte:
+// on any error, a null in a non-null field, a panic, @defer, or a field it was
+// not generated for, it gives up (ErrFallback) and the operation runs again on
+// gqlgen's executor, which writes the errors. Queries only read, so running
+// one again is safe; it costs a second run only when something went wrong.
+package direct
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"unsafe"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// ErrFallback is returned when the direct executor gives an operation up to
+// gqlgen's. Generated code wraps it in nothing: callers test with ==.
+var ErrFallback = errors.New("direct: run the operation on gqlgen's executor")
+
+// Writer is the JSON of an answer being written.
+type Writer struct{ buf []byte }
+
+// NewWriter returns a writer whose buffer starts with room for size bytes.
+func NewWriter(size int) *Writer { return &Writer{buf: make([]byte, 0, size)} }
+
+// Bytes is what was written.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Write lets gqlgen's marshalers write here.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+// WriteString lets gqlgen's marshalers write here.
+func (w *Writer) WriteString(s string) (int, error) {
+	w.buf = append(w.buf, s...)
+	return len(s), nil
+}
+
+// Raw writes JSON as it is.
+func (w *Writer) Raw(s string) { w.buf = append(w.buf, s...) }
+
+// Byte writes one byte of JSON.
+func (w *Writer) Byte(b byte) { w.buf = append(w.buf, b) }
+
+// Key starts the i-th member of an object.
+func (w *Writer) Key(i int, name string) {
+	if i > 0 {
+		w.buf = append(w.buf, ',')
+	}
+	w.String(name)
+	w.buf = append(w.buf, ':')
+}
+
+// Comma separates the i-th element of a list from the one before.
+func (w *Writer) Comma(i int) {
+	if i > 0 {
+		w.buf = append(w.buf, ',')
+	}
+}
+
+// Null writes null.
+func (w *Writer) Null() { w.buf = append(w.buf, "null"...) }
+
+// Bool writes a Boolean.
+func (w *Writer) Bool(b bool) { w.buf = strconv.AppendBool(w.buf, b) }
+
+// Int writes an Int, as gqlgen's MarshalInt does.
+func (w *Writer) Int(n int) { w.buf = strconv.AppendInt(w.buf, int64(n), 10) }
+
+// UUID writes an ID, as gqlgen's MarshalUUID does, but for the nil UUID,
+// which gqlgen writes as null: the generated code gives that one up.
+func (w *Writer) UUID(id uuid.UUID) {
+	var text [36]byte
+	hexEncode(text[:], id)
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, text[:]...)
+	w.buf = append(w.buf, '"')
+}
+
+// String writes a String, escaped exactly as gqlgen's MarshalString does
+// (byte by byte: the bytes it escapes are ASCII, never part of a longer
+// UTF-8 sequence, and it writes invalid UTF-8 as it is).
+func (w *Writer) String(s string) {
+	w.buf = append(w.buf, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		w.buf = append(w.buf, s[start:i]...)
+		switch c {
+		case '\t':
+			w.buf = append(w.buf, `\t`...)
+		case '\r':
+			w.buf = append(w.buf, `\r`...)
+		case '\n':
+			w.buf = append(w.buf, `\n`...)
+		case '\\':
+			w.buf = append(w.buf, `\\`...)
+		case '"':
+			w.buf = append(w.buf, `\"`...)
+		default:
+			w.buf = append(w.buf, `\u00`...)
+			w.buf = append(w.buf, upperHex[c>>4], upperHex[c&0xf])
+		}
+		start = i + 1
+	}
+	w.buf = append(w.buf, s[start:]...)
+	w.buf = append(w.buf, '"')
+}
+
+// Set replaces what was written with b, which extends it: for scalars
+// whose package appends their JSON to a buffer (internal/scalar).
+func (w *Writer) Set(b []byte) { w.buf = b }
+
+const (
+	hexDigits = "0123456789abcdef"
+	upperHex  = "0123456789ABCDEF" // gqlgen's escapes
+)
+
+func hexEncode(dst []byte, id uuid.UUID) {
+	j := 0
+	for i, b := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst[j] = '-'
+			j++
+		}
+		dst[j], dst[j+1] = hexDigits[b>>4], hexDigits[b&0xf]
+		j += 2
+	}
+}
+
+// Fields collects the fields of selection sets, as gqlgen's CollectFields
+// does, once per selection set and type in an operation: every element of a
+// list shares its selection set.
+type Fields struct {
+	op    *graphql.OperationContext
+	seen  map[fieldsKey][]graphql.CollectedField
+	last  fieldsKey
+	lastF []graphql.CollectedField
+}
+
+type fieldsKey struct {
+	set *ast.Selection
+	n   int
+	typ string
+}
+
+// NewFields collects fields for op.
+func NewFields(op *graphql.OperationContext) *Fields {
+	return &Fields{op: op, seen: make(map[fieldsKey][]graphql.CollectedField, 16)}
+}
+
+// Of collects set's fields for an object that satisfies implementors (its
+// own type name first). A deferred fragment is given up to gqlgen.
+func (f *Fields) Of(set ast.SelectionSet, implementors []string) ([]graphql.CollectedField, error) {
+	key := fieldsKey{set: unsafe.SliceData(set), n: len(set), typ: implementors[0]}
+	if key == f.last && f.lastF != nil {
+		return f.lastF, nil
+	}
+	fields, ok := f.seen[key]
+	if !ok {
+		fields = graphql.CollectFields(f.op, set, implementors)
+		for _, field := range fields {
+			if field.IsDeferred() {
+				return nil, ErrFallback
+			}
+		}
+		f.seen[key] = fields
+	}
+	f.last, f.lastF = key, fields
+	return fields, nil
+}
+
+// Args parses the arguments of each field once per operation: they depend
+// only on the document and the variables.
+type Args map[*ast.Field]map[string]any
+
+// Of returns field's arguments, parsed by parse (gqlgen's generated parser).
+func (a Args) Of(ctx context.Context, field graphql.CollectedField, vars map[string]any,
+	parse func(context.Context, map[string]any) (map[string]any, error)) (map[string]any, error) {
+	if parse == nil {
+		return nil, nil
+	}
+	if args, ok := a[field.Field]; ok {
+		return args, nil
+	}
+	args, err := parse(ctx, field.ArgumentMap(vars))
+	if err != nil {
+		return nil, ErrFallback
+	}
+	a[field.Field] = args
+	return args, nil
+}
+
+// FieldContext gives a field bound to a resolver or to a method that takes a
+// context the field context gqlgen would: resolvers and ent's edge methods
+// read their field, its alias and its arguments from it.
+func FieldContext(ctx context.Context, object string, field graphql.CollectedField, args map[string]any, isMethod, isResolver bool) (context.Context, *graphql.FieldContext) {
+	fc := &graphql.FieldContext{Object: object, Field: field, Args: args, IsMethod: isMethod, IsResolver: isResolver}
+	return graphql.WithFieldContext(ctx, fc), fc
+}
