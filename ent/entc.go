@@ -33,7 +33,7 @@ func main() {
 	opts := []entc.Option{
 		entc.Extensions(ex),
 		entc.FeatureNames("privacy", "entql", "intercept"),
-		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl"),
+		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl"),
 	}
 	if err := entc.Generate("./ent/schema", &gen.Config{}, opts...); err != nil {
 		log.Fatalf("running ent codegen: %v", err)

@@ -32,6 +32,9 @@ type EnvironmentQuery struct {
 	modifiers      []func(*sql.Selector)
 	loadTotal      []func(context.Context, []*Environment) error
 	withNamedItems map[string]*ItemQuery
+	// pageRows and pastPage: see EagerLoadFirst.
+	pageRows int
+	pastPage *Environment
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -435,6 +438,9 @@ func (_q *EnvironmentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -468,6 +474,10 @@ func (_q *EnvironmentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
+	}
+	if _q.pastPage != nil {
+		nodes = append(nodes, _q.pastPage)
+		_q.pastPage = nil
 	}
 	return nodes, nil
 }
@@ -536,6 +546,9 @@ func (_q *EnvironmentQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -34,6 +34,9 @@ type ItemQuery struct {
 	modifiers       []func(*sql.Selector)
 	loadTotal       []func(context.Context, []*Item) error
 	withNamedPhotos map[string]*PhotoQuery
+	// pageRows and pastPage: see EagerLoadFirst.
+	pageRows int
+	pastPage *Item
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -472,6 +475,9 @@ func (_q *ItemQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Item, e
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -511,6 +517,10 @@ func (_q *ItemQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Item, e
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
+	}
+	if _q.pastPage != nil {
+		nodes = append(nodes, _q.pastPage)
+		_q.pastPage = nil
 	}
 	return nodes, nil
 }
@@ -608,6 +618,9 @@ func (_q *ItemQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

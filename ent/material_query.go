@@ -29,6 +29,9 @@ type MaterialQuery struct {
 	modifiers      []func(*sql.Selector)
 	loadTotal      []func(context.Context, []*Material) error
 	withNamedItems map[string]*ItemQuery
+	// pageRows and pastPage: see EagerLoadFirst.
+	pageRows int
+	pastPage *Material
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -391,6 +394,9 @@ func (_q *MaterialQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mat
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -418,6 +424,10 @@ func (_q *MaterialQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mat
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
+	}
+	if _q.pastPage != nil {
+		nodes = append(nodes, _q.pastPage)
+		_q.pastPage = nil
 	}
 	return nodes, nil
 }
@@ -457,6 +467,9 @@ func (_q *MaterialQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

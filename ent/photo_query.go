@@ -28,6 +28,9 @@ type PhotoQuery struct {
 	withItem   *ItemQuery
 	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*Photo) error
+	// pageRows and pastPage: see EagerLoadFirst.
+	pageRows int
+	pastPage *Photo
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -396,6 +399,9 @@ func (_q *PhotoQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Photo,
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -415,6 +421,10 @@ func (_q *PhotoQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Photo,
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
+	}
+	if _q.pastPage != nil {
+		nodes = append(nodes, _q.pastPage)
+		_q.pastPage = nil
 	}
 	return nodes, nil
 }
@@ -453,6 +463,9 @@ func (_q *PhotoQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

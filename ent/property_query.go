@@ -30,6 +30,9 @@ type PropertyQuery struct {
 	modifiers            []func(*sql.Selector)
 	loadTotal            []func(context.Context, []*Property) error
 	withNamedInventories map[string]*InventoryQuery
+	// pageRows and pastPage: see EagerLoadFirst.
+	pageRows int
+	pastPage *Property
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -398,6 +401,9 @@ func (_q *PropertyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Pro
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -425,6 +431,10 @@ func (_q *PropertyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Pro
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
+	}
+	if _q.pastPage != nil {
+		nodes = append(nodes, _q.pastPage)
+		_q.pastPage = nil
 	}
 	return nodes, nil
 }
@@ -464,6 +474,9 @@ func (_q *PropertyQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	if _q.pageRows > 0 && _spec.Assign != nil {
+		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -26,13 +26,15 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder
 
 // Inventories is the resolver for the inventories field.
 func (r *queryResolver) Inventories(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.InventoryOrder, where *ent.InventoryWhereInput) (*ent.InventoryConnection, error) {
-	return r.client.Inventory.Query().Paginate(ctx, after, paging.DefaultFirst(first, last), before, last,
+	first = paging.DefaultFirst(first, last)
+	return r.client.Inventory.Query().EagerLoadFirst(paging.Rows(first, last)).Paginate(ctx, after, first, before, last,
 		ent.WithInventoryOrder(orderBy), ent.WithInventoryFilter(where.Filter))
 }
 
 // Properties is the resolver for the properties field.
 func (r *queryResolver) Properties(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.PropertyOrder, where *ent.PropertyWhereInput) (*ent.PropertyConnection, error) {
-	return r.client.Property.Query().Paginate(ctx, after, paging.DefaultFirst(first, last), before, last,
+	first = paging.DefaultFirst(first, last)
+	return r.client.Property.Query().EagerLoadFirst(paging.Rows(first, last)).Paginate(ctx, after, first, before, last,
 		ent.WithPropertyOrder(orderBy), ent.WithPropertyFilter(where.Filter))
 }
 

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
@@ -80,6 +81,50 @@ func TestNodeLookupCostsOneStatementPlusOnePerType(t *testing.T) {
 	for i, n := range got.Nodes {
 		if n.ID != ids[i] || n.Typename != wantTypes[i] {
 			t.Errorf("node %d: got %s %s, want %s %s", i, n.Typename, n.ID, wantTypes[i], ids[i])
+		}
+	}
+}
+
+// A page fetches one inventory past its end, to tell whether another page
+// follows; the trees of the page's inventories are loaded, not that one's.
+func TestAPageLoadsTheTreesOfItsOwnRowsOnly(t *testing.T) {
+	var counter testdb.Counter
+	srv, _ := demo(t, counter.Option())
+	for _, last := range []bool{false, true} {
+		counter.Reset()
+		arg := "first"
+		if last {
+			arg = "last"
+		}
+		var got struct {
+			Inventories struct {
+				PageInfo struct{ HasNextPage, HasPreviousPage bool } `json:"pageInfo"`
+				Edges    []struct {
+					Node struct {
+						Environments []struct{ ID string } `json:"environments"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"inventories"`
+		}
+		srv.MustData(t, companyA, `{ inventories(`+arg+`: 2) { pageInfo { hasNextPage hasPreviousPage } edges { node { environments { id } } } } }`, nil, &got)
+		inv := got.Inventories
+		if len(inv.Edges) != 2 || inv.PageInfo.HasNextPage == last || inv.PageInfo.HasPreviousPage != last {
+			t.Errorf("%s: 2: got %d inventories, %+v, want 2 and another page", arg, len(inv.Edges), inv.PageInfo)
+		}
+		for _, e := range inv.Edges {
+			if len(e.Node.Environments) == 0 {
+				t.Errorf("%s: 2: an inventory of the page has no environments loaded", arg)
+			}
+		}
+		loaded := 0
+		for _, stmt := range strings.Split(counter.Statements(), "\n") {
+			if strings.Contains(stmt, "FROM `environments`") || strings.Contains(stmt, `FROM "environments"`) {
+				list := stmt[strings.Index(stmt, " IN (")+len(" IN ("):]
+				loaded = strings.Count(list[:strings.Index(list, ")")], ",") + 1
+			}
+		}
+		if loaded != 2 {
+			t.Errorf("%s: 2: environments were loaded for %d inventories, want the page's 2:\n%s", arg, loaded, counter.Statements())
 		}
 	}
 }

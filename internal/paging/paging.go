@@ -76,3 +76,14 @@ func DefaultFirst(first, last *int) *int {
 	}
 	return first
 }
+
+// Rows is the number of records a Relay page holds when it is full.
+func Rows(first, last *int) int {
+	switch {
+	case first != nil:
+		return *first
+	case last != nil:
+		return *last
+	}
+	return 0
+}
