@@ -17,9 +17,9 @@ import (
 // directExec runs one operation with the direct executor.
 type directExec struct {
 	*executionContext
-	w      *direct.Writer
-	fields *direct.Fields
-	args   direct.Args
+	w        *direct.Writer
+	fields   *direct.Fields
+	contexts *direct.Contexts
 }
 
 // execDirect writes the data of the query in ctx's operation context to w,
@@ -37,7 +37,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 		)
 	})
-	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), args: direct.Args{}}
+	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
 	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
 }
 
@@ -77,11 +77,10 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 			v := obj.Order
 			x.w.Int(v)
 		case "inventory":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Environment", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Environment", field, args, true, false)
 			_ = fc
 			v, err := obj.Inventory(ctx)
 			if err != nil {
@@ -94,11 +93,10 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 				return err
 			}
 		case "items":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Environment_items_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Environment", field, true, false, x.field_Environment_items_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Environment", field, args, true, false)
 			_ = fc
 			v, err := obj.BoundedItems(ctx, fc.Args["first"].(int))
 			if err != nil {
@@ -219,11 +217,10 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				}
 			}
 		case "property":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Inventory", field, args, true, false)
 			_ = fc
 			v, err := obj.Property(ctx)
 			if err != nil {
@@ -236,11 +233,10 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				return err
 			}
 		case "environments":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Inventory_environments_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, x.field_Inventory_environments_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Inventory", field, args, true, false)
 			_ = fc
 			v, err := obj.BoundedEnvironments(ctx, fc.Args["first"].(int))
 			if err != nil {
@@ -262,11 +258,10 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				x.w.Byte(']')
 			}
 		case "inventoryTypeCode":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Inventory", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeCode(ctx, obj)
 			if err != nil {
@@ -274,11 +269,10 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			}
 			x.w.Int(v)
 		case "inventoryTypeName":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Inventory", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeName(ctx, obj)
 			if err != nil {
@@ -286,11 +280,10 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			}
 			x.w.String(v)
 		case "pdfUrl":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Inventory", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Inventory().PDFURL(ctx, obj)
 			if err != nil {
@@ -400,11 +393,10 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 		case "__typename":
 			x.w.Raw("\"InventoryPage\"")
 		case "data":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "InventoryPage", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "InventoryPage", field, args, true, false)
 			_ = fc
 			v, err := obj.Data(ctx)
 			if err != nil {
@@ -502,11 +494,10 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			v := obj.ToRepair
 			x.w.Bool(v)
 		case "environment":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Item", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Item", field, args, true, false)
 			_ = fc
 			v, err := obj.Environment(ctx)
 			if err != nil {
@@ -519,11 +510,10 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 				return err
 			}
 		case "material":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Item", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Item", field, args, true, false)
 			_ = fc
 			v, err := obj.Material(ctx)
 			if err != nil {
@@ -536,11 +526,10 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 				return err
 			}
 		case "photos":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Item_photos_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Item", field, true, false, x.field_Item_photos_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Item", field, args, true, false)
 			_ = fc
 			v, err := obj.BoundedPhotos(ctx, fc.Args["first"].(int))
 			if err != nil {
@@ -666,11 +655,10 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 			v := obj.Name
 			x.w.String(v)
 		case "items":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Material_items_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Material", field, true, false, x.field_Material_items_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Material", field, args, true, false)
 			_ = fc
 			v, err := obj.PagedItems(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
 			if err != nil {
@@ -766,11 +754,10 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 				}
 			}
 		case "item":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Photo", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Photo", field, args, true, false)
 			_ = fc
 			v, err := obj.Item(ctx)
 			if err != nil {
@@ -783,11 +770,10 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 				return err
 			}
 		case "contentType":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Photo", field, true, true, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Photo", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Photo().ContentType(ctx, obj)
 			if err != nil {
@@ -795,11 +781,10 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			}
 			x.w.String(v)
 		case "url":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "Photo", field, true, true, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Photo", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Photo().URL(ctx, obj)
 			if err != nil {
@@ -866,11 +851,10 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 			v := obj.CreatedAt
 			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
 		case "inventories":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Property_inventories_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Property", field, true, false, x.field_Property_inventories_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Property", field, args, true, false)
 			_ = fc
 			v, err := obj.PagedInventories(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			if err != nil {
@@ -978,11 +962,10 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 		case "__typename":
 			x.w.Raw("\"PropertyPage\"")
 		case "data":
-			args, err := x.args.Of(ctx, field, x.Variables, nil)
+			ctx, fc, err := x.contexts.Of(ctx, "PropertyPage", field, true, false, nil)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "PropertyPage", field, args, true, false)
 			_ = fc
 			v, err := obj.Data(ctx)
 			if err != nil {
@@ -1040,11 +1023,10 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 		case "__typename":
 			x.w.Raw("\"Query\"")
 		case "node":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Query_node_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_node_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Query", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Query().Node(ctx, fc.Args["id"].(uuid.UUID))
 			if err != nil {
@@ -1058,11 +1040,10 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				}
 			}
 		case "nodes":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Query_nodes_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_nodes_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Query", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]uuid.UUID))
 			if err != nil {
@@ -1084,11 +1065,10 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			}
 			x.w.Byte(']')
 		case "inventories":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Query_inventories_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventories_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Query", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Query().Inventories(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			if err != nil {
@@ -1101,11 +1081,10 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 		case "properties":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Query_properties_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_properties_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Query", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Query().Properties(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
 			if err != nil {
@@ -1118,11 +1097,10 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 		case "inventoryPage":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Query_inventoryPage_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventoryPage_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Query", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Query().InventoryPage(ctx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
 			if err != nil {
@@ -1135,11 +1113,10 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 		case "propertyPage":
-			args, err := x.args.Of(ctx, field, x.Variables, x.field_Query_propertyPage_args)
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_propertyPage_args)
 			if err != nil {
 				return err
 			}
-			ctx, fc := direct.FieldContext(ctx, "Query", field, args, true, true)
 			_ = fc
 			v, err := x.Resolvers.Query().PropertyPage(ctx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
 			if err != nil {

@@ -86,11 +86,11 @@ func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContex
 			ok = false // gqlgen's run panics the same way, and reports it
 		}
 	}()
-	w := direct.NewWriter(16 << 10)
-	if err := e.schema.execDirect(ctx, w); err != nil || len(graphql.GetErrors(ctx)) > 0 {
+	data, err := direct.Answer(func(w *direct.Writer) error { return e.schema.execDirect(ctx, w) })
+	if err != nil || len(graphql.GetErrors(ctx)) > 0 {
 		return nil, false
 	}
-	return w.Bytes(), true
+	return data, true
 }
 
 // introspects reports whether a query asks for the schema, which only

@@ -5,10 +5,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -261,4 +263,26 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func TestGCIsTunedUnlessTheOperatorSetsIt(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("GOGC: got %d, want %d", got, gcPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != memoryLimit {
+		t.Errorf("GOMEMLIMIT: got %d, want %d", got, memoryLimit)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	env := map[string]string{"GOGC": "100", "GOMEMLIMIT": "1GiB"}
+	tuneGC(func(k string) string { return env[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: got %d, want it left alone (100)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set: got %d, want it left alone", got)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -29,9 +30,6 @@ var ErrFallback = errors.New("direct: run the operation on gqlgen's executor")
 
 // Writer is the JSON of an answer being written.
 type Writer struct{ buf []byte }
-
-// NewWriter returns a writer whose buffer starts with room for size bytes.
-func NewWriter(size int) *Writer { return &Writer{buf: make([]byte, 0, size)} }
 
 // Bytes is what was written.
 func (w *Writer) Bytes() []byte { return w.buf }
@@ -185,31 +183,74 @@ func (f *Fields) Of(set ast.SelectionSet, implementors []string) ([]graphql.Coll
 	return fields, nil
 }
 
-// Args parses the arguments of each field once per operation: they depend
-// only on the document and the variables.
-type Args map[*ast.Field]map[string]any
-
-// Of returns field's arguments, parsed by parse (gqlgen's generated parser).
-func (a Args) Of(ctx context.Context, field graphql.CollectedField, vars map[string]any,
-	parse func(context.Context, map[string]any) (map[string]any, error)) (map[string]any, error) {
-	if parse == nil {
-		return nil, nil
-	}
-	if args, ok := a[field.Field]; ok {
-		return args, nil
-	}
-	args, err := parse(ctx, field.ArgumentMap(vars))
-	if err != nil {
-		return nil, ErrFallback
-	}
-	a[field.Field] = args
-	return args, nil
+// Contexts gives each field bound to a resolver or to a method that takes a
+// context the field context gqlgen would (resolvers and ent's edge methods
+// read their field, its alias and its arguments from it), with its
+// arguments parsed by gqlgen's generated parser. Both depend only on the
+// field, the variables and the parent's context, so the elements of a list,
+// which share their parent's context, share them: made once per list, not
+// once per element.
+type Contexts struct {
+	vars map[string]any
+	args map[*ast.Field]map[string]any
+	made map[contextKey]contextOf
 }
 
-// FieldContext gives a field bound to a resolver or to a method that takes a
-// context the field context gqlgen would: resolvers and ent's edge methods
-// read their field, its alias and its arguments from it.
-func FieldContext(ctx context.Context, object string, field graphql.CollectedField, args map[string]any, isMethod, isResolver bool) (context.Context, *graphql.FieldContext) {
+type contextKey struct {
+	parent context.Context
+	field  *ast.Field
+}
+
+type contextOf struct {
+	ctx context.Context
+	fc  *graphql.FieldContext
+}
+
+// NewContexts makes field contexts for an operation with these variables.
+func NewContexts(vars map[string]any) *Contexts {
+	return &Contexts{vars: vars, args: map[*ast.Field]map[string]any{}, made: map[contextKey]contextOf{}}
+}
+
+// Of returns the context of field of an object, below parent. parse is
+// gqlgen's argument parser of the field, nil when it takes none.
+func (c *Contexts) Of(parent context.Context, object string, field graphql.CollectedField, isMethod, isResolver bool,
+	parse func(context.Context, map[string]any) (map[string]any, error)) (context.Context, *graphql.FieldContext, error) {
+	key := contextKey{parent: parent, field: field.Field}
+	if made, ok := c.made[key]; ok {
+		return made.ctx, made.fc, nil
+	}
+	var args map[string]any
+	if parse != nil {
+		var ok bool
+		if args, ok = c.args[field.Field]; !ok {
+			var err error
+			if args, err = parse(parent, field.ArgumentMap(c.vars)); err != nil {
+				return nil, nil, ErrFallback
+			}
+			c.args[field.Field] = args
+		}
+	}
 	fc := &graphql.FieldContext{Object: object, Field: field, Args: args, IsMethod: isMethod, IsResolver: isResolver}
-	return graphql.WithFieldContext(ctx, fc), fc
+	ctx := graphql.WithFieldContext(parent, fc)
+	c.made[key] = contextOf{ctx: ctx, fc: fc}
+	return ctx, fc, nil
+}
+
+var writers = sync.Pool{New: func() any { return &Writer{buf: make([]byte, 0, 32<<10)} }}
+
+// Answer runs write with a pooled writer and returns what it wrote, in a
+// slice of its own, exactly as long: the buffer, grown as it was, goes back
+// to the pool.
+func Answer(write func(*Writer) error) ([]byte, error) {
+	w := writers.Get().(*Writer)
+	defer func() {
+		if cap(w.buf) <= 1<<20 { // a huge answer's buffer is let go
+			w.buf = w.buf[:0]
+			writers.Put(w)
+		}
+	}()
+	if err := write(w); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), w.buf...), nil
 }

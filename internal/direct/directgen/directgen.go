@@ -99,9 +99,9 @@ func (g *gen) file() (string, error) {
 // directExec runs one operation with the direct executor.
 type directExec struct {
 	*executionContext
-	w      *direct.Writer
-	fields *direct.Fields
-	args   direct.Args
+	w        *direct.Writer
+	fields   *direct.Fields
+	contexts *direct.Contexts
 }
 
 // execDirect writes the data of the query in ctx's operation context to w,
@@ -119,7 +119,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	}
 	g.printf(`		)
 	})
-	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), args: direct.Args{}}
+	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
 	return x._%s(ctx, opCtx.Operation.SelectionSet, nil)
 }
 `, g.data.QueryRoot.Name)
@@ -198,9 +198,8 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 		if len(f.Args) > 0 {
 			parse = "x." + f.ArgsFunc()
 		}
-		g.printf("\t\t\targs, err := x.args.Of(ctx, field, x.Variables, %s)\n", parse)
+		g.printf("\t\t\tctx, fc, err := x.contexts.Of(ctx, %q, field, %t, %t, %s)\n", o.Name, f.IsMethod() || f.IsResolver, f.IsResolver, parse)
 		g.printf("\t\t\tif err != nil {\n\t\t\t\treturn err\n\t\t\t}\n")
-		g.printf("\t\t\tctx, fc := direct.FieldContext(ctx, %q, field, args, %t, %t)\n", o.Name, f.IsMethod() || f.IsResolver, f.IsResolver)
 		g.printf("\t\t\t_ = fc\n")
 		call := "x.Resolvers." + f.ShortInvocation()
 		if !f.IsResolver {
