@@ -80,3 +80,34 @@ func post(b *testing.B, url string, body []byte) {
 	}
 	res.Body.Close()
 }
+
+// maxNestedTreeAllocs bounds the allocations of query (a), the nested tree
+// of 3 inventories (about 70 items), over HTTP: server and test client
+// together. gqlgen's own executor took 23,000.
+const maxNestedTreeAllocs = 8_000
+
+// TestNestedTreeAllocations runs query (a) as a benchmark, on SQLite or
+// PostgreSQL, and fails above maxNestedTreeAllocs allocations per request.
+// It counts allocations, which do not depend on the machine's load; how
+// fast the request is, BenchmarkNestedTree and bench/peers measure.
+func TestNestedTreeAllocations(t *testing.T) {
+	srv, _ := demo(t)
+	vars := map[string]any{"first": 3}
+	if res := srv.GraphQL(t, companyA, nestedTreeQuery, vars); len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	body, _ := json.Marshal(map[string]any{"query": nestedTreeQuery, "variables": vars})
+	result := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			post(b, srv.URL+"/graphql", body)
+		}
+	})
+	if result.N == 0 {
+		t.Fatal("the benchmark did not run")
+	}
+	if allocs := result.AllocsPerOp(); allocs > maxNestedTreeAllocs {
+		t.Errorf("query (a): %d allocations a request, want at most %d", allocs, maxNestedTreeAllocs)
+	}
+	t.Logf("query (a): %d allocations, %d bytes a request", result.AllocsPerOp(), result.AllocedBytesPerOp())
+}

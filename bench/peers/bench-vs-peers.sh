@@ -19,7 +19,7 @@
 #            PostgreSQL on 127.0.0.1:$PGPORT with peers.sh pg-start (never the shared server
 #            on 5432).
 #   data     drops and recreates database perf, runs inventoryd migrate and generate (timed,
-#            rows/s, peak RSS), then ANALYZE. The project on SQLite gets the same generate.
+#            rows/s, peak RSS), then VACUUM ANALYZE. The project on SQLite gets the same generate.
 #   serve    project on PostgreSQL :PORT_BASE, PostGraphile 5 :+1, PostGraphile 4 :+2,
 #            project on SQLite :+3. PostGraphile introspects the project's own tables
 #            (schema public); nothing is added to the database for it.
@@ -52,7 +52,7 @@
 #
 # Knobs (environment): ROUNDS=3 DUR=10 WARM=2 PG4=0 SQLITE=1 REST=1 REF=1 SEQ_N=200 PGB_T=15
 #   PGB_ROUNDS=2 PGPORT=25439 PORT_BASE=18140 PG5_VERSION=5.1.5 PG4_VERSION=4.14.1
-#   HEY_VERSION=v0.1.4 KEEP_PG=0
+#   HEY_VERSION=v0.1.4 KEEP_PG=0 REUSE_DATA=0 (1: keep the data an earlier run of the same size loaded)
 # Needs: go, npm, node (for PostGraphile 4 only), wrk, pgbench/psql and PostgreSQL binaries,
 # python3, curl, ss; root (peers.sh runs PostgreSQL as the postgres user, so PEERS_DIR must be
 # reachable by that user). Traffic: 127.0.0.1 only.
@@ -66,6 +66,7 @@ K=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)   # the kit: this script, peers.
 Q=$K/bench-queries
 PROJ=$(cd "$PROJ" && pwd)
 ROUNDS=${ROUNDS:-3} DUR=${DUR:-10} WARM=${WARM:-2} PG4=${PG4:-0} SQLITE=${SQLITE:-1} REST=${REST:-1} REF=${REF:-1}
+REUSE_DATA=${REUSE_DATA:-0}
 SEQ_N=${SEQ_N:-200} PGB_T=${PGB_T:-15} PGB_ROUNDS=${PGB_ROUNDS:-2}
 export PGPORT=${PGPORT:-25439}
 PORT_BASE=${PORT_BASE:-18140}
@@ -155,7 +156,16 @@ load_data() { # size
 	large) args="--seed 1 --companies 50 --properties 350 --inventories 3" ;;
 	*) echo "unknown size $size" >&2; exit 2 ;;
 	esac
+	if [ "$REUSE_DATA" = 1 ] && [ "$(cat "$P/perf-loaded" 2>/dev/null)" = "$size" ] &&
+		{ [ "$SQLITE" != 1 ] || [ -f "$P/data-sqlite-$size/inventory.db" ]; }; then
+		log "[$size] reusing the data loaded by an earlier run (REUSE_DATA=1)"
+		INVENTORY_DATABASE_URL=$DBURL_GO INVENTORY_DATA_DIR=$P/data-$size "$P/bin/inventoryd" migrate
+		echo "data reused from an earlier run (REUSE_DATA=1)" >"$R/generate-$size-postgres.txt"
+		rows_of_perf | tee -a "$R/generate-$size-postgres.txt"
+		return
+	fi
 	log "[$size] database perf: migrate, generate $args"
+	rm -f "$P/perf-loaded"
 	"${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS perf WITH (FORCE)" -c "CREATE DATABASE perf"
 	rm -rf "$P/data-$size" "$P/data-sqlite-$size"
 	mkdir -p "$P/data-$size" "$P/data-sqlite-$size"
@@ -163,13 +173,20 @@ load_data() { # size
 	# shellcheck disable=SC2086
 	INVENTORY_DATABASE_URL=$DBURL_GO INVENTORY_DATA_DIR=$P/data-$size \
 		"${timer[@]}" "$P/bin/inventoryd" generate $args 2>&1 | grep -v ' INFO ' | tee "$R/generate-$size-postgres.txt"
-	"${PSQL[@]}" -d perf -c "ANALYZE"
-	"${PSQL[@]}" -d perf -F ' ' -c "SELECT 'rows: properties ' || (SELECT count(*) FROM properties) || ', inventories ' || (SELECT count(*) FROM inventories) || ', environments ' || (SELECT count(*) FROM environments) || ', items ' || (SELECT count(*) FROM items) || ', photos ' || (SELECT count(*) FROM photos) || ', database ' || pg_size_pretty(pg_database_size('perf'))" | tee -a "$R/generate-$size-postgres.txt"
+	# VACUUM as well as ANALYZE: after a bulk load autovacuum would otherwise
+	# vacuum the new tables during the first round, taking CPU from whichever
+	# contender runs then.
+	"${PSQL[@]}" -d perf -c "VACUUM ANALYZE"
+	rows_of_perf | tee -a "$R/generate-$size-postgres.txt"
 	if [ "$SQLITE" = 1 ]; then
 		# shellcheck disable=SC2086
 		INVENTORY_DATA_DIR=$P/data-sqlite-$size "${timer[@]}" "$P/bin/inventoryd" generate \
 			--database-url "$P/data-sqlite-$size/inventory.db" $args 2>&1 | grep -v ' INFO ' | tee "$R/generate-$size-sqlite.txt"
 	fi
+	echo "$size" >"$P/perf-loaded"
+}
+rows_of_perf() {
+	"${PSQL[@]}" -d perf -F ' ' -c "SELECT 'rows: properties ' || (SELECT count(*) FROM properties) || ', inventories ' || (SELECT count(*) FROM inventories) || ', environments ' || (SELECT count(*) FROM environments) || ', items ' || (SELECT count(*) FROM items) || ', photos ' || (SELECT count(*) FROM photos) || ', database ' || pg_size_pretty(pg_database_size('perf'))"
 }
 
 # ---------------------------------------------------------------- serve
