@@ -87,9 +87,11 @@ func boundLists(g *gen.Graph, s *ast.Schema) error {
 				Type:         ast.NonNullNamedType("Int", nil),
 				DefaultValue: intValue(size.Default),
 			})
-			field.Directives = append(field.Directives,
-				goField("Bounded"+e.StructField()),
-				listSizeUse([]string{"first"}, 0, size.Max, nil, size.PerInventory))
+			// entgql eager-loads a plain list whole, whatever first asks for
+			// (first only cuts what is returned), so it is priced at its maximum.
+			use := listSizeUse([]string{"first"}, 0, size.Max, nil, size.PerInventory)
+			use.Arguments = append(use.Arguments, &ast.Argument{Name: "priceAt", Value: intValue(size.Max)})
+			field.Directives = append(field.Directives, goField("Bounded"+e.StructField()), use)
 		}
 	}
 	query := s.Types[entgql.QueryType]
@@ -162,6 +164,8 @@ var listSizeDirective = &ast.DirectiveDefinition{
 			Description: "The fields of the result that hold the list (a connection's edges); the result itself when absent."},
 		{Name: "perInventory", Type: ast.NamedType("Int", nil),
 			Description: "The most returned in all below one inventory."},
+		{Name: "priceAt", Type: ast.NamedType("Int", nil),
+			Description: "The size the price counts whatever is asked for: the list is loaded whole, and the size argument only cuts what is returned."},
 	},
 	Locations: []ast.DirectiveLocation{ast.LocationFieldDefinition},
 	Position:  &ast.Position{Src: &ast.Source{}},

@@ -2,13 +2,15 @@ package graph
 
 import (
 	"context"
-	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -34,6 +36,7 @@ type listSize struct {
 	def, max     int
 	sized        []string // nil: the field's own selection
 	perInventory int
+	priceAt      int // when set, the size priced whatever is asked for
 }
 
 // listSizes maps each list field of the schema to its bounds.
@@ -60,6 +63,8 @@ func readListSizes(schema *ast.Schema) listSizes {
 					ls.max, _ = strconv.Atoi(arg.Value.Raw)
 				case "perInventory":
 					ls.perInventory, _ = strconv.Atoi(arg.Value.Raw)
+				case "priceAt":
+					ls.priceAt, _ = strconv.Atoi(arg.Value.Raw)
 				}
 			}
 			out[f] = ls
@@ -111,9 +116,9 @@ type pricer struct {
 }
 
 // selections prices set, each of whose fields is selected mult times.
-// perInventory is the number of inventories above set (0 when none is), and
-// sized, when set, names the fields of set that hold a list multiplied to
-// sizedMult (a connection's edges).
+// inventories is the number of inventories set is in, through their own
+// lists only (0 otherwise), and sized, when set, names the fields of set that
+// hold a list, selected sized.mult times instead (a connection's edges).
 func (p *pricer) selections(set ast.SelectionSet, mult, inventories int, sized *sizedFields) int {
 	total := 0
 	for _, sel := range set {
@@ -159,6 +164,9 @@ func (p *pricer) field(f *ast.Field, mult, inventories int, sized *sizedFields) 
 			p.err = err
 			return cost
 		}
+		if ls.priceAt > 0 {
+			size = ls.priceAt
+		}
 		listMult := saturate(mult * size)
 		if ls.perInventory > 0 && inventories > 0 {
 			listMult = min(listMult, saturate(inventories*ls.perInventory))
@@ -189,18 +197,29 @@ func withInventories(typeCondition string, mult, inventories int) int {
 	return inventories
 }
 
-// size is the size a list field is asked for, checked against its maximum.
+// size is the size a list field is asked for, checked against its maximum:
+// the first of its slicing arguments that is given (a list counts its
+// elements, and a single value stands for a list of one, as GraphQL coerces
+// it), else the default. A null for a non-null argument (which validation lets
+// through from a nullable variable when the argument has a default) is
+// refused: gqlgen would read it as 0, and entgql's loading as no limit at all.
 func (ls *listSize) size(f *ast.Field, vars map[string]any) (int, *gqlerror.Error) {
 	args := f.ArgumentMap(vars)
 	for _, name := range ls.slicing {
-		v, ok := args[name]
-		if !ok || v == nil {
+		v, given := args[name]
+		def := f.Definition.Arguments.ForName(name)
+		if given && v == nil && def != nil && def.Type.NonNull {
+			return 0, argumentError(name, "must not be null")
+		}
+		if !given || v == nil {
 			continue
 		}
-		n := 0
-		switch v := v.(type) {
-		case []any:
-			n = len(v)
+		n := 1
+		switch {
+		case def != nil && def.Type.Elem != nil: // a list
+			if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+				n = rv.Len()
+			}
 		default:
 			i, err := graphql.UnmarshalInt(v)
 			if err != nil {
@@ -216,11 +235,14 @@ func (ls *listSize) size(f *ast.Field, vars map[string]any) (int, *gqlerror.Erro
 	return ls.def, nil
 }
 
-// checkCursors refuses a cursor argument that is not one this API gave out.
-// Resolvers would refuse it too, but entgql's field collection, which loads
-// nested connections before their resolvers run, decodes after and before
-// itself and fails on a forged one with a panic.
+// checkCursors refuses a cursor argument that is not one this API gave out:
+// one that does not decode, or whose value is not of the order field's type
+// (a time for CREATED_AT, and so on), which would reach SQL and fail there.
+// Resolvers would refuse some of these too, but entgql's field collection,
+// which loads nested connections before their resolvers run, decodes after
+// and before itself and panics on one that does not decode.
 func checkCursors(f *ast.Field, vars map[string]any) *gqlerror.Error {
+	var args map[string]any
 	for _, arg := range f.Arguments {
 		def := f.Definition.Arguments.ForName(arg.Name)
 		if def == nil || def.Type.Name() != "Cursor" {
@@ -230,14 +252,64 @@ func checkCursors(f *ast.Field, vars map[string]any) *gqlerror.Error {
 		if err != nil || v == nil {
 			continue
 		}
-		if _, err := scalar.UnmarshalCursor(v); err != nil {
-			return argumentError(arg.Name, "is not a cursor this API gave out")
+		var theirs entgql.Cursor[uuid.UUID]
+		ours, err := scalar.UnmarshalCursor(v)
+		if err == nil {
+			err = theirs.UnmarshalGQL(v)
 		}
-		if err := new(entgql.Cursor[uuid.UUID]).UnmarshalGQL(v); err != nil {
+		if args == nil {
+			args = f.ArgumentMap(vars)
+		}
+		if err != nil || !cursorFits(ours.Value, orderField(args)) {
 			return argumentError(arg.Name, "is not a cursor this API gave out")
 		}
 	}
 	return nil
+}
+
+// orderField is the field an orderBy argument names, "" for the default (id).
+func orderField(args map[string]any) string {
+	orderBy, _ := args["orderBy"].(map[string]any)
+	field, _ := orderBy["field"].(string)
+	return field
+}
+
+// cursorFits reports whether a cursor's value is of the type of the order
+// field it was made for: entgql compares it with the field's column in SQL.
+func cursorFits(value any, field string) bool {
+	if field == "" {
+		return value == nil // id order: the id alone
+	}
+	fits, known := cursorValues[field]
+	return known && fits(value)
+}
+
+// cursorValues tells the values of each order field of the schema (a test
+// holds every order field to having one here).
+var cursorValues = map[string]func(any) bool{
+	"CREATED_AT":     isTime,
+	"SIGNATURE_DATE": isTime,
+	"RENTAL_PRICE":   isDecimalText,
+	"INVENTORY_TYPE": isInteger,
+	"RATING":         isInteger,
+	"CODE":           isString,
+	"CITY":           isString,
+	"NAME":           isString,
+}
+
+func isTime(v any) bool   { _, ok := v.(time.Time); return ok }
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+func isDecimalText(v any) bool {
+	s, ok := v.(string)
+	_, err := decimal.NewFromString(s)
+	return ok && err == nil
+}
+
+// isInteger: msgpack decodes small integers to narrow types.
+func isInteger(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.IsValid() && (rv.CanInt() || rv.CanUint())
 }
 
 // argumentError is apperr's INVALID_ARGUMENT, as the GraphQL error presenter
@@ -253,11 +325,6 @@ func argumentError(arg, format string, args ...any) *gqlerror.Error {
 // saturate keeps prices from overflowing: past a billion, an operation is
 // refused whatever it adds up to.
 func saturate(n int) int { return min(n, 1<<30) }
-
-// String describes a list's bounds, for messages and tests.
-func (ls *listSize) String() string {
-	return fmt.Sprintf("%v default %d max %d", ls.slicing, ls.def, ls.max)
-}
 
 // defaultsCache is the executor's query cache. Before a validated document
 // is cached, which is before its first run, it writes out the default of

@@ -53,3 +53,23 @@ func TestPrices(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryOrderFieldHasItsCursorType holds cursorValues to the schema: a
+// new order field without an entry would refuse its own cursors.
+func TestEveryOrderFieldHasItsCursorType(t *testing.T) {
+	checked := 0
+	for name, def := range NewExecutableSchema(Config{}).Schema().Types {
+		if !strings.HasSuffix(name, "OrderField") {
+			continue
+		}
+		for _, v := range def.EnumValues {
+			if _, ok := cursorValues[v.Name]; !ok {
+				t.Errorf("%s.%s has no entry in cursorValues", name, v.Name)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("found no order fields")
+	}
+}

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -24,6 +23,10 @@ type Limits struct {
 	// are expanded: a kilobyte of fragments spreading each other twice over
 	// expands to millions of fields, and validation visits each of them.
 	Fields int
+	// Width bounds the fields of one selection set, its fragments' included:
+	// gqlgen merges a selection set's fields in time quadratic in their
+	// number, once per object it is selected on. The widest object has 25.
+	Width int
 	// Depth bounds the nesting of selections. The deepest tree a front end
 	// asks for (property, inventories, environments, items, photos, through
 	// connection edges) is 10 deep; the IDE's introspection query is 13.
@@ -34,7 +37,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits of the service (see docs/decisions.md).
-var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Depth: 20, Cost: 500_000}
+var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000}
 
 // Error codes of refused operations, besides gqlgen's own parse and
 // validation codes. Like those, they are request errors (422, or 400 with
@@ -85,17 +88,22 @@ func (l Limits) checkDocument(query string) *gqlerror.Error {
 		}
 		return nil
 	}
-	size := newSizer(doc, l.Fields)
+	// Each operation and each fragment is measured with its fragments
+	// expanded: validation walks every one of them, used or not.
+	size := newSizer(doc, max(l.Fields, l.Width))
+	var worst shape
 	for _, op := range doc.Operations {
-		size.add(size.selections(op.SelectionSet))
+		worst = worst.widest(size.selections(op.SelectionSet))
 	}
 	for _, f := range doc.Fragments {
-		size.add(size.fragment(f.Name))
+		worst = worst.widest(size.fragment(f.Name))
 	}
 	switch {
-	case size.total.fields > l.Fields:
+	case worst.fields > l.Fields:
 		return limitError(CodeQueryTooLarge, l.Fields, "the document selects more than %d fields once its fragments are expanded", l.Fields)
-	case size.total.depth > l.Depth:
+	case worst.width > l.Width:
+		return limitError(CodeQueryTooLarge, l.Width, "a selection set of the document selects more than %d fields, its fragments' included", l.Width)
+	case worst.depth > l.Depth:
 		return limitError(CodeQueryTooDeep, l.Depth, "the document nests selections more than %d deep", l.Depth)
 	}
 	return nil
@@ -121,8 +129,15 @@ func limitError(code string, limit int, format string, args ...any) *gqlerror.Er
 	return err
 }
 
-// shape is the size of a selection set with its fragments expanded.
-type shape struct{ fields, depth int }
+// shape is the size of a selection set with its fragments expanded: its
+// fields in all, its fields at its own level (top), the most at any level
+// within it (width), and its depth.
+type shape struct{ fields, top, width, depth int }
+
+// widest is the larger of each measure of s and o.
+func (s shape) widest(o shape) shape {
+	return shape{fields: max(s.fields, o.fields), top: max(s.top, o.top), width: max(s.width, o.width), depth: max(s.depth, o.depth)}
+}
 
 // sizer measures selection sets, each fragment once: a fragment's shape is
 // the same wherever it is spread, so a document whose fragments spread each
@@ -133,7 +148,6 @@ type sizer struct {
 	measured  map[string]shape
 	visiting  map[string]bool
 	limit     int
-	total     shape
 }
 
 func newSizer(doc *ast.QueryDocument, limit int) *sizer {
@@ -149,28 +163,28 @@ func newSizer(doc *ast.QueryDocument, limit int) *sizer {
 	return s
 }
 
-func (s *sizer) add(sh shape) {
-	s.total.fields = min(s.total.fields+sh.fields, s.limit+1)
-	s.total.depth = max(s.total.depth, sh.depth)
-}
-
 func (s *sizer) selections(set ast.SelectionSet) shape {
 	var out shape
 	for _, sel := range set {
-		var sh shape
+		var inner shape // what sel adds below this level
 		switch sel := sel.(type) {
 		case *ast.Field:
-			sh = s.selections(sel.SelectionSet)
-			sh.fields++
-			sh.depth++
+			child := s.selections(sel.SelectionSet)
+			out.top++
+			inner = shape{fields: child.fields + 1, width: child.width, depth: child.depth + 1}
 		case *ast.InlineFragment:
-			sh = s.selections(sel.SelectionSet)
+			inner = s.selections(sel.SelectionSet)
+			out.top += inner.top
 		case *ast.FragmentSpread:
-			sh = s.fragment(sel.Name)
+			inner = s.fragment(sel.Name)
+			out.top += inner.top
 		}
-		out.fields = min(out.fields+sh.fields, s.limit+1)
-		out.depth = max(out.depth, sh.depth)
+		out.fields = min(out.fields+inner.fields, s.limit+1)
+		out.top = min(out.top, s.limit+1)
+		out.width = max(out.width, inner.width)
+		out.depth = max(out.depth, inner.depth)
 	}
+	out.width = max(out.width, out.top)
 	return out
 }
 
@@ -189,9 +203,4 @@ func (s *sizer) fragment(name string) shape {
 	delete(s.visiting, name)
 	s.measured[name] = sh
 	return sh
-}
-
-// String describes the limits, for the start-up log.
-func (l Limits) String() string {
-	return fmt.Sprintf("tokens %d, fields %d, depth %d, cost %d", l.Tokens, l.Fields, l.Depth, l.Cost)
 }

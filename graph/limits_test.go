@@ -27,6 +27,19 @@ func repeat(open, inner, closing string, n int) string {
 	return strings.Repeat(open, n) + inner + strings.Repeat(closing, n)
 }
 
+// fields is n aliased selections of id: prefix0: id prefix1: id …
+func fields(prefix string, n int) string {
+	return repeatN(n, func(i int) string { return fmt.Sprintf("%s%d: id ", prefix, i) })
+}
+
+func repeatN(n int, part func(int) string) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(part(i))
+	}
+	return b.String()
+}
+
 // fanOut is n fragments, each spreading the one before twice: 2^n fields
 // in a document of a few hundred bytes.
 func fanOut(n int) string {
@@ -107,6 +120,23 @@ func bombs(tb testing.TB, srv *apitest.Server) []bomb {
 			query: `{ inventories(first: 1) { edges { node { ` + repeat(`property { inventories(first: 1) { edges { node { `, "id", ` } } } }`, 5) + ` } } } }`},
 		{name: "a list over its maximum", company: companyA, want: "INVALID_ARGUMENT",
 			query: `{ inventories(first: 1) { edges { node { environments(first: 61) { id } } } } }`},
+		// A size of null or 0 does not make a list free: null is refused (gqlgen
+		// would read 0, entgql's loading no limit), and a list loaded whole is
+		// priced whole whatever it returns.
+		{name: "a null size on a connection", company: companyA, want: "INVALID_ARGUMENT",
+			query: `query($id: ID!, $n: Int) { node(id: $id) { ... on Material { items(first: $n) { edges { node { id material {
+				items(first: $n) { edges { node { id } } } } } } } } } }`,
+			vars: map[string]any{"id": material, "n": nil}},
+		{name: "a null size on a list", company: companyA, want: "INVALID_ARGUMENT",
+			query: `query($n: Int) { inventories(first: 1) { edges { node { environments(first: $n) { id } } } } }`,
+			vars:  map[string]any{"n": nil}},
+		{name: "a wide selection set", company: companyA, want: graph.CodeQueryTooLarge,
+			query: `{ inventories(first: 1) { edges { node { ` + fields("a", 201) + ` } } } }`},
+		{name: "a large fragment spread once", company: companyA,
+			query: `{ inventories(first: 1) { edges { node { ...F } } } } fragment F on Inventory { ` +
+				repeatN(11, func(i int) string { return fmt.Sprintf("e%d: environments { %s } ", i, fields("f", 99)) }) + `}`},
+		{name: "aliases × lists asked for 0", company: companyA, want: graph.CodeTooComplex,
+			query: aliases(60, `inventories(first: 100) { edges { node { environments(first: 0) { items { id photos { id } } } } } }`)},
 	}
 }
 

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"entgo.io/contrib/entgql"
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -116,7 +118,13 @@ func TestEveryListIsBounded(t *testing.T) {
 				t.Errorf("%s: its size argument %v has no default and is not required, or max %d is not positive", name, slicing, maxSize)
 				continue
 			}
-			refusesOverMax(t, srv, typ.Name, f.Name, slicing[0], maxSize, ids)
+			nonNull := false
+			for _, arg := range f.Args {
+				if arg.Name == slicing[0] {
+					nonNull = arg.Type.Kind == "NON_NULL"
+				}
+			}
+			refusesOverMax(t, srv, typ.Name, f.Name, slicing[0], maxSize, nonNull, ids)
 			checked++
 		}
 	}
@@ -137,7 +145,7 @@ func argStrings(d *ast.Directive, name string) []string {
 
 // refusesOverMax asks typ.field for max+1 elements through arg, reaching an
 // object of typ by node(id:), and wants INVALID_ARGUMENT naming arg.
-func refusesOverMax(t *testing.T, srv *apitest.Server, typ, field, arg string, maxSize int, ids map[string]string) {
+func refusesOverMax(t *testing.T, srv *apitest.Server, typ, field, arg string, maxSize int, nonNull bool, ids map[string]string) {
 	t.Helper()
 	value := strconv.Itoa(maxSize + 1)
 	if arg == "ids" {
@@ -161,35 +169,25 @@ func refusesOverMax(t *testing.T, srv *apitest.Server, typ, field, arg string, m
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" || res.Errors[0].Extensions["field"] != arg {
 		t.Errorf("%s.%s(%s: %d more than its max): got %+v, want INVALID_ARGUMENT on %s", typ, field, arg, maxSize+1, res.Errors, arg)
 	}
+	if arg == "ids" {
+		return
+	}
+	// A null from a nullable variable, which validation lets through where
+	// the argument has a default, must not unbound the list either.
+	res = srv.GraphQL(t, companyA, "query($n: Int) "+strings.Replace(query, arg+": "+value, arg+": $n", 1), map[string]any{"n": nil})
+	switch {
+	case nonNull && (len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT"):
+		t.Errorf("%s.%s(%s: null): got %+v, want INVALID_ARGUMENT: the argument is non-null", typ, field, arg, res.Errors)
+	case !nonNull && len(res.Errors) > 0:
+		t.Errorf("%s.%s(%s: null): got %+v, want the default size", typ, field, arg, res.Errors)
+	}
 }
 
 // idsByType finds an id of each record type in the demo data.
 func idsByType(t *testing.T, srv *apitest.Server) map[string]string {
 	t.Helper()
-	var got struct {
-		Inventories struct {
-			Edges []struct {
-				Node struct {
-					ID       string `json:"id"`
-					Property struct {
-						ID string `json:"id"`
-					} `json:"property"`
-					Environments []struct {
-						ID    string `json:"id"`
-						Items []struct {
-							ID       string `json:"id"`
-							Material struct {
-								ID string `json:"id"`
-							} `json:"material"`
-						} `json:"items"`
-					} `json:"environments"`
-				} `json:"node"`
-			} `json:"edges"`
-		} `json:"inventories"`
-	}
-	srv.MustData(t, companyA, `{ inventories(first: 1) { edges { node { id property { id }
-		environments { id items { id material { id } } } } } } }`, nil, &got)
-	inv := got.Inventories.Edges[0].Node
+	_, list := records(t, srv, companyA)
+	inv := list.Inventories.Edges[0].Node
 	return map[string]string{
 		"Inventory":   inv.ID,
 		"Property":    inv.Property.ID,
@@ -257,16 +255,56 @@ func TestNestedConnectionsPageWithTheirDefault(t *testing.T) {
 	}
 }
 
-// A forged cursor on a nested connection is the client's mistake: refused
-// with INVALID_ARGUMENT before anything loads, never a panic.
-func TestForgedNestedCursorsAreRefused(t *testing.T) {
+// A forged cursor is the client's mistake: refused with INVALID_ARGUMENT
+// before anything loads, never a panic (entgql decodes nested connections'
+// cursors itself) nor an INTERNAL (a value of the wrong type for its order
+// field would reach SQL).
+func TestForgedCursorsAreRefused(t *testing.T) {
 	srv, _ := demo(t)
 	material := idsByType(t, srv)["Material"]
-	for _, cursor := range []string{"not base64!", "bm90IG1zZ3BhY2s", "gqFpxBAAAAAAAAAAAAAAAAAAAAAAAKF2wA"} {
-		res := srv.GraphQL(t, companyA, `query($id: ID!, $after: Cursor) { node(id: $id) { ... on Material { items(after: $after) { totalCount } } } }`,
-			map[string]any{"id": material, "after": cursor})
-		if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" || res.Errors[0].Extensions["field"] != "after" {
-			t.Errorf("after %q: got %+v, want INVALID_ARGUMENT on after", cursor, res.Errors)
+	forged := func(value any) string {
+		var b strings.Builder
+		scalar.MarshalCursor(entgql.Cursor[uuid.UUID]{ID: uuid.New(), Value: value}).MarshalGQL(&b)
+		return strings.Trim(b.String(), `"`)
+	}
+	for _, tt := range []struct{ cursor, orderBy string }{
+		{"not base64!", ""},
+		{"bm90IG1zZ3BhY2s", ""},
+		{forged("abc"), ""},
+		{forged("abc"), "RATING"},
+		{forged(7), "NAME"},
+	} {
+		orderBy := ""
+		if tt.orderBy != "" {
+			orderBy = ", orderBy: {field: " + tt.orderBy + "}"
 		}
+		res := srv.GraphQL(t, companyA, `query($id: ID!, $after: Cursor) { node(id: $id) { ... on Material { items(after: $after`+orderBy+`) { totalCount } } } }`,
+			map[string]any{"id": material, "after": tt.cursor})
+		if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" || res.Errors[0].Extensions["field"] != "after" {
+			t.Errorf("after %q%s: got %+v, want INVALID_ARGUMENT on after", tt.cursor, orderBy, res.Errors)
+		}
+	}
+	for _, tt := range []struct {
+		value          any
+		field, orderBy string
+	}{{"abc", "inventories", "CREATED_AT"}, {"abc", "inventories", "RENTAL_PRICE"}, {"x", "inventories", "INVENTORY_TYPE"}, {3, "properties", "CITY"}} {
+		res := srv.GraphQL(t, companyA, `query($after: Cursor) { `+tt.field+`(first: 2, after: $after, orderBy: {field: `+tt.orderBy+`}) { totalCount } }`,
+			map[string]any{"after": forged(tt.value)})
+		if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" {
+			t.Errorf("a %T cursor value ordered by %s: got %+v, want INVALID_ARGUMENT", tt.value, tt.orderBy, res.Errors)
+		}
+	}
+}
+
+// GraphQL coerces a single value given for a list argument to a list of one.
+func TestASingleIDStandsForAListOfOne(t *testing.T) {
+	srv, _ := demo(t)
+	id := idsByType(t, srv)["Item"]
+	var got struct {
+		Nodes []struct{ ID string } `json:"nodes"`
+	}
+	srv.MustData(t, companyA, `query($id: [ID!]!) { nodes(ids: $id) { id } }`, map[string]any{"id": id}, &got)
+	if len(got.Nodes) != 1 || got.Nodes[0].ID != id {
+		t.Errorf("got %+v, want the one item %s", got.Nodes, id)
 	}
 }

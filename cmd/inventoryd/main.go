@@ -95,11 +95,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 // own GOGC or GOMEMLIMIT. A server's live heap is a few tens of megabytes and
 // nearly all it allocates is a request's garbage; collecting at 5 times the
 // live heap rather than twice cut the CPU of a nested-tree request by a
-// sixth (docs/decisions.md), and the soft limit keeps the heap, and so RSS,
-// near 100 MiB whatever the load.
+// sixth, and the soft limit on the heap keeps RSS under 150 MB even at 50
+// concurrent trees of 20 inventories (docs/decisions.md).
 const (
 	gcPercent   = 400
-	memoryLimit = 100 << 20
+	memoryLimit = 90 << 20
 )
 
 func tuneGC(getenv func(string) string) {

@@ -119,6 +119,9 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, err
 }
 
+// streamTimeout bounds reading one stored file while it is sent.
+const streamTimeout = 5 * time.Minute
+
 // Download describes a file to serve.
 type Download struct {
 	Key string
@@ -135,7 +138,13 @@ type Download struct {
 // Serve streams a stored file with its content type, ETag and Last-Modified,
 // answering Range, conditional (304) and HEAD requests.
 func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error {
-	reader, err := s.bucket.NewReader(r.Context(), d.Key, nil)
+	// The request's deadline bounds the lookups before a download, not the
+	// download: a large file to a slow client may take longer, and a cloud
+	// store's reader stops with its context. A client gone ends it (writes
+	// fail), so does the server's write timeout, and so does streamTimeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), streamTimeout)
+	defer cancel()
+	reader, err := s.bucket.NewReader(ctx, d.Key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return apperr.Errorf(apperr.NotFound, "file %s not found", path.Base(d.Key))
 	}

@@ -473,6 +473,13 @@ func TestInvalidRecordsNameTheFieldAndWriteNothing(t *testing.T) {
 			e["ItemDiagnostic"] = copies(item(r), ent.EnvironmentItemsMax)
 			r["EnvironmentDiagnostics"] = copies(e, ent.EnvironmentItemsPerInventory/ent.EnvironmentItemsMax+1)
 		}), "EnvironmentDiagnostics", "1200 items in all"},
+		{"too many photos in all", edit(func(r map[string]any) {
+			it := item(r)
+			it["Photo"] = copies(photo(), ent.ItemPhotosMax)
+			e := env(r)
+			e["ItemDiagnostic"] = copies(it, ent.ItemPhotosPerInventory/ent.ItemPhotosMax/8+1)
+			r["EnvironmentDiagnostics"] = copies(e, 8)
+		}), "EnvironmentDiagnostics", "3040 photos in all"},
 	}
 	var input []string
 	for _, tt := range tests {
