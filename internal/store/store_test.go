@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -112,5 +113,17 @@ func TestClientsCannotWriteAndMustNameACompanyToRead(t *testing.T) {
 	var appErr *apperr.Error
 	if !errors.As(err, &appErr) || appErr.Code != apperr.Unauthenticated {
 		t.Errorf("read without a company: got %v, want UNAUTHENTICATED", err)
+	}
+}
+
+// SQLite runs in the process: its pool holds as many connections as there
+// are CPUs (at least 2), not one per concurrent request.
+func TestSQLiteConnectionsAreAsManyAsCPUs(t *testing.T) {
+	if testdb.Postgres() {
+		t.Skip("SQLite's pool")
+	}
+	st := testdb.Open(t)
+	if got, want := st.Stats().MaxOpenConnections, max(2, runtime.GOMAXPROCS(0)); got != want {
+		t.Errorf("max open connections: got %d, want %d", got, want)
 	}
 }
