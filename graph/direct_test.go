@@ -175,7 +175,7 @@ func (d *differential) ids(t *testing.T) map[string]string {
 			}
 		}
 	}
-	if err := jsonUnmarshal(res.Data, &got); err != nil {
+	if err := json.Unmarshal(res.Data, &got); err != nil {
 		t.Fatal(err)
 	}
 	inv := got.Inventories.Edges[0].Node
@@ -324,5 +324,3 @@ func fragmentNamed(fragments, name string) string {
 	}
 	return rest
 }
-
-func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -197,6 +197,20 @@ func idsByType(t *testing.T, srv *apitest.Server) map[string]string {
 	}
 }
 
+// itemConnection is a material's items as the tests ask for them.
+type itemConnection struct {
+	TotalCount int `json:"totalCount"`
+	Edges      []struct {
+		Node struct {
+			ID string `json:"id"`
+		} `json:"node"`
+	} `json:"edges"`
+	PageInfo struct {
+		HasNextPage bool    `json:"hasNextPage"`
+		EndCursor   *string `json:"endCursor"`
+	} `json:"pageInfo"`
+}
+
 // TestNestedConnectionsPageWithTheirDefault walks a material's items, a
 // connection that spans the company: without first it returns 20 a page
 // (and loads no more than that from the database), and following the
@@ -207,18 +221,7 @@ func TestNestedConnectionsPageWithTheirDefault(t *testing.T) {
 	material := idsByType(t, srv)["Material"]
 	type page struct {
 		Node struct {
-			Items struct {
-				TotalCount int `json:"totalCount"`
-				Edges      []struct {
-					Node struct {
-						ID string `json:"id"`
-					} `json:"node"`
-				} `json:"edges"`
-				PageInfo struct {
-					HasNextPage bool    `json:"hasNextPage"`
-					EndCursor   *string `json:"endCursor"`
-				} `json:"pageInfo"`
-			} `json:"items"`
+			Items itemConnection `json:"items"`
 		} `json:"node"`
 	}
 	const query = `query($id: ID!, $after: Cursor) { node(id: $id) { ... on Material {

@@ -93,14 +93,7 @@ func TestCompaniesNeverSeeEachOthersRecords(t *testing.T) {
 	t.Run("edges through the shared material catalogue", func(t *testing.T) {
 		var got struct {
 			Node struct {
-				Items struct {
-					TotalCount int `json:"totalCount"`
-					Edges      []struct {
-						Node struct {
-							ID string `json:"id"`
-						} `json:"node"`
-					} `json:"edges"`
-				} `json:"items"`
+				Items itemConnection `json:"items"`
 			} `json:"node"`
 		}
 		srv.MustData(t, companyB, `query($id: ID!) { node(id: $id) { ... on Material { items(first: 100) { totalCount edges { node { id } } } } } }`,
