@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -255,7 +256,9 @@ func checkCursors(f *ast.Field, vars map[string]any) *gqlerror.Error {
 		var theirs entgql.Cursor[uuid.UUID]
 		ours, err := scalar.UnmarshalCursor(v)
 		if err == nil {
-			err = theirs.UnmarshalGQL(v)
+			// entgql decodes it again, with the same msgpack, when it loads
+			// nested connections: what panics there is refused here.
+			err = scalar.DecodeMsgpack(func() error { return theirs.UnmarshalGQL(v) })
 		}
 		if args == nil {
 			args = f.ArgumentMap(vars)
@@ -297,8 +300,13 @@ var cursorValues = map[string]func(any) bool{
 	"NAME":           isString,
 }
 
-func isTime(v any) bool   { _, ok := v.(time.Time); return ok }
-func isString(v any) bool { _, ok := v.(string); return ok }
+func isTime(v any) bool { _, ok := v.(time.Time); return ok }
+
+// isString: a NUL would reach SQL, where PostgreSQL cannot compare it.
+func isString(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.IndexByte(s, 0) < 0
+}
 
 func isDecimalText(v any) bool {
 	s, ok := v.(string)

@@ -2,17 +2,24 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // MaxRequestBytes bounds a request body: operations are small, and a client
@@ -44,7 +51,7 @@ func Handler(exec *Executor) http.Handler {
 		}
 		for _, t := range transports {
 			if t.Supports(r) {
-				t.Do(w, r, exec)
+				t.Do(w, r, retryingExecutor{Executor: exec, header: w.Header()})
 				return
 			}
 		}
@@ -60,20 +67,20 @@ func isJSON(contentType string) bool {
 // post serves an operation sent with POST, as gqlgen's POST transport does
 // but for two things: an answer's data, JSON already, is written as it is
 // rather than checked and compacted again by encoding/json (a tenth of the
-// server's time on a nested tree), and a body that does not decode is not
-// echoed back to its sender.
+// server's time on a nested tree), and a body that does not read or decode is
+// not echoed back to its sender, nor is the network error that stopped it.
 func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	start := graphql.Now()
 	contentType := responseContentType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
 	var params graphql.RawParams
-	if err := decodeParams(r.Body, &params); err != nil {
-		status := http.StatusBadRequest
-		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			status = http.StatusRequestEntityTooLarge
-		}
+	raw, status, err := readBody(r.Body)
+	if err == nil {
+		status, err = http.StatusBadRequest, decodeParams(raw, &params)
+	}
+	if err != nil {
 		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{gqlerror.Errorf("the request body is not a JSON GraphQL request: %v", err)}))
+		writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{err}))
 		return
 	}
 	params.Headers = r.Header
@@ -86,17 +93,119 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 		return
 	}
 	responses, ctx := exec.DispatchOperation(r.Context(), opCtx)
-	writeResponse(w, responses(ctx))
+	res := responses(ctx)
+	setRetryAfter(w.Header(), res)
+	writeResponse(w, res)
 }
 
-func decodeParams(body io.Reader, params *graphql.RawParams) error {
+// readBody reads a request body. A failure is the client's (it sent too
+// much, too slowly, or not all of it): the error says which, in the client's
+// terms, with the status that goes with it, and never carries the network
+// error, whose text has the connection's addresses.
+func readBody(body io.Reader) ([]byte, int, *gqlerror.Error) {
 	raw, err := io.ReadAll(body)
-	if err != nil {
-		return err
+	if err == nil {
+		return raw, http.StatusOK, nil
 	}
+	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+		return nil, http.StatusRequestEntityTooLarge, gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes)
+	}
+	if netErr, ok := errors.AsType[net.Error](err); ok && netErr.Timeout() {
+		return nil, http.StatusRequestTimeout, gqlerror.Errorf("the request body was not received in time: send it whole, without pauses")
+	}
+	return nil, http.StatusBadRequest, gqlerror.Errorf("the request body was not received in full")
+}
+
+// decodeParams decodes a GraphQL request. An error tells where the body goes
+// wrong, and how, in a few words whatever the body's size: encoding/json's
+// messages quote at most a character of it.
+func decodeParams(raw []byte, params *graphql.RawParams) *gqlerror.Error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // variables keep their numbers exact, as gqlgen's transports do
-	return dec.Decode(params)
+	err := dec.Decode(params)
+	if err == nil {
+		rest := raw[dec.InputOffset():]
+		if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 {
+			return notJSON(raw, len(raw)-len(trimmed)+1, "data after the request's JSON object")
+		}
+		return nil
+	}
+	var (
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syntaxErr):
+		return notJSON(raw, int(syntaxErr.Offset), syntaxErr.Error())
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return notJSON(raw, int(typeErr.Offset), "a GraphQL request is a JSON object, not "+typeErr.Value)
+	case errors.As(err, &typeErr):
+		return notJSON(raw, int(typeErr.Offset), fmt.Sprintf("%q must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value))
+	case errors.Is(err, io.EOF):
+		return gqlerror.Errorf("the request body is empty: send a JSON GraphQL request")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return notJSON(raw, len(raw), "the body ends before its JSON does")
+	}
+	return gqlerror.Errorf("the request body is not a JSON GraphQL request")
+}
+
+// notJSON says what is wrong at byte pos (from 1) of body, and on which line
+// and column (in bytes), which editors show.
+func notJSON(body []byte, pos int, what string) *gqlerror.Error {
+	pos = min(max(pos, 1), len(body))
+	before := body[:max(pos-1, 0)]
+	line := 1 + bytes.Count(before, []byte{'\n'})
+	column := len(before) - bytes.LastIndexByte(before, '\n')
+	return gqlerror.Errorf("the request body is not a valid JSON GraphQL request at byte %d (line %d, column %d): %s", pos, line, column, what)
+}
+
+// jsonKind names the JSON kind of the values a field of graphql.RawParams takes.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "of another kind"
+}
+
+// setRetryAfter tells a client whose operation failed because the database
+// could not answer (code UNAVAILABLE) when to try again. The status stays
+// what GraphQL over HTTP gives: the answer may hold data of other fields.
+func setRetryAfter(h http.Header, res *graphql.Response) {
+	if res == nil {
+		return
+	}
+	for _, e := range res.Errors {
+		var code string
+		switch c := e.Extensions["code"].(type) {
+		case apperr.Code:
+			code = string(c)
+		case string:
+			code = c
+		}
+		if code == string(apperr.Unavailable) {
+			h.Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
+			return
+		}
+	}
+}
+
+// retryingExecutor is the executor as gqlgen's GET transport sees it: its
+// answers set Retry-After as post's do, before the transport writes them.
+type retryingExecutor struct {
+	*Executor
+	header http.Header
+}
+
+func (e retryingExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	responses, ctx := e.Executor.DispatchOperation(ctx, opCtx)
+	return func(ctx context.Context) *graphql.Response {
+		res := responses(ctx)
+		setRetryAfter(e.header, res)
+		return res
+	}, ctx
 }
 
 // responseContentType is the media type of the answer the client accepts,

@@ -34,10 +34,35 @@ type Limits struct {
 	// Cost bounds the price of an operation: how many fields its answer may
 	// hold when every list returns as much as its bounds allow.
 	Cost int
+
+	// The input limits bound the values of arguments, literals and variables
+	// alike (see inputs.go), which the token limit does not bound when they
+	// come as variables. Each value in a list is an SQL bind parameter, and
+	// each field set in an input object an SQL predicate.
+	//
+	// InputList bounds the values of one list (idIn: [...]); a filter with
+	// more is better written another way.
+	InputList int
+	// InputObjectList bounds the input objects of one list (or: [...]).
+	InputObjectList int
+	// InputValues bounds the scalar values of all an operation's arguments:
+	// far below the bind parameters a statement may have (PostgreSQL 65,535,
+	// SQLite 32,766).
+	InputValues int
+	// InputFields bounds the fields set across an operation's input objects.
+	// SQLite nests a filter's predicates into an expression tree about as
+	// deep as it has predicates, and refuses one over 1,000 deep (12 nested
+	// filters of 108 fields each were refused).
+	InputFields int
+	// InputNesting bounds how deep input objects nest (where: {not: {or:
+	// [{...}]}} is 3 deep): room for any filter written by hand, and a bound
+	// on the subqueries that filters across edges nest.
+	InputNesting int
 }
 
 // DefaultLimits are the limits of the service (see docs/decisions.md).
-var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000}
+var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000,
+	InputList: 1_000, InputObjectList: 100, InputValues: 10_000, InputFields: 500, InputNesting: 16}
 
 // Error codes of refused operations, besides gqlgen's own parse and
 // validation codes. Like those, they are request errors (422, or 400 with

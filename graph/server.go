@@ -38,6 +38,7 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	exec.Use(limitsExtension{limits: limits, cache: queries})
 	exec.Use(extension.Introspection{})
+	exec.Use(inputsExtension{limits: limits, schema: schema.Schema()})
 	exec.Use(costExtension{limit: limits.Cost, lists: lists})
 	presenter, recoverer := presentError(log), recoverPanic(log)
 	exec.SetErrorPresenter(presenter)
@@ -116,6 +117,11 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		)
 		switch {
 		case errors.As(err, &appErr):
+			if appErr.Code == apperr.Unavailable {
+				// Not the request's fault nor a bug, but an outage or an
+				// overload someone should see, with what the database said.
+				log.WarnContext(ctx, "graphql: database unavailable", "path", graphql.GetPath(ctx).String(), "err", appErr.Message, "cause", appErr.Cause)
+			}
 		case errors.As(err, &gqlErr) && (gqlErr.Err == nil || gqlErr.Extensions["code"] != nil):
 			return gqlErr // gqlgen's or entgql's own, about the request
 		case ent.IsNotFound(err):

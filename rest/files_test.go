@@ -2,12 +2,14 @@ package rest_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +18,9 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
 // signedInventory returns a signed inventory of company A from B1.
@@ -279,4 +284,124 @@ func cachedAtMostAsLongAsTheURL(cacheControl string) bool {
 		return false
 	}
 	return maxAge > 0 && maxAge <= 15*60
+}
+
+// getAs fetches path naming host in the Host header (the client sends
+// req.Host, not a Host entry of the header map).
+func getAs(t *testing.T, a *api, path, host string, header http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, a.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
+}
+
+// downloadURLs are the PDF URL (B1) and a photo URL (A3) handed to a client
+// that sends host.
+func downloadURLs(t *testing.T, a *api, host string, header http.Header) (pdf, photo string) {
+	t.Helper()
+	_, body := getAs(t, a, base+"/inventories"+query("x-company-id", companyA, "isSigned", "true", "pageSize", "1"), host, header)
+	var list listEnvelope
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Data.Data) == 0 || list.Data.Data[0].PDFDownloadURL == nil {
+		t.Fatalf("B1 as %s: %s", host, body)
+	}
+	inv := list.Data.Data[0]
+	var a1 a1Named
+	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
+	for _, env := range a1.EnvironmentDiagnostics {
+		for _, it := range env.ItemDiagnostic {
+			if len(it.Photo) == 0 {
+				continue
+			}
+			_, body := getAs(t, a, "/inventory/download-photos/itemDiagnostic/"+it.ItemDiagnosticID, host, header)
+			var photos struct{ Photos []struct{ Url string } }
+			if err := json.Unmarshal(body, &photos); err != nil || len(photos.Photos) == 0 {
+				t.Fatalf("A3 as %s: %s", host, body)
+			}
+			return *inv.PDFDownloadURL, photos.Photos[0].Url
+		}
+	}
+	t.Fatal("no item with photos")
+	return "", ""
+}
+
+// Without INVENTORY_PUBLIC_URL, a forged Host does not choose where the
+// signed download URLs point: they name the address the request arrived on.
+func TestDownloadURLsIgnoreAForgedHost(t *testing.T) {
+	a := demoWithFiles(t)
+	port := strings.TrimPrefix(a.URL, "http://127.0.0.1:")
+	for _, tt := range []struct {
+		host   string
+		header http.Header
+		want   string
+	}{
+		{"evil.example", nil, a.URL},
+		{"evil.example", http.Header{"X-Forwarded-Host": {"evil.example"}}, a.URL},
+		{"localhost:" + port, nil, "http://localhost:" + port},
+		{"localhost:" + port, http.Header{"X-Forwarded-Proto": {"https"}}, "https://localhost:" + port},
+	} {
+		pdf, photo := downloadURLs(t, a, tt.host, tt.header)
+		if !strings.HasPrefix(pdf, tt.want+"/inventory/download-pdf/") || !strings.HasPrefix(photo, tt.want+"/files/photos/") {
+			t.Errorf("Host %s %v: got %s and %s, want URLs under %s", tt.host, tt.header, pdf, photo, tt.want)
+		}
+	}
+
+	// A name the operator allows is used as sent.
+	st := testdb.Open(t)
+	fs := apitest.Files(t)
+	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	allowing := withDocument(t, apitest.NewServerWith(t, st, server.Options{Files: fs, AllowedHosts: []string{"inventory.example"}}))
+	if pdf, _ := downloadURLs(t, allowing, "inventory.example:8443", nil); !strings.HasPrefix(pdf, "http://inventory.example:8443/") {
+		t.Errorf("allowed host: got %s, want it under http://inventory.example:8443", pdf)
+	}
+	if pdf, _ := downloadURLs(t, allowing, "evil.example", nil); !strings.HasPrefix(pdf, allowing.URL+"/") {
+		t.Errorf("another host beside an allowed one: got %s, want it under %s", pdf, allowing.URL)
+	}
+}
+
+// manyRanges is a Range header asking for each of the first n bytes on its own.
+func manyRanges(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%d-%d", i, i)
+	}
+	return "bytes=" + strings.Join(parts, ",")
+}
+
+// 5000 one-byte ranges of the PDF made a multipart answer 137 times its
+// size; now more than 16 ranges get the file once.
+func TestManyRangesCostNoMoreThanTheFile(t *testing.T) {
+	a := demoWithFiles(t)
+	pdf, photo := downloadURLs(t, a, strings.TrimPrefix(a.URL, "http://"), nil)
+	for _, u := range []string{pdf, photo} {
+		path := strings.TrimPrefix(u, a.URL)
+		whole := a.get(t, path)
+		if whole.status != http.StatusOK || len(whole.body) < 100 {
+			t.Fatalf("%s: got %d with %d bytes", path, whole.status, len(whole.body))
+		}
+		res := a.call(t, http.MethodGet, path, http.Header{"Range": {manyRanges(5000)}})
+		if res.status != http.StatusOK || !bytes.Equal(res.body, whole.body) {
+			t.Errorf("%s with 5000 ranges: got %d with %d bytes, want 200 and the file's %d bytes", path, res.status, len(res.body), len(whole.body))
+		}
+		res = a.call(t, http.MethodGet, path, http.Header{"Range": {manyRanges(16)}})
+		if res.status != http.StatusPartialContent || len(res.body) > len(whole.body)+2048 {
+			t.Errorf("%s with 16 ranges: got %d with %d bytes, want 206 within 2 KiB of the file's %d", path, res.status, len(res.body), len(whole.body))
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -104,22 +106,27 @@ type propertyListMeta struct {
 	Next        *int `json:"next"`
 }
 
-// byUUID scopes a lookup the spec gives no company: with x-company-id it is
-// the company's own; without, the record is found by its UUID alone, the
-// legacy contract (see docs/decisions.md).
-func byUUID(r *http.Request, p *params, endpoint string) context.Context {
-	if company, ok := p.optionalCompany(); ok {
+// byUUID scopes the lookup of record that the spec gives no company: with
+// x-company-id it is the company's own; without, the record is found by its
+// UUID alone, the legacy contract (see docs/decisions.md), and the audit line
+// names the record and the caller. A request already refused reads nothing,
+// so it is not audited.
+func byUUID(r *http.Request, p *params, endpoint string, record uuid.UUID) context.Context {
+	company, ok := p.optionalCompany()
+	switch {
+	case p.err != nil:
+		return r.Context()
+	case ok:
 		return tenant.WithCompany(r.Context(), company)
 	}
-	return tenant.Unrestricted(r.Context(), endpoint+": legacy lookup by UUID without a company")
+	return tenant.UnrestrictedRecord(r.Context(), endpoint+": legacy lookup by UUID without a company", record)
 }
 
 // A1 GET /inventory/detail/{inventoryId}
-func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request) error {
+func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the inventory id, and the company if one is sent.
-	p := &params{r: r}
 	id := p.uuid("inventoryId")
-	ctx := byUUID(r, p, "A1")
+	ctx := byUUID(r, p, "A1", id)
 	if p.err != nil {
 		return p.err
 	}
@@ -134,9 +141,8 @@ func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request) error {
 }
 
 // A4 GET /property/get_properties/{companyId}?page=&sorter=
-func (a *API) properties(w http.ResponseWriter, r *http.Request) error {
+func (a *API) properties(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: company from the path (a header, if sent, must agree), page and sorter required.
-	p := &params{r: r}
 	company := p.uuid("companyId")
 	if other, ok := p.optionalCompany(); ok && other != company && p.err == nil {
 		p.fail(companyParam, "names a different company from the path's companyId")
@@ -175,11 +181,10 @@ func (a *API) properties(w http.ResponseWriter, r *http.Request) error {
 }
 
 // A5 GET /property/get_property_uuid/{propertyId}
-func (a *API) property(w http.ResponseWriter, r *http.Request) error {
+func (a *API) property(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the property id, and the company if one is sent.
-	p := &params{r: r}
 	id := p.uuid("propertyId")
-	ctx := byUUID(r, p, "A5")
+	ctx := byUUID(r, p, "A5", id)
 	if p.err != nil {
 		return p.err
 	}

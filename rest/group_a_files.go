@@ -22,11 +22,10 @@ type signedPDF struct {
 }
 
 // A2 GET /inventory/download-pdf/{inventoryId}
-func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request) error {
+func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the inventory id, and the company if one is sent.
-	p := &params{r: r}
 	id := p.uuid("inventoryId")
-	ctx := byUUID(r, p, "A2")
+	ctx := byUUID(r, p, "A2", id)
 	if p.err != nil {
 		return p.err
 	}
@@ -47,11 +46,13 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request) error {
 	}
 	name = append(name, n.SignatureDate.UTC().Format("2006-01-02"))
 	return a.files.Serve(w, r, files.Download{
-		Key:          files.PDFKey(n.ID),
-		SHA256:       *n.PDFSha256,
-		Filename:     strings.Join(name, "-") + ".pdf",
-		Modified:     n.SignatureDate,
-		CacheControl: "private, no-cache",
+		Key:      files.PDFKey(n.ID),
+		SHA256:   *n.PDFSha256,
+		Filename: strings.Join(name, "-") + ".pdf",
+		Modified: n.SignatureDate,
+		// no-store: a signed contract with personal data, fetched by a URL
+		// that needs no company; no browser or proxy should keep a copy.
+		CacheControl: "no-store",
 	})
 }
 
@@ -67,11 +68,10 @@ type itemPhotos struct {
 }
 
 // A3 GET /inventory/download-photos/itemDiagnostic/{id}
-func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request) error {
+func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the item id, and the company if one is sent.
-	p := &params{r: r}
 	id := p.uuid("id")
-	ctx := byUUID(r, p, "A3")
+	ctx := byUUID(r, p, "A3", id)
 	if p.err != nil {
 		return p.err
 	}

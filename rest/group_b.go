@@ -84,9 +84,8 @@ type inventoryDetail struct {
 }
 
 // B1 GET {base_url}/inventories
-func (a *API) inventories(w http.ResponseWriter, r *http.Request) error {
+func (a *API) inventories(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the company, the filters, the order and the page, with the spec's defaults.
-	p := &params{r: r}
 	company := p.company()
 	kind := p.nullableInt("inventoryType", 0, 3)
 	signed := p.nullableBool("isSigned")
@@ -132,9 +131,8 @@ type b2Node struct {
 }
 
 // B2 GET {base_url}/inventories/details?InventoryId=
-func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request) error {
+func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the inventory and the company.
-	p := &params{r: r}
 	id := p.uuid("InventoryId")
 	company := p.company()
 	if p.err != nil {
@@ -159,9 +157,8 @@ func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request) error {
 }
 
 // B3 GET {base_url}/inventories/by-property?propertyId=
-func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request) error {
+func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the property, the company and the page.
-	p := &params{r: r}
 	property := p.uuid("propertyId")
 	company := p.company()
 	page := p.int("page", 1, 1, maxPage, false)

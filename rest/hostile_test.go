@@ -87,3 +87,53 @@ func TestHostileGraphQLNeverFailsTheServer(t *testing.T) {
 		}
 	}
 }
+
+// A query string that cannot be read is refused, never read in part. Go's
+// URL.Query() drops a pair holding ';' or a bad %-escape, so
+// "x-company-id=<company B>;" used to read as no company at all and A1, A2,
+// A3 and A5 served company A's record unscoped; B1 served an unfiltered list
+// for "isSigned=true;".
+func TestMalformedQueryStringsAreRefused(t *testing.T) {
+	a := demoWithFiles(t)
+	inv := signedInventory(t, a)
+	var a1 a1Named
+	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
+	item := a1.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
+	records := map[string]string{
+		"A1": "/inventory/detail/" + inv.InventoryID,
+		"A2": "/inventory/download-pdf/" + inv.InventoryID,
+		"A3": "/inventory/download-photos/itemDiagnostic/" + item,
+		"A5": "/property/get_property_uuid/" + inv.Property.PropertyID,
+	}
+	for endpoint, path := range records {
+		for _, tt := range []struct{ query, parameter string }{
+			{"?x-company-id=" + companyB + ";", "x-company-id"},
+			{"?x-company-id=" + companyB + "%zz", "x-company-id"},
+			{"?x-company-id=%zz", "x-company-id"},
+			{"?page=1;x-company-id=" + companyB, "page"},
+			{"?x-company-id%zz=" + companyB, ""}, // no key to name: the message says where
+		} {
+			res := a.get(t, path+tt.query)
+			code, parameter := errorOf(t, res)
+			if res.status != http.StatusBadRequest || code != "INVALID_ARGUMENT" || parameter != tt.parameter || !strings.Contains(string(res.body), "byte 1") {
+				t.Errorf("%s %s: got %d %s on %q: %.200s; want 400 INVALID_ARGUMENT on %q saying where", endpoint, tt.query, res.status, code, parameter, res.body, tt.parameter)
+			}
+		}
+	}
+
+	b1 := base + "/inventories?x-company-id=" + companyA + "&isSigned=true;"
+	res := a.get(t, b1)
+	if code, parameter := errorOf(t, res); res.status != http.StatusBadRequest || code != "INVALID_ARGUMENT" || parameter != "isSigned" {
+		t.Errorf("B1 %s: got %d %s on %q, want 400 INVALID_ARGUMENT on isSigned", b1, res.status, code, parameter)
+	}
+
+	// Every REST endpoint reads its query the same way, the file downloads too.
+	for _, path := range []string{records["A1"], records["A2"], records["A3"], records["A5"],
+		"/property/get_properties/" + companyA, base + "/inventories", base + "/inventories/details", base + "/inventories/by-property",
+		"/files/photos/a-1.jpg", "/openapi.json"} {
+		res, body := a.Get(t, path+"?expires=1&signature=%zz", nil)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"parameter":"signature"`) {
+			t.Errorf("%s with a bad %%-escape: got %d %s, want 400 naming signature", path, res.StatusCode, body)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package rest
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -20,6 +22,7 @@ const companyParam = "x-company-id"
 // problem found is kept and reported, naming the parameter.
 type params struct {
 	r   *http.Request
+	q   url.Values // the query string, parsed once by parseQuery
 	err error
 }
 
@@ -30,11 +33,63 @@ func (p *params) fail(name, format string, args ...any) {
 }
 
 func (p *params) query(name string) (string, bool) {
-	values, ok := p.r.URL.Query()[name]
+	values, ok := p.q[name]
 	if !ok || len(values) == 0 {
 		return "", false
 	}
 	return strings.TrimSpace(values[0]), true
+}
+
+// parseQuery parses a raw query string like url.ParseQuery, but a pair it
+// cannot read is an error naming that pair's parameter, never skipped.
+// URL.Query() drops such pairs silently: "x-company-id=<uuid>;" (';' is no
+// longer a separator) or "x-company-id=%zz" read as no company at all, and
+// A1, A2, A3 and A5 then served the record to anyone by its UUID alone,
+// unscoped: the parameter meant to restrict the lookup lifted the
+// restriction. A request whose query cannot be read fails instead.
+func parseQuery(raw string) (url.Values, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	q := make(url.Values, strings.Count(raw, "&")+1)
+	for at := 0; at <= len(raw); {
+		pair, _, _ := strings.Cut(raw[at:], "&")
+		offset := at + 1 // where the pair starts, counting from 1, for the message
+		at += len(pair) + 1
+		if pair == "" {
+			continue
+		}
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil || strings.Contains(rawKey, ";") {
+			// The key itself is unreadable ("a;b=1" may mean a and b): say where.
+			return nil, &apperr.Error{Code: apperr.Invalid, Message: fmt.Sprintf(
+				"the query string is malformed at byte %d: %s", offset, malformed(pair))}
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil || strings.Contains(rawValue, ";") {
+			return nil, apperr.InvalidField(shortened(key), "is malformed at byte %d of the query string: %s", offset, malformed(pair))
+		}
+		q[key] = append(q[key], value)
+	}
+	return q, nil
+}
+
+// malformed says what is wrong with a pair of the query string.
+func malformed(pair string) string {
+	if strings.Contains(pair, ";") {
+		return fmt.Sprintf("%q holds a ';', which does not separate parameters: join them with '&', or send a ';' as %%3B", shortened(pair))
+	}
+	return fmt.Sprintf("%q is not valid percent-encoding: '%%' must be followed by two hex digits (send a '%%' as %%25)", shortened(pair))
+}
+
+// shortened keeps what an error message echoes of client input short.
+func shortened(s string) string {
+	const most = 64
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "…"
 }
 
 // uuid reads a required UUID from the path or, failing that, the query.

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,7 +93,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("/inventory/detail/{inventoryId}", a.get(a.inventoryDetail))
 	mux.Handle(files.PDFPath+"{inventoryId}", a.get(a.inventoryPDF))
 	mux.Handle("/inventory/download-photos/itemDiagnostic/{id}", a.get(a.itemPhotos))
-	mux.Handle(files.PhotoPath+"{reference}", a.get(func(w http.ResponseWriter, r *http.Request) error {
+	mux.Handle(files.PhotoPath+"{reference}", a.get(func(w http.ResponseWriter, r *http.Request, _ *params) error {
 		return a.files.ServeSignedPhoto(w, r, r.PathValue("reference"), time.Now())
 	}))
 	mux.Handle("/property/get_properties/{companyId}", a.get(a.properties))
@@ -100,8 +101,11 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle(a.baseURL+"/inventories", a.get(a.inventories))
 	mux.Handle(a.baseURL+"/inventories/details", a.get(a.inventoryDetails))
 	mux.Handle(a.baseURL+"/inventories/by-property", a.get(a.inventoriesByProperty))
-	mux.Handle("/openapi.json", a.get(func(w http.ResponseWriter, r *http.Request) error {
+	mux.Handle("/openapi.json", a.get(func(w http.ResponseWriter, r *http.Request, _ *params) error {
 		w.Header().Set("Content-Type", "application/json")
+		// The same for everyone and changed only by a new release: caches
+		// may keep it, briefly, so that a release's changes reach clients soon.
+		w.Header().Set("Cache-Control", "public, max-age=300")
 		_, err := w.Write(openAPIDocument)
 		return err
 	}))
@@ -114,16 +118,22 @@ func (a *API) NotFound() http.Handler {
 	})
 }
 
-// get adapts an endpoint: GET and HEAD only, and its error, if any, written
-// in the REST error shape.
-func (a *API) get(endpoint func(http.ResponseWriter, *http.Request) error) http.Handler {
+// get adapts an endpoint: GET and HEAD only, its query string parsed once
+// for its params (a malformed one is a 400: see parseQuery), and its error,
+// if any, written in the REST error shape.
+func (a *API) get(endpoint func(http.ResponseWriter, *http.Request, *params) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			a.writeError(w, r, apperr.Errorf(apperr.MethodNotAllowed, "%s is not allowed here: use GET", r.Method))
 			return
 		}
-		if err := endpoint(w, r); err != nil {
+		q, err := parseQuery(r.URL.RawQuery)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		if err := endpoint(w, r, &params{r: r, q: q}); err != nil {
 			a.writeError(w, r, err)
 		}
 	})
@@ -202,8 +212,19 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		a.log.InfoContext(r.Context(), "rest: request ended before its answer", "path", r.URL.Path, "code", expired.Code, "err", err)
 		public, internal = expired, false
 	}
-	if internal {
+	switch {
+	case internal:
 		a.log.ErrorContext(r.Context(), "rest: internal error", "path", r.URL.Path, "err", err)
+	case public.Code == apperr.Unavailable:
+		// Nothing is wrong with the service or the request: the database is
+		// down, restarting or busy, and the client should come back. A warning
+		// with its cause, for the operator; not an error to page anyone on.
+		w.Header().Set("Retry-After", retryAfter)
+		args := []any{"path", r.URL.Path, "code", public.Code, "err", err}
+		if public.Cause != nil {
+			args = append(args, "cause", public.Cause)
+		}
+		a.log.WarnContext(r.Context(), "rest: database unavailable", args...)
 	}
 	writeJSON(w, apperr.HTTPStatus(public.Code), errorBody{
 		Timestamp: now(),
@@ -216,6 +237,9 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
 }
+
+// retryAfter is the Retry-After of an Unavailable answer, in seconds.
+var retryAfter = strconv.Itoa(apperr.RetryAfterSeconds)
 
 // now is the envelope timestamp.
 func now() string { return scalar.FormatTime(time.Now()) }

@@ -46,7 +46,13 @@ func serve(t testing.TB, size datagen.Size, withFiles bool) *api {
 	if _, err := datagen.Load(context.Background(), st.Client, written, datagen.DemoSeed, size); err != nil {
 		t.Fatal(err)
 	}
-	srv := apitest.NewServer(t, st, fs)
+	return withDocument(t, apitest.NewServer(t, st, fs))
+}
+
+// withDocument loads the OpenAPI document srv serves, against which the
+// responses of call are validated.
+func withDocument(t testing.TB, srv *apitest.Server) *api {
+	t.Helper()
 	res, raw := srv.Get(t, "/openapi.json", nil)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/openapi.json: %d", res.StatusCode)

@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/transfer"
 )
 
@@ -33,7 +34,8 @@ var (
 
 // openStore opens and migrates the configured database.
 func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	tenant.SetAuditLog(cfg.AuditLog)
+	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.storeOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if len(rest) > 0 {
 		return fmt.Errorf("migrate takes no arguments, got %q", rest)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.storeOptions()...)
 	if err != nil {
 		return err
 	}
@@ -251,19 +253,23 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	sum, err := im.Import(ctx, in)
 	bar.Finish()
-	if err != nil {
-		return err
-	}
-	if sum.Created+sum.Updated > 0 {
-		if err := st.Analyze(ctx); err != nil {
-			return err
+	if err == nil && sum.Created+sum.Updated > 0 {
+		if err = st.Analyze(ctx); err != nil {
+			err = fmt.Errorf("the import is done, but refreshing the planner's statistics failed: %w", err)
 		}
 	}
+	// The summary comes even when the run stopped (the database went down,
+	// or the import was interrupted): what was committed before, and which
+	// lines were rejected, is what the operator needs to go on.
 	fmt.Fprintln(std.out, sum)
 	if len(sum.Rejections) > 0 {
-		return fmt.Errorf("%d record(s) rejected: see the lines above", len(sum.Rejections))
+		rejected := fmt.Errorf("%d record(s) rejected: see the lines above", len(sum.Rejections))
+		if err != nil {
+			return fmt.Errorf("%w (before it, %w)", err, rejected)
+		}
+		return rejected
 	}
-	return nil
+	return err
 }
 
 // newProgressBar draws on a terminal only: logs and pipes get the summary.

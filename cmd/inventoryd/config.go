@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -31,6 +33,24 @@ type Config struct {
 	// RequestTimeout is every request's deadline: past it, its database work
 	// is cancelled and the client told so.
 	RequestTimeout time.Duration
+	// DatabasePoolSize is how many statements use the database at once (0:
+	// the dialect's default); past AcquireTimeout waiting for one, a request
+	// is told the database is busy (503).
+	DatabasePoolSize int
+	AcquireTimeout   time.Duration
+	// ConnectTimeout bounds each new PostgreSQL connection, the first included.
+	ConnectTimeout time.Duration
+	// ShutdownDelay is how long the server keeps serving, not ready and closing
+	// each connection after its answer, once told to stop; ShutdownTimeout is
+	// how long it then waits for requests in flight before cutting them.
+	ShutdownDelay   time.Duration
+	ShutdownTimeout time.Duration
+	// AllowedHosts are the Host headers (besides loopback) that download URLs
+	// may be built from when PublicURL is not set.
+	AllowedHosts []string
+	// AuditLog is the level of the audit lines of reads across companies
+	// (info, debug) or off.
+	AuditLog string
 }
 
 // setting is one configuration entry: its flag, its variable and its use.
@@ -60,7 +80,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 // returns the arguments left after the flags.
 func parseCommandConfig(cmd command, args []string, getenv func(string) string, usage io.Writer) (Config, []string, error) {
 	var cfg Config
-	var level, timeout string
+	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -71,6 +91,13 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"public-url", "INVENTORY_PUBLIC_URL", "", "scheme and host of download URLs (default: the request's)", &cfg.PublicURL, true},
 		{"url-signing-key", "INVENTORY_URL_SIGNING_KEY", "", "secret that signs photo URLs (default: kept in <data-dir>/url-signing.key)", &cfg.SigningKey, true},
 		{"request-timeout", "INVENTORY_REQUEST_TIMEOUT", server.DefaultRequestTimeout.String(), "deadline of each request, database work included (e.g. 10s, 1m)", &timeout, true},
+		{"database-pool-size", "INVENTORY_DATABASE_POOL_SIZE", "", fmt.Sprintf("database connections used at once (default: %d on PostgreSQL, the CPUs on SQLite)", store.DefaultPostgresPoolSize), &poolSize, false},
+		{"database-acquire-timeout", "INVENTORY_DATABASE_ACQUIRE_TIMEOUT", store.DefaultAcquireTimeout.String(), "how long a request waits for a free connection before a 503", &acquireTimeout, false},
+		{"database-connect-timeout", "INVENTORY_DATABASE_CONNECT_TIMEOUT", store.DefaultConnectTimeout.String(), "bound on connecting to PostgreSQL, at start too", &connectTimeout, false},
+		{"shutdown-delay", "INVENTORY_SHUTDOWN_DELAY", defaultShutdownDelay.String(), "on SIGTERM, how long to keep serving while /readyz says 503 and connections close after each answer", &shutdownDelay, true},
+		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
+		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
+		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
 	}
 	fs := flag.NewFlagSet("inventoryd "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -127,12 +154,45 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return Config{}, nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
 	}
+	type duration struct {
+		name, value string
+		target      *time.Duration
+		zeroOK      bool
+	}
+	durations := []duration{
+		{"database acquire timeout", acquireTimeout, &cfg.AcquireTimeout, false},
+		{"database connect timeout", connectTimeout, &cfg.ConnectTimeout, false},
+	}
 	if cmd.serves {
-		d, err := time.ParseDuration(timeout)
-		if err != nil || d <= 0 {
-			return Config{}, nil, fmt.Errorf("request timeout %q: give a positive duration such as 10s", timeout)
+		durations = append(durations, []duration{
+			{"request timeout", timeout, &cfg.RequestTimeout, false},
+			{"shutdown delay", shutdownDelay, &cfg.ShutdownDelay, true},
+			{"shutdown timeout", shutdownTimeout, &cfg.ShutdownTimeout, false},
+		}...)
+	}
+	for _, d := range durations {
+		v, err := time.ParseDuration(d.value)
+		if err != nil || v < 0 || (v == 0 && !d.zeroOK) {
+			return Config{}, nil, fmt.Errorf("%s %q: give a positive duration such as 10s", d.name, d.value)
 		}
-		cfg.RequestTimeout = d
+		*d.target = v
+	}
+	if poolSize != "" {
+		n, err := strconv.Atoi(poolSize)
+		if err != nil || n < 1 || n > 1000 {
+			return Config{}, nil, fmt.Errorf("database pool size %q: give a whole number from 1 to 1000", poolSize)
+		}
+		cfg.DatabasePoolSize = n
+	}
+	for h := range strings.SplitSeq(allowedHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			cfg.AllowedHosts = append(cfg.AllowedHosts, strings.ToLower(h))
+		}
+	}
+	switch cfg.AuditLog {
+	case "info", "debug", "off":
+	default:
+		return Config{}, nil, fmt.Errorf("audit log %q: use info, debug or off", cfg.AuditLog)
 	}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = filepath.Join(cfg.DataDir, "inventory.db")
@@ -152,7 +212,19 @@ func (c Config) LogValue() slog.Value {
 		slog.String("public_url", c.PublicURL),
 		slog.Bool("url_signing_key_set", c.SigningKey != ""),
 		slog.Duration("request_timeout", c.RequestTimeout),
+		slog.Int("database_pool_size", c.DatabasePoolSize),
+		slog.Duration("database_acquire_timeout", c.AcquireTimeout),
+		slog.Duration("database_connect_timeout", c.ConnectTimeout),
+		slog.Duration("shutdown_delay", c.ShutdownDelay),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Any("allowed_hosts", c.AllowedHosts),
+		slog.String("audit_log", c.AuditLog),
 	)
+}
+
+// storeOptions are the database settings, as store.Open takes them.
+func (c Config) storeOptions() []store.Option {
+	return []store.Option{store.WithPool(c.DatabasePoolSize, c.AcquireTimeout), store.WithConnectTimeout(c.ConnectTimeout)}
 }
 
 func maskPassword(raw string) string {

@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 func main() {
@@ -81,6 +82,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 	if err != nil {
 		return err
 	}
+	tenant.SetAuditLog(cfg.AuditLog)
 	m := &Main{Config: cfg, Log: newLogger(std.errOut, cfg)}
 	// tenant.Unrestricted writes its audit lines to the default logger.
 	slog.SetDefault(m.Log)
@@ -111,6 +113,15 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
+// Shutdown defaults: two seconds of not-ready serving let keep-alive
+// clients learn, from a "Connection: close" answer, not to send on a
+// connection about to close (more suits a load balancer that polls
+// /readyz); twenty more let a request near its own deadline finish.
+const (
+	defaultShutdownDelay   = 2 * time.Second
+	defaultShutdownTimeout = 20 * time.Second
+)
+
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
@@ -122,6 +133,7 @@ type Main struct {
 
 	store    *store.Store
 	files    *files.Store
+	drain    *server.Drain
 	server   *http.Server
 	listener net.Listener
 	served   chan error
@@ -130,11 +142,18 @@ type Main struct {
 	closeErr  error
 }
 
-// Run opens and migrates the database, loads the demo data into an empty
-// one, and starts serving; it returns once the server is listening.
+// Run binds the listen address (first, so that a port in use is found
+// before anything is written), opens and migrates the database, loads the
+// demo data into an empty one, and starts serving; it returns once the
+// server is listening.
 func (m *Main) Run(ctx context.Context) error {
 	m.Log.Info("starting", "config", m.Config)
-	st, err := store.Open(ctx, m.Config.DatabaseURL)
+	var err error
+	m.listener, err = net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, m.Config.DatabaseURL, m.Config.storeOptions()...)
 	if err != nil {
 		return err
 	}
@@ -158,14 +177,11 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Log.Info("loaded demo data", "companies", stats.Companies, "properties", stats.Properties,
 			"inventories", stats.Inventories, "items", stats.Items, "demo_company", datagen.DemoCompanies[0])
 	}
-	m.listener, err = net.Listen("tcp", m.Config.Addr)
-	if err != nil {
-		return err
-	}
+	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
 			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
-			RequestTimeout: m.Config.RequestTimeout,
+			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -196,8 +212,11 @@ func (m *Main) Wait(ctx context.Context) error {
 // URL is the base URL the server answers on.
 func (m *Main) URL() string { return "http://" + m.listener.Addr().String() }
 
-// Close stops accepting requests, waits up to 10 s for those in flight, and
-// closes the database. Calling it again returns the first call's result.
+// Close shuts down: for ShutdownDelay it keeps serving while /readyz says
+// 503 and every answer closes its connection; then it stops accepting,
+// waits up to ShutdownTimeout for the requests in flight, cuts those still
+// running (and says which), and closes the database. Calling it again
+// returns the first call's result.
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() { m.closeErr = m.close() })
 	return m.closeErr
@@ -205,13 +224,31 @@ func (m *Main) Close() error {
 
 func (m *Main) close() error {
 	var errs []error
-	if m.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	switch {
+	case m.server != nil:
+		m.drain.Start()
+		if m.Config.ShutdownDelay > 0 {
+			m.Log.Info("draining: not ready, closing connections after each answer", "for", m.Config.ShutdownDelay)
+			time.Sleep(m.Config.ShutdownDelay)
+		}
+		m.server.SetKeepAlivesEnabled(false)
+		timeout := m.Config.ShutdownTimeout
+		if timeout <= 0 {
+			timeout = defaultShutdownTimeout
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		errs = append(errs, m.server.Shutdown(ctx))
+		if err := m.server.Shutdown(ctx); err != nil {
+			if ctx.Err() != nil {
+				err = m.drain.CutError(timeout, time.Now())
+			}
+			errs = append(errs, err, m.server.Close())
+		}
 		if err := <-m.served; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
 		}
+	case m.listener != nil:
+		errs = append(errs, m.listener.Close())
 	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close())

@@ -40,12 +40,21 @@ func start(t *testing.T) *Main {
 // caller closes it.
 func launch(t *testing.T) *Main {
 	t.Helper()
+	return launchWith(t, nil)
+}
+
+// launchWith is launch with the configuration adjusted first.
+func launchWith(t *testing.T, adjust func(*Config)) *Main {
+	t.Helper()
 	dir := t.TempDir()
-	cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, func(string) string { return "" }, io.Discard)
+	cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--shutdown-delay", "0"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.DatabaseURL = testdb.URL(t)
+	if adjust != nil {
+		adjust(&cfg)
+	}
 	m := &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -142,6 +151,17 @@ func TestHelpListsEveryVariable(t *testing.T) {
 	for _, v := range []string{"INVENTORY_ADDR", "INVENTORY_DATABASE_URL", "INVENTORY_DATA_DIR", "INVENTORY_LOG_LEVEL", "INVENTORY_REQUEST_TIMEOUT"} {
 		if !strings.Contains(out.String(), v) {
 			t.Errorf("--help does not list %s:\n%s", v, out.String())
+		}
+	}
+	// The README's configuration table is where operators look: every
+	// variable the server takes has its row there.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range regexp.MustCompile(`INVENTORY_[A-Z_]+`).FindAllString(out.String(), -1) {
+		if !strings.Contains(string(readme), "| `"+v+"` |") {
+			t.Errorf("README.md's configuration table has no row for %s", v)
 		}
 	}
 }

@@ -25,7 +25,16 @@ const (
 	// stopped. Cancelled: the client went away before the answer.
 	DeadlineExceeded Code = "DEADLINE_EXCEEDED"
 	Cancelled        Code = "CANCELLED"
+	// Unavailable: the database cannot answer now (down, restarting, or every
+	// connection busy). Nothing about the request is wrong: the client should
+	// retry after RetryAfterSeconds.
+	Unavailable Code = "UNAVAILABLE"
 )
+
+// RetryAfterSeconds is the Retry-After given with Unavailable: long enough
+// for a restarting PostgreSQL or a freed connection, short enough that a
+// client retrying does not wait for nothing.
+const RetryAfterSeconds = 2
 
 // httpStatus is the single table from code to HTTP status.
 var httpStatus = map[Code]int{
@@ -38,6 +47,7 @@ var httpStatus = map[Code]int{
 	Internal:         http.StatusInternalServerError,
 	DeadlineExceeded: http.StatusGatewayTimeout,
 	Cancelled:        499, // no client reads it: the status of a request its client closed
+	Unavailable:      http.StatusServiceUnavailable,
 }
 
 // Error is an error a client may see: its Message is written for the client,
@@ -46,7 +56,12 @@ type Error struct {
 	Code    Code
 	Field   string
 	Message string
+	// Cause is the failure behind it, for logs only: never shown to the client.
+	Cause error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
 
 func (e *Error) Error() string {
 	if e.Field != "" {

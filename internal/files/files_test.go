@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -194,6 +195,51 @@ func TestDownloadsAnswerRangeAndConditionalRequests(t *testing.T) {
 			}
 			if res, body := get(t, srv.URL+"/pdf", http.Header{"If-None-Match": {`"other"`}}); res.StatusCode != http.StatusOK || len(body) != len(pdfBody) {
 				t.Errorf("stale ETag: got %d, want 200 with the file", res.StatusCode)
+			}
+		})
+	}
+}
+
+// ranges is a Range header asking for each of the first n bytes on its own.
+func ranges(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%d-%d", i, i)
+	}
+	return "bytes=" + strings.Join(parts, ",")
+}
+
+// Thousands of one-byte ranges made a multipart answer 137 times the file:
+// each part carries its own headers. Past MaxRanges the whole file is sent.
+func TestManyRangesGetTheWholeFileOnce(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789"), 1000) // 10 000 bytes
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			if _, err := s.Put(context.Background(), files.PDFKey("big"), big); err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+				if err := s.Serve(w, r, files.Download{Key: files.PDFKey("big")}); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+				}
+			})
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+
+			res, body := get(t, srv.URL+"/big", http.Header{"Range": {ranges(5000)}})
+			if res.StatusCode != http.StatusOK || !bytes.Equal(body, big) {
+				t.Errorf("5000 ranges: got %d with %d bytes, want 200 and the file's %d bytes once", res.StatusCode, len(body), len(big))
+			}
+			res, body = get(t, srv.URL+"/big", http.Header{"Range": {ranges(files.MaxRanges + 1)}})
+			if res.StatusCode != http.StatusOK || len(body) != len(big) {
+				t.Errorf("%d ranges: got %d with %d bytes, want 200 and the file", files.MaxRanges+1, res.StatusCode, len(body))
+			}
+			// Up to the limit, ranges are answered, and cost little beyond the file.
+			res, body = get(t, srv.URL+"/big", http.Header{"Range": {ranges(files.MaxRanges)}})
+			if res.StatusCode != http.StatusPartialContent || !strings.HasPrefix(res.Header.Get("Content-Type"), "multipart/byteranges") ||
+				len(body) > len(big)+2048 || strings.Count(string(body), "Content-Range: bytes ") != files.MaxRanges {
+				t.Errorf("%d ranges: got %d %s with %d bytes, want 206 with %d parts", files.MaxRanges, res.StatusCode, res.Header.Get("Content-Type"), len(body), files.MaxRanges)
 			}
 		})
 	}

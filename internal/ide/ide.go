@@ -30,9 +30,13 @@ var ExampleQuery string
 var page = template.Must(template.New("ide").Parse(pageHTML))
 
 // contentSecurityPolicy lets the browser load scripts, styles and data only
-// from this server (GraphiQL's fonts are inline data: URLs).
+// from this server (GraphiQL's fonts are inline data: URLs). page.html starts
+// GraphiQL with an inline script, hence script-src's 'unsafe-inline'.
+// frame-ancestors 'none' forbids framing the page: the IDE sends queries with
+// the company header it holds, and a page of another site that framed it
+// could get a user to click through one (clickjacking).
 const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'"
+	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Page serves the IDE, opened on ExampleQuery with the X-Company-Id header of
 // company already filled in.
@@ -47,13 +51,18 @@ func Page(endpoint string, company uuid.UUID) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+		// For browsers that predate frame-ancestors.
+		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// The page names the company the IDE opens with.
+		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(body)
 	})
 }
 
 // Assets serves the IDE's scripts and styles under any prefix, gzipped as
-// stored when the client accepts it (every browser does).
+// stored when the client accepts it (every browser does). They are the same
+// public files for everyone, so any cache may keep them for a day.
 func Assets() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := path.Base(r.URL.Path)

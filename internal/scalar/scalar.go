@@ -4,6 +4,7 @@ package scalar
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io"
 	"reflect"
 	"strconv"
@@ -127,10 +128,23 @@ func UnmarshalCursor(v any) (entgql.Cursor[uuid.UUID], error) {
 		return entgql.Cursor[uuid.UUID]{}, invalid
 	}
 	var c wireCursor
-	if err := msgpack.Unmarshal(raw, &c); err != nil {
+	if err := DecodeMsgpack(func() error { return msgpack.Unmarshal(raw, &c) }); err != nil {
 		return entgql.Cursor[uuid.UUID]{}, invalid
 	}
 	return entgql.Cursor[uuid.UUID]{ID: c.ID, Value: c.Value}, nil
+}
+
+// DecodeMsgpack runs a msgpack decode of client bytes, turning a panic into
+// an error: msgpack panics on some forged input (a bin value followed by a
+// second value for the same key: "reflect.Value.SetBytes using unaddressable
+// value"), and a cursor is whatever a client sends.
+func DecodeMsgpack(decode func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack: %v", r)
+		}
+	}()
+	return decode()
 }
 
 // Relay cursors carry the value of the orderBy field, msgpack-encoded by

@@ -29,6 +29,11 @@ type Options struct {
 	PublicURL string
 	// RequestTimeout is every request's deadline (DefaultRequestTimeout when 0).
 	RequestTimeout time.Duration
+	// AllowedHosts are the Host header values (besides loopback ones) that
+	// download URLs may be built from when PublicURL is not set.
+	AllowedHosts []string
+	// Drain, when given, is how the server is told it is shutting down.
+	Drain *Drain
 }
 
 // DefaultRequestTimeout is the deadline of a request: generous for reads
@@ -51,7 +56,31 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	drain := opts.Drain
+	if drain == nil {
+		drain = NewDrain()
+	}
+	mux.Handle("GET /readyz", readiness(st, drain, log))
+	timeout := opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return drain.track(logRequests(log, securityHeaders(withCaller(withDeadline(timeout, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))))))
+}
+
+// readiness answers whether this instance can serve now: not when it is
+// shutting down, when the database does not answer, or when every database
+// connection is taken and statements wait for one (say, behind a locked
+// table). The status tells the three apart, so that an operator does not
+// look for a dead database that is only busy.
+func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if drain.Draining() {
+			writeStatus(w, http.StatusServiceUnavailable, "shutting down")
+			return
+		}
+		// The pool keeps a connection spare for this check, so that a full
+		// pool does not make it wait and read as a dead database.
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := st.Ping(ctx); err != nil {
@@ -59,30 +88,74 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 			writeStatus(w, http.StatusServiceUnavailable, "database unreachable")
 			return
 		}
+		if pool := st.Pool(); pool.Exhausted() {
+			log.WarnContext(ctx, "readyz: every database connection is in use", "in_use", pool.InUse, "size", pool.Size, "waiting", pool.Waiting)
+			writeStatus(w, http.StatusServiceUnavailable, "database busy: all connections in use")
+			return
+		}
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	timeout := opts.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
-	return logRequests(log, withDeadline(timeout, withBaseURL(opts.PublicURL, mux)))
 }
 
 // withDeadline gives each request its deadline. Everything the request does,
 // its SQL statements included, runs under it and is cancelled when it passes
 // or when the client goes away (net/http cancels the request's context then).
+// Reading the body is bound by it too: a context does not stop a read, so
+// the connection gets the same read deadline, and a body that trickles in
+// past it fails as a timeout (408) rather than holding the handler.
 func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		deadline := time.Now().Add(timeout)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
+		if r.ContentLength != 0 && !readTimeoutWithin(r, timeout) {
+			// net/http resets the read deadline for the connection's next
+			// request; a writer without one (a test's) just has none.
+			_ = http.NewResponseController(w).SetReadDeadline(deadline)
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// withBaseURL records the base of the download URLs given in this request's answers.
-func withBaseURL(public string, next http.Handler) http.Handler {
+// readTimeoutWithin reports whether the server's own read timeout, which
+// runs from the start of the request, ends reading sooner than timeout would:
+// setting the read deadline replaces it, and must never lengthen it.
+func readTimeoutWithin(r *http.Request, timeout time.Duration) bool {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	return srv != nil && srv.ReadTimeout > 0 && srv.ReadTimeout <= timeout
+}
+
+// withBaseURL records the base of the download URLs given in this request's
+// answers: public when set, else the request's own Host only when it is a
+// loopback one or one of allowedHosts (files.RequestBaseURL says why).
+func withBaseURL(public string, allowedHosts []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(files.WithBaseURL(r.Context(), files.RequestBaseURL(r, public))))
+		next.ServeHTTP(w, r.WithContext(files.WithBaseURL(r.Context(), files.RequestBaseURL(r, public, allowedHosts))))
+	})
+}
+
+// withCaller records who sent the request, so that the audit line of a read
+// without a company (tenant.Unrestricted) names its caller.
+func withCaller(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(tenant.WithCaller(r.Context(), r.RemoteAddr, r.Header.Get("X-Forwarded-For"))))
+	})
+}
+
+// securityHeaders sets what every answer carries unless its handler says
+// otherwise: nosniff, so that no browser runs a JSON error or a stored file
+// as a script or page; and no-store, because nearly every answer is a
+// company's records (REST, GraphQL, signed PDFs) and must not be kept by
+// browsers or proxies. Handlers of what may be cached (the IDE's assets,
+// /openapi.json, signed photo URLs for as long as they are valid) set their
+// own Cache-Control over it. Set before the handler runs, so that even an
+// answer a handler writes in a hurry (a panic's 500) has them.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -109,12 +182,19 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		log.DebugContext(r.Context(), "http request", "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "duration", time.Since(start))
+		// Checked first: the arguments of a line that is not written would
+		// still be built, a few allocations on every request.
+		if log.Enabled(r.Context(), slog.LevelDebug) {
+			log.DebugContext(r.Context(), "http request", "method", r.Method, "path", r.URL.Path,
+				"status", rec.status, "duration", time.Since(start))
+		}
 	})
 }

@@ -30,6 +30,7 @@ import (
 type Store struct {
 	Client  *ent.Client
 	drv     dialect.Driver
+	guard   *guard
 	db      *sql.DB
 	dialect string
 }
@@ -38,7 +39,43 @@ type Store struct {
 type Option func(*options)
 
 type options struct {
-	wrap func(dialect.Driver) dialect.Driver
+	wrap           func(dialect.Driver) dialect.Driver
+	poolSize       int
+	acquireTimeout time.Duration
+	connectTimeout time.Duration
+}
+
+// Defaults of the pool and connection settings.
+const (
+	// DefaultPostgresPoolSize suits one PostgreSQL of a few cores: past it,
+	// statements only queue on its CPUs.
+	DefaultPostgresPoolSize = 16
+	// DefaultAcquireTimeout is how long a statement waits for a free
+	// connection before its request is told the database is busy.
+	DefaultAcquireTimeout = 2 * time.Second
+	// DefaultConnectTimeout bounds each new PostgreSQL connection, and the
+	// first one at start: a server that accepts but never answers must not
+	// hang start-up.
+	DefaultConnectTimeout = 5 * time.Second
+)
+
+// DefaultSQLitePoolSize is as many connections as CPUs: SQLite runs in this
+// process, so more only contend for them, and each keeps a page cache of its
+// own. Ten at 10 concurrent requests cost 200 MB of RSS and half the
+// throughput of two (on 2 cores).
+func DefaultSQLitePoolSize() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// WithPool sets how many statements (or transactions) use the database at
+// once (0: the dialect's default), and how long one waits for its turn before
+// failing as apperr.Unavailable (0: DefaultAcquireTimeout).
+func WithPool(size int, acquireTimeout time.Duration) Option {
+	return func(o *options) { o.poolSize, o.acquireTimeout = size, acquireTimeout }
+}
+
+// WithConnectTimeout bounds connecting to PostgreSQL (0: DefaultConnectTimeout;
+// a connect_timeout in the URL takes precedence).
+func WithConnectTimeout(d time.Duration) Option {
+	return func(o *options) { o.connectTimeout = d }
 }
 
 // WithDriver wraps the driver every statement goes through (tests count
@@ -47,56 +84,115 @@ func WithDriver(wrap func(dialect.Driver) dialect.Driver) Option {
 	return func(o *options) { o.wrap = wrap }
 }
 
+// AcceptedURLs says what Open takes, for error messages and usage.
+const AcceptedURLs = "postgres://… or postgresql://… (PostgreSQL), or an SQLite file path, optionally as sqlite:PATH or sqlite://PATH"
+
 // Open opens the database named by url: postgres:// (or postgresql://) opens
-// PostgreSQL through pgx; anything else is an SQLite file path, whose folder is
-// created if missing.
+// PostgreSQL through pgx; sqlite:, sqlite:// or a plain path opens an SQLite
+// file, whose folder is created if missing. Any other scheme is refused, so
+// that a mistyped PostgreSQL URL is not taken for a file name.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	var o options
+	o := options{acquireTimeout: DefaultAcquireTimeout, connectTimeout: DefaultConnectTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	name, db, err := openDB(url)
+	if o.acquireTimeout <= 0 {
+		o.acquireTimeout = DefaultAcquireTimeout
+	}
+	if o.connectTimeout <= 0 {
+		o.connectTimeout = DefaultConnectTimeout
+	}
+	name, db, err := openDB(url, &o)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.PingContext(ctx); err != nil {
+	pingCtx, cancel := context.WithTimeout(ctx, o.connectTimeout)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
 		db.Close()
+		if pingCtx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("store: connecting to %s: no answer within %s (set a longer connect timeout if it is only slow): %w", name, o.connectTimeout, err)
+		}
 		return nil, fmt.Errorf("store: connecting to %s: %w", name, err)
 	}
-	var drv dialect.Driver = entsql.OpenDB(name, db)
+	g := newGuard(entsql.OpenDB(name, db), o.poolSize, o.acquireTimeout)
+	var drv dialect.Driver = g
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, db: db, dialect: name}, nil
+	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name}, nil
 }
 
-func openDB(url string) (string, *sql.DB, error) {
-	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
-		cfg, err := pgx.ParseConfig(url)
-		if err != nil {
-			return "", nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
+// scheme is the lower-cased scheme of url ("" for a plain path).
+func scheme(url string) string {
+	s, _, found := strings.Cut(url, "://")
+	if !found {
+		if s, _, found = strings.Cut(url, ":"); !found || !strings.EqualFold(s, "sqlite") {
+			return ""
 		}
-		// When a request's context ends (its deadline, or its client gone),
-		// PostgreSQL is asked to cancel the statement, so that it stops working
-		// (or waiting on a lock) for an answer nobody will read, and the
-		// connection is kept: pgx's default closes it (and cancels too), which
-		// costs a new connection for every request that ran out of time.
-		cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
-		}
-		// ent passes ids as google/uuid values: encode them as the 16 bytes
-		// they are (pgx-google-uuid), not through their driver.Valuer text, which
-		// pgx first failed to send in binary, building an error each time.
-		db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
-			pgxuuid.Register(conn.TypeMap())
-			return nil
-		}))
-		db.SetMaxOpenConns(16)
-		db.SetMaxIdleConns(16)
-		db.SetConnMaxIdleTime(5 * time.Minute)
-		return dialect.Postgres, db, nil
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
+	return strings.ToLower(s)
+}
+
+func openDB(url string, o *options) (string, *sql.DB, error) {
+	switch scheme(url) {
+	case "postgres", "postgresql":
+		return openPostgres(url, o)
+	case "", "sqlite":
+		return openSQLite(url, o)
+	default:
+		return "", nil, fmt.Errorf("store: unknown database URL scheme %q: use %s", scheme(url)+"://", AcceptedURLs)
+	}
+}
+
+func openPostgres(url string, o *options) (string, *sql.DB, error) {
+	// Schemes are case-insensitive (RFC 3986); pgx wants them in lower case.
+	s, rest, _ := strings.Cut(url, "://")
+	url = strings.ToLower(s) + "://" + rest
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return "", nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = o.connectTimeout
+	}
+	// When a request's context ends (its deadline, or its client gone),
+	// PostgreSQL is asked to cancel the statement, so that it stops working
+	// (or waiting on a lock) for an answer nobody will read, and the
+	// connection is kept: pgx's default closes it (and cancels too), which
+	// costs a new connection for every request that ran out of time.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+	}
+	// ent passes ids as google/uuid values: encode them as the 16 bytes
+	// they are (pgx-google-uuid), not through their driver.Valuer text, which
+	// pgx first failed to send in binary, building an error each time.
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
+		pgxuuid.Register(conn.TypeMap())
+		return nil
+	}))
+	if o.poolSize <= 0 {
+		o.poolSize = DefaultPostgresPoolSize
+	}
+	setPool(db, o.poolSize)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return dialect.Postgres, db, nil
+}
+
+// setPool sizes database/sql's pool one above the guard's: the spare
+// connection is for readiness checks and migrations, which do not go
+// through the guard and must not wait behind a full pool.
+func setPool(db *sql.DB, size int) {
+	db.SetMaxOpenConns(size + 1)
+	db.SetMaxIdleConns(size + 1)
+}
+
+func openSQLite(url string, o *options) (string, *sql.DB, error) {
+	path := url
+	if scheme(url) == "sqlite" {
+		path = url[len("sqlite:"):]
+		path = strings.TrimPrefix(path, "//")
+	}
 	if path == "" {
 		return "", nil, fmt.Errorf("store: empty database path")
 	}
@@ -105,19 +201,20 @@ func openDB(url string) (string, *sql.DB, error) {
 	}
 	// Foreign keys are off by default in SQLite; WAL lets readers run beside the
 	// writer; timestamps are written in SQLite's own text form so they compare
-	// correctly as text.
+	// correctly as text. Transactions begin IMMEDIATE, taking the write lock
+	// at once: a deferred one that reads and then writes cannot wait for
+	// another writer (SQLite answers SQLITE_BUSY at once, whatever the busy
+	// timeout, to avoid a deadlock), while an immediate one waits its turn.
 	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
-		"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
+		"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return "", nil, fmt.Errorf("store: opening SQLite: %w", err)
 	}
-	// SQLite runs in this process: connections beyond the CPUs only contend
-	// for them, and each keeps a page cache of its own. Ten at 10 concurrent
-	// requests cost 200 MB of RSS and half the throughput of two (on 2 cores).
-	conns := max(2, runtime.GOMAXPROCS(0))
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
+	if o.poolSize <= 0 {
+		o.poolSize = DefaultSQLitePoolSize()
+	}
+	setPool(db, o.poolSize)
 	return dialect.SQLite, db, nil
 }
 
@@ -131,7 +228,9 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if s.dialect == dialect.Postgres {
 		return migrations.Apply(ctx, s.db)
 	}
-	if err := s.Client.Schema.Create(ctx); err != nil {
+	// Atlas reads the schema with rows it asserts are *sql.Rows, so the
+	// migration goes around the guard, as PostgreSQL's does.
+	if err := ent.NewClient(ent.Driver(s.guard.Driver)).Schema.Create(ctx); err != nil {
 		return nil, fmt.Errorf("store: migrating: %w", err)
 	}
 	return nil, nil
@@ -150,6 +249,22 @@ func (s *Store) Stats() sql.DBStats { return s.db.Stats() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Pool is the use of the connections that statements take turns on.
+type Pool struct {
+	InUse, Size int
+	// Waiting statements have found every connection in use.
+	Waiting int64
+}
+
+// Exhausted reports whether statements are waiting for a connection.
+func (p Pool) Exhausted() bool { return p.InUse >= p.Size && p.Waiting > 0 }
+
+// Pool reports the pool's use now.
+func (s *Store) Pool() Pool {
+	inUse, size, waiting := s.guard.busy()
+	return Pool{InUse: inUse, Size: size, Waiting: waiting}
+}
 
 // Close closes the database.
 func (s *Store) Close() error { return s.Client.Close() }

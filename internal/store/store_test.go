@@ -117,13 +117,18 @@ func TestClientsCannotWriteAndMustNameACompanyToRead(t *testing.T) {
 }
 
 // SQLite runs in the process: its pool holds as many connections as there
-// are CPUs (at least 2), not one per concurrent request.
+// are CPUs (at least 2), not one per concurrent request, and one spare for
+// readiness checks.
 func TestSQLiteConnectionsAreAsManyAsCPUs(t *testing.T) {
 	if testdb.Postgres() {
 		t.Skip("SQLite's pool")
 	}
 	st := testdb.Open(t)
-	if got, want := st.Stats().MaxOpenConnections, max(2, runtime.GOMAXPROCS(0)); got != want {
-		t.Errorf("max open connections: got %d, want %d", got, want)
+	want := max(2, runtime.GOMAXPROCS(0))
+	if got := st.Pool().Size; got != want {
+		t.Errorf("pool size: got %d, want %d", got, want)
+	}
+	if got := st.Stats().MaxOpenConnections; got != want+1 {
+		t.Errorf("max open connections: got %d, want %d (the pool and a spare)", got, want+1)
 	}
 }

@@ -9,6 +9,7 @@ package tenant
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"entgo.io/ent/entql"
 	entprivacy "entgo.io/ent/privacy"
@@ -61,13 +62,94 @@ func CompanyFrom(ctx context.Context) (uuid.UUID, error) {
 	return c.id, nil
 }
 
+// auditLevel is the level of Unrestricted's audit lines, or auditOff.
+var auditLevel atomic.Int64
+
+// auditOff marks the audit lines off. It is not a level to log at: a
+// handler enables every level from its minimum up, so a line at any level,
+// however high, would still be written.
+const auditOff = slog.Level(1 << 10)
+
+// SetAuditLog sets the level of the audit lines: "info" (the default), "debug"
+// (kept only when the log level is debug) or "off".
+func SetAuditLog(mode string) {
+	switch mode {
+	case "debug":
+		auditLevel.Store(int64(slog.LevelDebug))
+	case "off":
+		auditLevel.Store(int64(auditOff))
+	default:
+		auditLevel.Store(int64(slog.LevelInfo))
+	}
+}
+
 // Unrestricted is the one audited way to act across companies or to write:
 // loading demo data, importing, and the legacy lookups by UUID that the spec
-// gives no company (A1, A2, A3, A5). Every caller gives the reason, which is
-// logged at info level so that the audit trail survives the default level.
+// gives no company (A1, A2, A3, A5; see UnrestrictedRecord). Every caller
+// gives the reason, which is logged at info level so that the audit trail
+// survives the default level; within a request the line also names the
+// caller (WithCaller).
 func Unrestricted(ctx context.Context, reason string) context.Context {
-	slog.InfoContext(ctx, "tenancy: unrestricted context", "reason", reason)
+	audit(ctx, reason, uuid.Nil)
 	return entprivacy.DecisionContext(ctx, entprivacy.Allow)
+}
+
+// UnrestrictedRecord is Unrestricted for a lookup of one record by its id,
+// which the audit line names: "someone read something without a company"
+// says nothing that an audit can follow up; which record, and who asked, does.
+func UnrestrictedRecord(ctx context.Context, reason string, record uuid.UUID) context.Context {
+	audit(ctx, reason, record)
+	return entprivacy.DecisionContext(ctx, entprivacy.Allow)
+}
+
+// audit writes the audit line of an unrestricted context, at the level
+// SetAuditLog chose, to the default logger.
+func audit(ctx context.Context, reason string, record uuid.UUID) {
+	level := slog.Level(auditLevel.Load())
+	log := slog.Default()
+	// Checked first so that lines not written cost nothing to build.
+	if level == auditOff || !log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 4)
+	attrs = append(attrs, slog.String("reason", reason))
+	if record != uuid.Nil {
+		attrs = append(attrs, slog.String("record", record.String()))
+	}
+	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
+		attrs = append(attrs, slog.String("remote_addr", c.RemoteAddr))
+		if c.ForwardedFor != "" {
+			attrs = append(attrs, slog.String("x_forwarded_for", c.ForwardedFor))
+		}
+	}
+	log.LogAttrs(ctx, level, "tenancy: unrestricted context", attrs...)
+}
+
+// Caller is who sent the request being served, for the audit lines.
+type Caller struct {
+	// RemoteAddr is the address the connection came from (http.Request's
+	// RemoteAddr): a proxy's, behind one.
+	RemoteAddr string
+	// ForwardedFor is the X-Forwarded-For header, if any, as sent: the
+	// addresses a proxy says it forwarded for, or whatever a client wrote
+	// there itself. Logged as that header, never as the caller's address.
+	ForwardedFor string
+}
+
+type callerKey struct{}
+
+// maxForwardedFor bounds the X-Forwarded-For kept for the audit lines: a
+// client may send a header of any length, and each audited lookup would
+// write it to the log.
+const maxForwardedFor = 256
+
+// WithCaller records in ctx who sent the request, for the audit lines of
+// the unrestricted contexts made within it.
+func WithCaller(ctx context.Context, remoteAddr, forwardedFor string) context.Context {
+	if len(forwardedFor) > maxForwardedFor {
+		forwardedFor = forwardedFor[:maxForwardedFor] + "…(truncated)"
+	}
+	return context.WithValue(ctx, callerKey{}, &Caller{RemoteAddr: remoteAddr, ForwardedFor: forwardedFor})
 }
 
 // Authorize reports whether ctx may read records at all: it names a company,

@@ -11,16 +11,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -61,24 +64,74 @@ func (r Rejection) String() string {
 
 // Summary closes an import.
 type Summary struct {
+	// Created and Updated count the lines committed.
 	Created, Updated int
 	Rejections       []Rejection
-	Elapsed          time.Duration
+	// StoppedAt is the line the run stopped at (see StopError), or 0 when
+	// it read its input to the end.
+	StoppedAt int
+	Elapsed   time.Duration
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("imported %d inventories (%d created, %d updated), rejected %d, in %s",
+	text := fmt.Sprintf("imported %d inventories (%d created, %d updated), rejected %d, in %s",
 		s.Created+s.Updated, s.Created, s.Updated, len(s.Rejections), s.Elapsed.Round(time.Millisecond))
+	if s.StoppedAt > 0 {
+		text += fmt.Sprintf("; stopped at line %d", s.StoppedAt)
+	}
+	return text
 }
+
+// StopError ends an import that cannot go on: the database does not answer
+// (store.Unavailable: down, restarting, or busy past its timeouts), or ctx
+// ended. Such a failure is no fault of the line being imported, and would
+// fail every line after it too: rejecting them all as bad would hide the one
+// thing wrong and leave the operator to sort good lines from bad by hand.
+type StopError struct {
+	// Line is the line being imported when the run stopped. Nothing of it
+	// or of the lines after it was written, except that when InDoubt (its
+	// commit got no answer) it may have been.
+	Line    int
+	InDoubt bool
+	Err     error
+}
+
+func (e *StopError) Error() string {
+	var why string
+	switch {
+	case errors.Is(e.Err, context.Canceled):
+		why = "the import was cancelled"
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		why = "the import ran past its deadline"
+	default:
+		detail := e.Err.Error()
+		if ae, ok := errors.AsType[*apperr.Error](e.Err); ok && ae.Cause != nil {
+			detail = ae.Cause.Error() // the driver's words, which the message is written to hide from API clients
+		}
+		why = "the database is unavailable (" + detail + ")"
+	}
+	// Ids are the identity of records, so running the same file again
+	// updates the lines already in rather than duplicating them.
+	const again = "run the import again: lines already imported are updated in place, not duplicated"
+	if e.InDoubt {
+		return fmt.Sprintf("import stopped at line %d: %s; line %d's commit got no answer, so it may or may not have been written, and the lines after it were not tried: %s",
+			e.Line, why, e.Line, again)
+	}
+	return fmt.Sprintf("import stopped at line %d: %s; lines from %d on were not imported: %s", e.Line, why, e.Line, again)
+}
+
+func (e *StopError) Unwrap() error { return e.Err }
 
 // Import reads records from r, one per line. A bad record is rejected with
 // its line, field and reason and nothing of it is written; the good ones go
-// in. The error is for what stops the whole run: reading r, or ctx.
-func (im *Importer) Import(ctx context.Context, r io.Reader) (Summary, error) {
+// in. The error is for what stops the whole run: reading r, or a *StopError
+// (ctx ended, or the database did not answer); the summary then counts what
+// was done before it.
+func (im *Importer) Import(ctx context.Context, r io.Reader) (sum Summary, err error) {
 	// Once a run, not once a line: the audit log gets one line per import.
 	ctx = tenant.Unrestricted(ctx, "import: writing the records of an import file, each checked against its company")
 	started := time.Now()
-	var sum Summary
+	defer func() { sum.Elapsed = time.Since(started) }()
 	var root *os.Root
 	if im.FilesDir != "" {
 		var err error
@@ -89,9 +142,6 @@ func (im *Importer) Import(ctx context.Context, r io.Reader) (Summary, error) {
 	}
 	lines := &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
 	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return sum, err
-		}
 		line, tooLong, err := lines.next()
 		if errors.Is(err, io.EOF) && len(line) == 0 && !tooLong {
 			break
@@ -100,8 +150,15 @@ func (im *Importer) Import(ctx context.Context, r io.Reader) (Summary, error) {
 			return sum, fmt.Errorf("import: reading line %d: %w", n, err)
 		}
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			created, ferr := im.importLine(ctx, root, line, tooLong)
+			if err := ctx.Err(); err != nil {
+				sum.StoppedAt = n
+				return sum, &StopError{Line: n, Err: err}
+			}
+			created, ferr, stop := im.importLine(ctx, root, line, tooLong)
 			switch {
+			case stop != nil:
+				stop.Line, sum.StoppedAt = n, n
+				return sum, stop
 			case ferr != nil:
 				rej := Rejection{Line: n, Field: ferr.field, Reason: ferr.reason}
 				sum.Rejections = append(sum.Rejections, rej)
@@ -121,7 +178,6 @@ func (im *Importer) Import(ctx context.Context, r io.Reader) (Summary, error) {
 			break
 		}
 	}
-	sum.Elapsed = time.Since(started)
 	return sum, nil
 }
 
@@ -153,21 +209,22 @@ func (l *lineReader) next() (line []byte, tooLong bool, err error) {
 }
 
 // importLine decodes, checks and writes one record; it reports whether the
-// inventory was new.
-func (im *Importer) importLine(ctx context.Context, root *os.Root, line []byte, tooLong bool) (bool, *fieldError) {
+// inventory was new, or why the line was rejected, or why the run must stop
+// (a StopError without its line number).
+func (im *Importer) importLine(ctx context.Context, root *os.Root, line []byte, tooLong bool) (bool, *fieldError, *StopError) {
 	if tooLong {
-		return false, reject("", "the line is longer than %d MiB", MaxLine>>20)
+		return false, reject("", "the line is longer than %d MiB", MaxLine>>20), nil
 	}
 	rec, ferr := decode(line)
 	if ferr != nil {
-		return false, ferr
+		return false, ferr, nil
 	}
 	p, ferr := check(rec)
 	if ferr != nil {
-		return false, ferr
+		return false, ferr, nil
 	}
 	if ferr := im.readFiles(root, p); ferr != nil {
-		return false, ferr
+		return false, ferr, nil
 	}
 	return im.write(ctx, p)
 }
@@ -257,38 +314,104 @@ func (im *Importer) readFiles(root *os.Root, p *plan) *fieldError {
 	return nil
 }
 
+// writeAttempts bounds how often a line that lost a race with another
+// writer (raced) is written again.
+const writeAttempts = 3
+
 // write stores the record's files, then writes the record in one
 // transaction: the inventory ends up exactly as the record says, its
-// environments, items and photos replaced.
-func (im *Importer) write(ctx context.Context, p *plan) (created bool, ferr *fieldError) {
+// environments, items and photos replaced. A database failure rejects the
+// line, unless it is the database's (store.Unavailable) or ctx's rather than
+// the line's: that stops the run.
+func (im *Importer) write(ctx context.Context, p *plan) (bool, *fieldError, *StopError) {
+	for attempt := 1; ; attempt++ {
+		created, atCommit, err := im.writeOnce(ctx, p)
+		var fe *fieldError
+		switch {
+		case err == nil:
+			return created, nil, nil
+		case ctx.Err() != nil:
+			// Whatever the statement failed with (PostgreSQL reports a
+			// cancelled statement as its own error), the run ends here.
+			return false, nil, &StopError{InDoubt: atCommit, Err: ctx.Err()}
+		case attempt < writeAttempts && raced(err):
+			continue
+		case errors.As(err, &fe):
+			return false, fe, nil
+		case store.Unavailable(err):
+			return false, nil, &StopError{InDoubt: atCommit, Err: err}
+		default:
+			return false, reject("", "%v", err), nil
+		}
+	}
+}
+
+// writeOnce is one attempt of write, in one transaction. Its error is a
+// *fieldError when the line is at fault, or a *dbError; atCommit tells a
+// failed commit, after which the line may or may not be in.
+func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit bool, err error) {
+	p.propertyExists, p.inventoryExists = false, false // found again: a retry sees what the other writer committed
 	tx, err := im.Client.Tx(ctx)
 	if err != nil {
-		return false, reject("", "the database refused a transaction: %v", err)
+		return false, false, &dbError{"the database refused a transaction", err}
 	}
 	// Ownership first: a record may not overwrite another company's files.
-	ferr = checkOwnership(ctx, tx, p)
-	if ferr == nil {
-		ferr = im.storeFiles(ctx, p)
+	err = checkOwnership(ctx, tx, p)
+	if err == nil {
+		err = im.storeFiles(ctx, p)
 	}
-	if ferr == nil {
-		created, ferr = writeRecord(ctx, tx, p)
+	if err == nil {
+		created, err = writeRecord(ctx, tx, p)
 	}
-	if ferr != nil {
+	if err != nil {
+		// Always rolled back, even when the database is gone: the
+		// transaction holds one of the store's connection slots until then.
 		if rerr := tx.Rollback(); rerr != nil {
-			ferr.reason += fmt.Sprintf(" (rolling back: %v)", rerr)
+			if fe, ok := err.(*fieldError); ok {
+				fe.reason += fmt.Sprintf(" (rolling back: %v)", rerr)
+			}
 		}
-		return false, ferr
+		return false, false, err
 	}
 	if err := tx.Commit(); err != nil {
-		return false, reject("", "the database refused the record: %v", err)
+		return false, true, &dbError{"the database refused the record", err}
 	}
-	return created, nil
+	return created, false, nil
+}
+
+// dbError is a statement of a line's write that failed, and what it was
+// for. It rejects the line unless the database itself failed.
+type dbError struct {
+	what string
+	err  error
+}
+
+func (e *dbError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *dbError) Unwrap() error { return e.err }
+
+// raced reports whether a write failed because another writer (another
+// import, the generator, the API) wrote at the same moment, so that writing
+// the line again, in a new transaction, sees what it committed: PostgreSQL
+// ended the transaction as a deadlock or serialization failure, or refused a
+// unique value another transaction had just inserted (a second insert of the
+// same new material name waits for the first transaction, then fails; retried,
+// the line finds the material). A line that truly repeats another's unique
+// value fails again and is rejected, by checkOwnership's clearer message
+// where it has one. SQLite runs one writer at a time, so it never races.
+func raced(err error) bool {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch pgErr.Code {
+		case "40001", "40P01", "23505": // serialization failure, deadlock, unique violation
+			return true
+		}
+	}
+	return false
 }
 
 // storeFiles writes the files before the record commits, so that no
 // committed record ever names a missing file; a file whose record is then
 // refused is never served.
-func (im *Importer) storeFiles(ctx context.Context, p *plan) *fieldError {
+func (im *Importer) storeFiles(ctx context.Context, p *plan) error {
 	if p.pdf != nil {
 		sum, err := im.Files.Put(ctx, files.PDFKey(p.inventory.String()), p.pdf)
 		if err != nil {
@@ -319,9 +442,9 @@ func (im *Importer) storeFiles(ctx context.Context, p *plan) *fieldError {
 	return nil
 }
 
-func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (created bool, ferr *fieldError) {
-	dbErr := func(what string, err error) *fieldError {
-		return reject("", "the database refused the %s: %v", what, err)
+func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (bool, error) {
+	dbErr := func(what string, err error) error {
+		return &dbError{"the database refused the " + what, err}
 	}
 	if err := upsertProperty(ctx, tx, p); err != nil {
 		return false, dbErr("property", err)
@@ -372,12 +495,12 @@ func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (created bool, ferr *
 // checkOwnership refuses a record whose ids already belong to another
 // company, property or inventory: an import never moves or takes over
 // another record. It notes whether the property and inventory exist.
-func checkOwnership(ctx context.Context, tx *ent.Tx, p *plan) *fieldError {
+func checkOwnership(ctx context.Context, tx *ent.Tx, p *plan) error {
 	prop, err := tx.Property.Get(ctx, p.property)
 	switch {
 	case ent.IsNotFound(err):
 	case err != nil:
-		return reject("", "reading the property: %v", err)
+		return &dbError{"reading the property", err}
 	case prop.CompanyID != p.company:
 		return reject("Property.PropertyId", "%s belongs to another company", p.property)
 	default:
@@ -387,7 +510,7 @@ func checkOwnership(ctx context.Context, tx *ent.Tx, p *plan) *fieldError {
 	switch {
 	case ent.IsNotFound(err):
 	case err != nil:
-		return reject("", "reading the inventory: %v", err)
+		return &dbError{"reading the inventory", err}
 	case inv.CompanyID != p.company:
 		return reject("InventoryId", "%s belongs to another company", p.inventory)
 	case inv.PropertyID != p.property:
@@ -424,14 +547,14 @@ func checkOwnership(ctx context.Context, tx *ent.Tx, p *plan) *fieldError {
 	case err == nil:
 		return reject(p.refs[taken.StorageReference], "%q already names another inventory's photo: a storage reference names one file of the whole store", taken.StorageReference)
 	case !ent.IsNotFound(err):
-		return reject("", "checking the storage references: %v", err)
+		return &dbError{"checking the storage references", err}
 	}
 	return nil
 }
 
-func takenError(field string, taken []uuid.UUID, err error) *fieldError {
+func takenError(field string, taken []uuid.UUID, err error) error {
 	if err != nil {
-		return reject("", "checking the %s values: %v", field, err)
+		return &dbError{"checking the " + field + " values", err}
 	}
 	return reject(field, "%s is already used by another inventory", taken[0])
 }
@@ -492,6 +615,10 @@ func ensureMaterials(ctx context.Context, tx *ent.Tx, rec *Record) (map[string]u
 			names = append(names, it.Material.MaterialName)
 		}
 	}
+	// In one order for every writer: two PostgreSQL transactions inserting
+	// the same new names in opposite orders would deadlock.
+	slices.Sort(names)
+	names = slices.Compact(names)
 	existing, err := tx.Material.Query().Where(material.NameIn(names...)).All(ctx)
 	if err != nil {
 		return nil, err

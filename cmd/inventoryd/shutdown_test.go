@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// A port in use is found before the database is opened or written.
+func TestAPortInUseFailsBeforeAnythingIsWritten(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	cfg, err := parseConfig([]string{"--addr", taken.Addr().String(), "--data-dir", dir}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Main{Config: cfg, Log: slog.New(slog.DiscardHandler)}
+	err = m.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("Run on a port in use: got %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("Close after a failed Run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "inventory.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the database was created before the port was found taken (stat: %v)", err)
+	}
+}
+
+// outcome of one request sent while the server shuts down.
+type outcome int
+
+const (
+	answered outcome = iota // 200
+	refused                 // no connection: nothing was sent, the client knows it can retry elsewhere
+	broken                  // anything else: EOF or reset on a request that was sent, or a 5xx
+)
+
+func send(client *http.Client, url string) outcome {
+	req, _ := http.NewRequest(http.MethodPost, url+"/graphql", strings.NewReader(`{"query":"{ inventories(first: 20) { totalCount edges { node { id environments { name items { name rating } } } } } }"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(tenant.Header, datagen.DemoCompanies[0].String())
+	res, err := client.Do(req)
+	if err != nil {
+		if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
+			return refused
+		}
+		return broken
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil || res.StatusCode != http.StatusOK {
+		return broken
+	}
+	return answered
+}
+
+// Under SIGTERM (Close) with 20 keep-alive clients sending without pause,
+// every request sent is answered: during the delay /readyz says 503 and
+// each answer closes its connection, so no client sends on a connection the
+// server is closing; after it, new connections are refused.
+func TestShutdownUnderLoadAnswersEveryRequestSent(t *testing.T) {
+	m := launchWith(t, func(c *Config) { c.ShutdownDelay = 500 * time.Millisecond })
+	url := m.URL()
+	transport := &http.Transport{MaxIdleConnsPerHost: 20}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	var (
+		mu     sync.Mutex
+		counts = map[outcome]int{}
+		wg     sync.WaitGroup
+	)
+	for range 20 {
+		wg.Go(func() {
+			for {
+				o := send(client, url)
+				mu.Lock()
+				counts[o]++
+				mu.Unlock()
+				if o == refused {
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond) // every client has a kept-alive connection
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	time.Sleep(100 * time.Millisecond)
+	res, err := http.Get(url + "/readyz")
+	if err != nil {
+		t.Errorf("/readyz during the shutdown delay: %v", err)
+	} else {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "shutting down") {
+			t.Errorf("/readyz during the shutdown delay: got %d %s, want 503 shutting down", res.StatusCode, body)
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	wg.Wait()
+	t.Logf("during shutdown: %d answered, %d refused, %d broken", counts[answered], counts[refused], counts[broken])
+	if counts[broken] > 0 || counts[answered] == 0 || counts[refused] != 20 {
+		t.Errorf("got %d answered, %d refused, %d broken; want every request sent answered and each client refused at the end",
+			counts[answered], counts[refused], counts[broken])
+	}
+}
+
+// A request still running when the shutdown timeout passes is cut, and the
+// error says which.
+func TestShutdownNamesTheRequestsItCuts(t *testing.T) {
+	m := launchWith(t, func(c *Config) {
+		c.ShutdownDelay, c.ShutdownTimeout = 0, 300*time.Millisecond
+		c.DatabasePoolSize, c.AcquireTimeout = 1, 20*time.Second
+	})
+	// The one connection is held, so the request waits for it.
+	tx, err := m.store.Client.Tx(tenant.Unrestricted(context.Background(), "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err := http.Get(m.URL() + "/api/v1/inventories?x-company-id=" + datagen.DemoCompanies[0].String())
+		if err == nil {
+			res.Body.Close()
+		}
+	}()
+	for m.drain == nil || len(m.drain.InFlight(time.Now())) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	err = m.Close()
+	if err == nil || !strings.Contains(err.Error(), "1 request(s) still running after waiting 300ms were cut: GET /api/v1/inventories") {
+		t.Errorf("Close with a request in flight: got %v", err)
+	}
+	_ = tx.Rollback()
+	<-done
+}

@@ -1,0 +1,246 @@
+package graph_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/rest"
+)
+
+// rawPost sends head (the request line and headers) and then body on a
+// connection of its own, half-closing it after the body when closeWrite is
+// set, and reads the answer.
+func rawPost(t *testing.T, addr, head, body string, closeWrite bool) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, head+"\r\n"+body); err != nil {
+		t.Fatal(err)
+	}
+	if closeWrite {
+		if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(raw)
+}
+
+// graphQLErrors decodes a body that must be a GraphQL response of errors only.
+func graphQLErrors(t *testing.T, body string) []apitest.Error {
+	t.Helper()
+	var out apitest.Response
+	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Errors) == 0 {
+		t.Fatalf("want a GraphQL response with errors, got %q (%v)", body, err)
+	}
+	return out.Errors
+}
+
+// TestBodiesNotReceivedAreClientErrors: a body that stops coming is the
+// client's failure, told as such (408 when the server's read timeout passed,
+// 400 when the client stopped sending) and without the network error, whose
+// text names the connection's addresses. It was a 200 with that text.
+func TestBodiesNotReceivedAreClientErrors(t *testing.T) {
+	st := testdb.Open(t)
+	logs := &logBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	serve := func(opts server.Options, readTimeout time.Duration) string {
+		opts.RESTBaseURL, opts.Files = rest.DefaultBaseURL, apitest.Files(t)
+		hs := httptest.NewUnstartedServer(server.Handler(st, log, opts))
+		hs.Config.ReadTimeout = readTimeout
+		hs.Start()
+		t.Cleanup(hs.Close)
+		return hs.Listener.Addr().String()
+	}
+	// The server's read timeout, or the request's own deadline (with no
+	// read timeout at all), whichever passes first, ends the wait.
+	readTimeout := serve(server.Options{}, 200*time.Millisecond)
+	requestDeadline := serve(server.Options{RequestTimeout: 300 * time.Millisecond}, 0)
+	head := "POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-Company-Id: " + companyA + "\r\n"
+	firstTen := `{"query": `
+
+	for _, tt := range []struct {
+		name       string
+		addr       string
+		closeWrite bool
+		status     int
+		message    string
+	}{
+		{"a body that stops coming", readTimeout, false, http.StatusRequestTimeout, "the request body was not received in time"},
+		{"a body still coming at the request deadline", requestDeadline, false, http.StatusRequestTimeout, "the request body was not received in time"},
+		{"a body cut short", readTimeout, true, http.StatusBadRequest, "the request body was not received in full"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := tt.addr
+			start := time.Now()
+			res, body := rawPost(t, addr, head, firstTen, tt.closeWrite)
+			if res.StatusCode != tt.status {
+				t.Errorf("status %d, want %d (after %s)", res.StatusCode, tt.status, time.Since(start))
+			}
+			if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q, want JSON", ct)
+			}
+			errs := graphQLErrors(t, body)
+			if len(errs) != 1 || !strings.HasPrefix(errs[0].Message, tt.message) {
+				t.Errorf("errors %+v, want one saying %q", errs, tt.message)
+			}
+			host, _, _ := net.SplitHostPort(addr)
+			for _, internal := range []string{host, "tcp", "timeout", "EOF"} {
+				if strings.Contains(body, internal) {
+					t.Errorf("the answer %q shows %q", body, internal)
+				}
+			}
+		})
+	}
+	if lines := logs.errorLines(); len(lines) > 0 {
+		t.Errorf("logged at ERROR:\n%s", strings.Join(lines, ""))
+	}
+}
+
+// TestBodiesThatDoNotDecodeAreNotEchoed: a body that is not a JSON GraphQL
+// request is answered in a few words that say where it goes wrong, whatever
+// its size, and none of it is sent back.
+func TestBodiesThatDoNotDecodeAreNotEchoed(t *testing.T) {
+	srv, _ := demo(t)
+	const bad = `{"query": x`
+	huge := bad + strings.Repeat("y", graph.MaxRequestBytes-len(bad))
+	multiline := "{\n  \"query\": \"{ __typename }\",\n  \"variables\": {\"a\": 1,}\n}"
+	twice := `{"query": "{ __typename }"} {"query": "{ __typename }"}`
+	for _, tt := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"a megabyte of bad JSON", huge, []string{"at byte 11 (line 1, column 11): invalid character 'x'"}},
+		{"bad JSON on its third line", multiline,
+			[]string{fmt.Sprintf("at byte %d (line 3, column 24): invalid character '}'", strings.Index(multiline, ",}")+2)}},
+		{"a query that is not a string", `{"query": 12345}`, []string{`"query" must be a string, not number`}},
+		{"variables that are not an object", `{"query": "{ __typename }", "variables": [1]}`, []string{`"variables" must be an object, not array`}},
+		{"not an object", `[1, 2]`, []string{"at byte 1 ", "a GraphQL request is a JSON object, not array"}},
+		{"two requests", twice, []string{fmt.Sprintf("at byte %d (line 1, column %[1]d): data after", strings.LastIndex(twice, `{"query"`)+1)}},
+		{"JSON cut short", `{"query": "{ __typ`, []string{"the body ends before its JSON does"}},
+		{"no body", ``, []string{"the request body is empty"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := http.Post(srv.URL+"/graphql", "application/json", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			raw, _ := io.ReadAll(res.Body)
+			if res.StatusCode != http.StatusBadRequest {
+				t.Errorf("status %d, want 400", res.StatusCode)
+			}
+			if len(raw) >= 1024 {
+				t.Fatalf("the answer is %d bytes, want under 1 KB: %.200s…", len(raw), raw)
+			}
+			errs := graphQLErrors(t, string(raw))
+			for _, want := range tt.want {
+				if !strings.Contains(errs[0].Message, want) {
+					t.Errorf("message %q does not say %q", errs[0].Message, want)
+				}
+			}
+			for _, internal := range []string{"yyy", "RawParams", "Go ", "interface"} {
+				if strings.Contains(string(raw), internal) {
+					t.Errorf("the answer %s shows %q", raw, internal)
+				}
+			}
+		})
+	}
+
+	// gqlgen's GET transport, which serves GET, says only which parameter
+	// did not decode.
+	res, raw := srv.Get(t, "/graphql?query="+url.QueryEscape("{ __typename }")+"&variables="+url.QueryEscape(`{"a": `+strings.Repeat("y", 100_000)), nil)
+	if res.StatusCode != http.StatusBadRequest || len(raw) >= 1024 || strings.Contains(string(raw), "yyy") {
+		t.Errorf("GET with bad variables: %d %.300s, want a 400 under 1 KB, without the variables", res.StatusCode, raw)
+	}
+}
+
+// TestBusyDatabaseAnswersRetryAfter: when every connection stays busy past
+// the acquire timeout, an operation fails UNAVAILABLE; its answer, over POST
+// and GET, tells when to retry, and the failure is logged at WARN, not ERROR.
+func TestBusyDatabaseAnswersRetryAfter(t *testing.T) {
+	srv, st, logs := loggedDemo(t, store.WithPool(1, 50*time.Millisecond))
+	const query = `{ inventories { totalCount } }`
+	send := func(method string) (*http.Response, apitest.Response) {
+		var req *http.Request
+		if method == http.MethodGet {
+			req, _ = http.NewRequest(method, srv.URL+"/graphql?query="+url.QueryEscape(query), nil)
+			req.Header.Set("Accept", "application/json")
+		} else {
+			req, _ = http.NewRequest(method, srv.URL+"/graphql", strings.NewReader(`{"query": "`+query+`"}`))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("X-Company-Id", companyA)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out apitest.Response
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return res, out
+	}
+
+	tx, err := st.Client.Tx(context.Background()) // holds the one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		res, out := send(method)
+		if len(out.Errors) != 1 || out.Errors[0].Code() != string(apperr.Unavailable) {
+			t.Fatalf("%s with the database busy: got %+v, want UNAVAILABLE", method, out.Errors)
+		}
+		if got, want := res.Header.Get("Retry-After"), strconv.Itoa(apperr.RetryAfterSeconds); got != want {
+			t.Errorf("%s: Retry-After %q, want %q", method, got, want)
+		}
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200 (GraphQL over HTTP, application/json)", method, res.StatusCode)
+		}
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"graphql: database unavailable"`) {
+		t.Errorf("the outage was not logged at WARN:\n%s", logs.String())
+	}
+	if lines := logs.errorLines(); len(lines) > 0 {
+		t.Errorf("logged at ERROR:\n%s", strings.Join(lines, ""))
+	}
+
+	res, out := send(http.MethodPost)
+	if len(out.Errors) > 0 || res.Header.Get("Retry-After") != "" {
+		t.Errorf("with the database free again: got %+v and Retry-After %q, want an answer without", out.Errors, res.Header.Get("Retry-After"))
+	}
+}

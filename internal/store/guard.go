@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+)
+
+// guard sits between ent and the database. It admits at most size
+// statements (or transactions) at a time and makes the rest wait at most
+// acquireTimeout, so that when every connection is held (by requests waiting
+// on a locked table, say) other requests are told at once that the database
+// is busy rather than hanging until their deadline. And it turns the
+// database's "I cannot answer" failures into apperr.Unavailable, so that
+// clients are told to retry rather than that the service is broken.
+//
+// database/sql has no acquire timeout of its own, and gives the caller's
+// context to both the wait for a connection and the statement, so the wait
+// is bounded here, in front of it.
+type guard struct {
+	dialect.Driver
+	slots          chan struct{}
+	acquireTimeout time.Duration
+	waiting        atomic.Int64
+}
+
+func newGuard(drv dialect.Driver, size int, acquireTimeout time.Duration) *guard {
+	return &guard{Driver: drv, slots: make(chan struct{}, size), acquireTimeout: acquireTimeout}
+}
+
+// acquire takes a slot, waiting at most acquireTimeout for one; the returned
+// func gives it back (once, however often it is called).
+func (g *guard) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case g.slots <- struct{}{}:
+		return g.releaser(), nil
+	default:
+	}
+	g.waiting.Add(1)
+	defer g.waiting.Add(-1)
+	timer := time.NewTimer(g.acquireTimeout)
+	defer timer.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return g.releaser(), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		return nil, &apperr.Error{Code: apperr.Unavailable,
+			Message: fmt.Sprintf("the database is busy: all %d connections stayed in use for %s; try again shortly", cap(g.slots), g.acquireTimeout)}
+	}
+}
+
+func (g *guard) releaser() func() {
+	var once sync.Once
+	return func() { once.Do(func() { <-g.slots }) }
+}
+
+// busy reports whether every slot is taken and callers are waiting for one.
+func (g *guard) busy() (inUse, size int, waiting int64) {
+	return len(g.slots), cap(g.slots), g.waiting.Load()
+}
+
+func (g *guard) Exec(ctx context.Context, query string, args, v any) error {
+	release, err := g.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return classify(ctx, g.Driver.Exec(ctx, query, args, v))
+}
+
+// Query holds its slot until the rows are closed: the connection is busy
+// until then.
+func (g *guard) Query(ctx context.Context, query string, args, v any) error {
+	release, err := g.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	if err := g.Driver.Query(ctx, query, args, v); err != nil {
+		release()
+		return classify(ctx, err)
+	}
+	rows, ok := v.(*entsql.Rows)
+	if !ok || rows.ColumnScanner == nil {
+		release()
+		return nil
+	}
+	rows.ColumnScanner = &guardedRows{ColumnScanner: rows.ColumnScanner, ctx: ctx, release: release}
+	return nil
+}
+
+func (g *guard) Tx(ctx context.Context) (dialect.Tx, error) {
+	return g.BeginTx(ctx, nil)
+}
+
+// BeginTx holds its slot until the transaction ends.
+func (g *guard) BeginTx(ctx context.Context, opts *entsql.TxOptions) (dialect.Tx, error) {
+	release, err := g.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var tx dialect.Tx
+	if b, ok := g.Driver.(interface {
+		BeginTx(context.Context, *entsql.TxOptions) (dialect.Tx, error)
+	}); ok {
+		tx, err = b.BeginTx(ctx, opts)
+	} else {
+		tx, err = g.Driver.Tx(ctx)
+	}
+	if err != nil {
+		release()
+		return nil, classify(ctx, err)
+	}
+	return &guardedTx{Tx: tx, ctx: ctx, release: release}, nil
+}
+
+type guardedTx struct {
+	dialect.Tx
+	ctx     context.Context
+	release func()
+}
+
+func (t *guardedTx) Exec(ctx context.Context, query string, args, v any) error {
+	return classify(ctx, t.Tx.Exec(ctx, query, args, v))
+}
+
+func (t *guardedTx) Query(ctx context.Context, query string, args, v any) error {
+	return classify(ctx, t.Tx.Query(ctx, query, args, v))
+}
+
+func (t *guardedTx) Commit() error {
+	defer t.release()
+	return classify(t.ctx, t.Tx.Commit())
+}
+
+func (t *guardedTx) Rollback() error {
+	defer t.release()
+	return classify(t.ctx, t.Tx.Rollback())
+}
+
+type guardedRows struct {
+	entsql.ColumnScanner
+	ctx     context.Context
+	release func()
+}
+
+func (r *guardedRows) Close() error {
+	defer r.release()
+	return r.ColumnScanner.Close()
+}
+
+func (r *guardedRows) Err() error { return classify(r.ctx, r.ColumnScanner.Err()) }
+
+// classify returns err as apperr.Unavailable when it says the database could
+// not answer, rather than that the statement was wrong. A request whose own
+// context ended keeps its error: that is its deadline or its client, not the
+// database.
+func classify(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !Unavailable(err) {
+		return err
+	}
+	return &apperr.Error{Code: apperr.Unavailable, Message: "the database is unavailable: try again shortly", Cause: err}
+}
+
+// Unavailable reports whether err is the database failing to answer: it is
+// unreachable, restarting, shutting down, out of connections or resources,
+// or (SQLite) locked by another writer past the busy timeout.
+func Unavailable(err error) bool {
+	if e, ok := errors.AsType[*apperr.Error](err); ok {
+		return e.Code == apperr.Unavailable
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch class := pgErr.Code[:2]; {
+		case class == "08", // connection exception
+			class == "53",                                                       // insufficient resources
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // admin or crash shutdown, cannot connect now
+			pgErr.Code == "40001", pgErr.Code == "40P01": // serialization failure, deadlock: retrying succeeds
+			return true
+		}
+		return false
+	}
+	if sqliteErr, ok := errors.AsType[*sqlite.Error](err); ok {
+		switch sqliteErr.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+		return false
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}
