@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,74 +54,102 @@ const (
 	broken                  // anything else: EOF or reset on a request that was sent, or a 5xx
 )
 
-func send(client *http.Client, url string) outcome {
+// send sends one request and tells its outcome, and for a broken one why.
+func send(client *http.Client, url string) (outcome, string) {
 	req, _ := http.NewRequest(http.MethodPost, url+"/graphql", strings.NewReader(`{"query":"{ inventories(first: 20) { totalCount edges { node { id environments { name items { name rating } } } } } }"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(tenant.Header, datagen.DemoCompanies[0].String())
 	res, err := client.Do(req)
 	if err != nil {
 		if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
-			return refused
+			return refused, ""
 		}
-		return broken
+		return broken, err.Error()
 	}
 	defer res.Body.Close()
-	if _, err := io.Copy(io.Discard, res.Body); err != nil || res.StatusCode != http.StatusOK {
-		return broken
+	body, err := io.ReadAll(res.Body)
+	switch {
+	case err != nil:
+		return broken, "reading the answer: " + err.Error()
+	case res.StatusCode != http.StatusOK:
+		return broken, fmt.Sprintf("%d %.300s", res.StatusCode, body)
 	}
-	return answered
+	return answered, ""
 }
 
-// Under SIGTERM (Close) with 20 keep-alive clients sending without pause,
-// every request sent is answered: during the delay /readyz says 503 and
-// each answer closes its connection, so no client sends on a connection the
-// server is closing; after it, new connections are refused.
+// Under SIGTERM (Close), with 20 keep-alive clients sending without pause
+// through a load balancer that checks /readyz every 50 ms and takes the
+// instance out of rotation when it answers 503, every request sent is
+// answered: those in flight when the shutdown begins, and those sent before
+// the balancer noticed, on connections the server is closing (each answer
+// from then on says Connection: close). After the shutdown, a new connection
+// is refused. The shutdown delay must outlast the balancer's check interval:
+// a client that keeps dialing the instance when the listener closes has its
+// connection reset from the accept queue, which no server can prevent.
 func TestShutdownUnderLoadAnswersEveryRequestSent(t *testing.T) {
-	m := launchWith(t, func(c *Config) { c.ShutdownDelay = 500 * time.Millisecond })
+	m := launchWith(t, func(c *Config) { c.ShutdownDelay = time.Second })
 	url := m.URL()
 	transport := &http.Transport{MaxIdleConnsPerHost: 20}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+
+	var inRotation atomic.Bool
+	inRotation.Store(true)
+	readiness := make(chan string, 1) // what /readyz said when the balancer took the instance out
+	go func() {
+		for {
+			time.Sleep(50 * time.Millisecond)
+			res, err := http.Get(url + "/readyz")
+			if err != nil {
+				inRotation.Store(false)
+				readiness <- err.Error()
+				return
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				inRotation.Store(false)
+				readiness <- fmt.Sprintf("%d %s", res.StatusCode, body)
+				return
+			}
+		}
+	}()
+
 	var (
 		mu     sync.Mutex
 		counts = map[outcome]int{}
+		why    = map[string]int{}
 		wg     sync.WaitGroup
 	)
 	for range 20 {
 		wg.Go(func() {
-			for {
-				o := send(client, url)
+			for inRotation.Load() {
+				o, reason := send(client, url)
 				mu.Lock()
 				counts[o]++
+				why[reason]++
 				mu.Unlock()
-				if o == refused {
-					return
-				}
 			}
 		})
 	}
 	time.Sleep(300 * time.Millisecond) // every client has a kept-alive connection
 	closed := make(chan error, 1)
 	go func() { closed <- m.Close() }()
-	time.Sleep(100 * time.Millisecond)
-	res, err := http.Get(url + "/readyz")
-	if err != nil {
-		t.Errorf("/readyz during the shutdown delay: %v", err)
-	} else {
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "shutting down") {
-			t.Errorf("/readyz during the shutdown delay: got %d %s, want 503 shutting down", res.StatusCode, body)
-		}
+	wg.Wait()
+	if said := <-readiness; said != `503 {"status":"shutting down"}` {
+		t.Errorf("/readyz when the balancer took the instance out: got %s, want 503 shutting down", said)
 	}
 	if err := <-closed; err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	wg.Wait()
+	if o, _ := send(client, url); o != refused {
+		t.Errorf("a request after the shutdown: got outcome %d, want refused", o)
+	}
+	delete(why, "")
 	t.Logf("during shutdown: %d answered, %d refused, %d broken", counts[answered], counts[refused], counts[broken])
-	if counts[broken] > 0 || counts[answered] == 0 || counts[refused] != 20 {
-		t.Errorf("got %d answered, %d refused, %d broken; want every request sent answered and each client refused at the end",
-			counts[answered], counts[refused], counts[broken])
+	if counts[broken] > 0 || counts[refused] > 0 || counts[answered] == 0 {
+		t.Errorf("got %d answered, %d refused, %d broken %v; want every request sent answered",
+			counts[answered], counts[refused], counts[broken], why)
 	}
 }
 

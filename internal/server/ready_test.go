@@ -17,10 +17,11 @@ import (
 )
 
 // /readyz tells the three reasons not to send this instance traffic apart:
-// every connection busy, shutting down, and a database that does not
-// answer; and a request behind a full pool is told to retry, at once.
+// a pool stuck with every connection held, shutting down, and a database
+// that does not answer; a request behind a stuck pool is told to retry. A
+// full pool whose waiters have not been refused is only loaded, and ready.
 func TestReadinessTellsABusyPoolFromADeadDatabase(t *testing.T) {
-	st := testdb.Open(t, store.WithPool(1, 300*time.Millisecond))
+	st := testdb.Open(t, store.WithPool(1, 2*time.Second))
 	size := datagen.Size{Companies: 1, PropertiesPerCompany: 2, InventoriesPerProperty: 1, MinEnvironments: 1, MaxEnvironments: 1, MinItems: 1, MaxItems: 1}
 	if _, err := datagen.Load(context.Background(), st.Client, nil, 3, size); err != nil {
 		t.Fatal(err)
@@ -51,11 +52,12 @@ func TestReadinessTellsABusyPoolFromADeadDatabase(t *testing.T) {
 		res, body := srv.Get(t, "/api/v1/inventories?x-company-id="+company, nil)
 		answered <- answer{res, body}
 	}()
-	for !st.Pool().Exhausted() {
+	for st.Pool().Waiting == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	ready(http.StatusServiceUnavailable, "database busy")
+	ready(http.StatusOK, `"ok"`) // waiting, not yet refused: loaded, not stuck
 	a := <-answered
+	ready(http.StatusServiceUnavailable, "database busy")
 	var refusal struct {
 		Error struct{ Code, Message string }
 	}

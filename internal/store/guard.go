@@ -37,6 +37,9 @@ type guard struct {
 	slots          chan struct{}
 	acquireTimeout time.Duration
 	waiting        atomic.Int64
+	// lastRefusal is when a statement last gave up waiting for a slot
+	// (Unix nanoseconds; 0: never).
+	lastRefusal atomic.Int64
 }
 
 func newGuard(drv dialect.Driver, size int, acquireTimeout time.Duration) *guard {
@@ -61,6 +64,7 @@ func (g *guard) acquire(ctx context.Context) (release func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-timer.C:
+		g.lastRefusal.Store(time.Now().UnixNano())
 		return nil, &apperr.Error{Code: apperr.Unavailable,
 			Message: fmt.Sprintf("the database is busy: all %d connections stayed in use for %s; try again shortly", cap(g.slots), g.acquireTimeout)}
 	}
@@ -71,9 +75,12 @@ func (g *guard) releaser() func() {
 	return func() { once.Do(func() { <-g.slots }) }
 }
 
-// busy reports whether every slot is taken and callers are waiting for one.
-func (g *guard) busy() (inUse, size int, waiting int64) {
-	return len(g.slots), cap(g.slots), g.waiting.Load()
+// busy reports how many slots are taken and how many callers wait for one,
+// and whether a caller gave up waiting within the last acquire timeout.
+func (g *guard) busy() (inUse, size int, waiting int64, refusing bool) {
+	last := g.lastRefusal.Load()
+	refusing = last != 0 && time.Since(time.Unix(0, last)) < g.acquireTimeout
+	return len(g.slots), cap(g.slots), g.waiting.Load(), refusing
 }
 
 func (g *guard) Exec(ctx context.Context, query string, args, v any) error {

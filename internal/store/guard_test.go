@@ -93,8 +93,9 @@ func TestConnectingToASilentServerTimesOut(t *testing.T) {
 
 // With every connection held (here by an open transaction: in production,
 // say, by requests waiting on a locked table), a statement waits at most
-// the acquire timeout and fails as UNAVAILABLE, and the pool reports itself
-// exhausted while it waits; once the connection is freed, statements run.
+// the acquire timeout and fails as UNAVAILABLE; the pool is full while it
+// waits, and reports itself exhausted once it refused the statement; once
+// the connection is freed, statements run.
 func TestAFullPoolFailsStatementsAsUnavailableAfterTheAcquireTimeout(t *testing.T) {
 	st := testdb.Open(t, store.WithPool(1, 300*time.Millisecond))
 	ctx := tenant.Unrestricted(context.Background(), "test")
@@ -110,10 +111,16 @@ func TestAFullPoolFailsStatementsAsUnavailableAfterTheAcquireTimeout(t *testing.
 		_, err := st.Client.Property.Query().Count(ctx)
 		done <- err
 	}()
-	waitFor(t, func() bool { return st.Pool().Exhausted() })
+	waitFor(t, func() bool { return st.Pool().Waiting == 1 })
+	if p := st.Pool(); p.Exhausted() {
+		t.Errorf("pool with a waiter not yet refused: %+v, want not exhausted (only busy)", p)
+	}
 	err = <-done
 	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "all 1 connections stayed in use for 300ms") {
 		t.Errorf("statement behind a full pool: got %v (code %s), want UNAVAILABLE naming the pool and the wait", err, apperr.CodeOf(err))
+	}
+	if p := st.Pool(); !p.Exhausted() {
+		t.Errorf("full pool that just refused a statement: %+v, want exhausted", p)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)

@@ -255,15 +255,21 @@ type Pool struct {
 	InUse, Size int
 	// Waiting statements have found every connection in use.
 	Waiting int64
+	// Refusing: a statement gave up waiting for a connection (and its
+	// request was told UNAVAILABLE) within the last acquire timeout.
+	Refusing bool
 }
 
-// Exhausted reports whether statements are waiting for a connection.
-func (p Pool) Exhausted() bool { return p.InUse >= p.Size && p.Waiting > 0 }
+// Exhausted reports whether the pool is stuck: every connection is in use
+// and statements are being refused for want of one. A full pool whose
+// waiters get their turn is only busy, as any loaded instance is: reporting
+// it would take instances out of rotation exactly when they are loaded.
+func (p Pool) Exhausted() bool { return p.InUse >= p.Size && p.Refusing }
 
 // Pool reports the pool's use now.
 func (s *Store) Pool() Pool {
-	inUse, size, waiting := s.guard.busy()
-	return Pool{InUse: inUse, Size: size, Waiting: waiting}
+	inUse, size, waiting, refusing := s.guard.busy()
+	return Pool{InUse: inUse, Size: size, Waiting: waiting, Refusing: refusing}
 }
 
 // Close closes the database.
