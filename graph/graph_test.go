@@ -2,11 +2,13 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -512,6 +514,14 @@ func TestCompanyHeaderIsRequired(t *testing.T) {
 		if len(res.Errors) != 1 || res.Errors[0].Code() != tt.code || res.Errors[0].Extensions["field"] != "X-Company-Id" {
 			t.Errorf("header %q: got %+v, want one %s error on X-Company-Id", tt.header, res.Errors, tt.code)
 		}
+	}
+	// The header sent twice naming two companies (a gateway that appends its
+	// header to the client's) is refused, not read as the first one.
+	res, body := srv.Get(t, "/graphql?query="+url.QueryEscape(`{ inventories { totalCount } }`),
+		http.Header{"X-Company-Id": {companyB, companyA}})
+	var twice apitest.Response
+	if err := json.Unmarshal(body, &twice); err != nil || len(twice.Errors) != 1 || twice.Errors[0].Code() != "INVALID_ARGUMENT" {
+		t.Errorf("X-Company-Id sent twice, naming two companies: got %d %s, want one INVALID_ARGUMENT", res.StatusCode, body)
 	}
 	// Without a company, node answers the same for an existing record (of
 	// any company, or the shared material catalogue) as for an unknown id:

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -186,7 +185,7 @@ func setRetryAfter(h http.Header, res *graphql.Response) {
 			code = c
 		}
 		if code == string(apperr.Unavailable) {
-			h.Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
+			apperr.SetRetryAfter(h)
 			return
 		}
 	}

@@ -137,3 +137,44 @@ func TestMalformedQueryStringsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// Where a company is optional (A1, A2, A3, A5), naming one in any way scopes
+// the lookup or fails it: an empty value, a second value, the key in another
+// case, or the header sent twice never read as "no company" (which served
+// company A's records to a caller naming company B).
+func TestACompanyNamedAnyWayScopesTheLookupOrFails(t *testing.T) {
+	a := demoWithFiles(t)
+	inv := signedInventory(t, a) // company A's
+	var a1 a1Named
+	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
+	item := a1.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
+	records := map[string]string{
+		"A1": "/inventory/detail/" + inv.InventoryID,
+		"A2": "/inventory/download-pdf/" + inv.InventoryID,
+		"A3": "/inventory/download-photos/itemDiagnostic/" + item,
+		"A5": "/property/get_property_uuid/" + inv.Property.PropertyID,
+	}
+	for endpoint, path := range records {
+		for _, tt := range []struct {
+			name   string
+			query  string
+			header http.Header
+			status int
+		}{
+			{"empty", "?x-company-id=", nil, http.StatusBadRequest},
+			{"blank", "?x-company-id=+", nil, http.StatusBadRequest},
+			{"empty, then B", "?x-company-id=&x-company-id=" + companyB, nil, http.StatusBadRequest},
+			{"A, then B", "?x-company-id=" + companyA + "&x-company-id=" + companyB, nil, http.StatusBadRequest},
+			{"B, key in another case", "?X-Company-Id=" + companyB, nil, http.StatusNotFound},
+			{"empty header", "", http.Header{"X-Company-Id": {""}}, http.StatusBadRequest},
+			{"headers A and B", "", http.Header{"X-Company-Id": {companyA, companyB}}, http.StatusBadRequest},
+			{"B in the header, A in the query", "?x-company-id=" + companyA, http.Header{"X-Company-Id": {companyB}}, http.StatusBadRequest},
+			{"A, key in another case", "?X-COMPANY-ID=" + companyA, nil, http.StatusOK},
+		} {
+			res, body := a.Get(t, path+tt.query, tt.header)
+			if res.StatusCode != tt.status {
+				t.Errorf("%s, company %s: got %d %.200s, want %d", endpoint, tt.name, res.StatusCode, body, tt.status)
+			}
+		}
+	}
+}

@@ -122,33 +122,60 @@ func parseUUID(value string) (uuid.UUID, error) {
 // company reads the required company id from the query or the header; when
 // both are sent they must agree.
 func (p *params) company() uuid.UUID {
-	inQuery, _ := p.query(companyParam)
-	inHeader := strings.TrimSpace(p.r.Header.Get(tenant.Header))
-	switch {
-	case inQuery == "" && inHeader == "":
+	id, present := p.companyGiven()
+	if !present {
 		p.fail(companyParam, "is required: the UUID of your company, as a query parameter or the X-Company-Id header")
-		return uuid.Nil
-	case inQuery != "" && inHeader != "" && !strings.EqualFold(inQuery, inHeader):
-		p.fail(companyParam, "the query parameter and the X-Company-Id header name different companies")
-		return uuid.Nil
-	case inQuery == "":
-		inQuery = inHeader
-	}
-	id, err := parseUUID(inQuery)
-	if err != nil {
-		p.fail(companyParam, "%q is not a UUID", inQuery)
 	}
 	return id
 }
 
 // optionalCompany is company for endpoints where the spec names none: absent
-// is fine.
+// is fine, and the lookup is then by id alone (audited).
 func (p *params) optionalCompany() (uuid.UUID, bool) {
-	inQuery, _ := p.query(companyParam)
-	if inQuery == "" && strings.TrimSpace(p.r.Header.Get(tenant.Header)) == "" {
+	id, present := p.companyGiven()
+	if !present {
 		return uuid.Nil, false
 	}
-	return p.company(), true
+	return id, true
+}
+
+// companyGiven reads the company from every place a client may name it: the
+// query parameter (its key in any case: X-Company-Id=… in the query means
+// the company too) and the X-Company-Id header, each as often as sent.
+// Present is decided by the names alone, never by the values: where a
+// company is optional, reading "x-company-id=" or "x-company-id=&x-company-
+// id=B" as "no company" would lift the scoping the client asked for (fail
+// open). So once named, every value must be the same canonical UUID; any
+// other is an error, and the request fails closed.
+func (p *params) companyGiven() (id uuid.UUID, present bool) {
+	var given []string
+	for key, values := range p.q {
+		if strings.EqualFold(key, companyParam) {
+			given = append(given, values...)
+		}
+	}
+	given = append(given, p.r.Header.Values(tenant.Header)...)
+	if len(given) == 0 {
+		return uuid.Nil, false
+	}
+	for _, value := range given {
+		value = strings.TrimSpace(value)
+		if value == "" {
+			p.fail(companyParam, "is empty: give the UUID of your company, or leave the parameter out")
+			return uuid.Nil, true
+		}
+		this, err := parseUUID(value)
+		if err != nil {
+			p.fail(companyParam, "%q is not a UUID", shortened(value))
+			return uuid.Nil, true
+		}
+		if id != uuid.Nil && this != id {
+			p.fail(companyParam, "names different companies (in the query and the X-Company-Id header, or more than once)")
+			return uuid.Nil, true
+		}
+		id = this
+	}
+	return id, true
 }
 
 // int reads an integer in [lo, hi]; absent gives def, and required makes

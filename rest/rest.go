@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -219,7 +218,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// Nothing is wrong with the service or the request: the database is
 		// down, restarting or busy, and the client should come back. A warning
 		// with its cause, for the operator; not an error to page anyone on.
-		w.Header().Set("Retry-After", retryAfter)
+		apperr.SetRetryAfter(w.Header())
 		args := []any{"path", r.URL.Path, "code", public.Code, "err", err}
 		if public.Cause != nil {
 			args = append(args, "cause", public.Cause)
@@ -237,9 +236,6 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
 }
-
-// retryAfter is the Retry-After of an Unavailable answer, in seconds.
-var retryAfter = strconv.Itoa(apperr.RetryAfterSeconds)
 
 // now is the envelope timestamp.
 func now() string { return scalar.FormatTime(time.Now()) }

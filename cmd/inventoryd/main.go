@@ -120,6 +120,9 @@ func tuneGC(getenv func(string) string) {
 const (
 	defaultShutdownDelay   = 2 * time.Second
 	defaultShutdownTimeout = 20 * time.Second
+	// requestsEndWithin is how long cut requests get to see their context
+	// cancelled and return.
+	requestsEndWithin = 2 * time.Second
 )
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
@@ -242,7 +245,12 @@ func (m *Main) close() error {
 			if ctx.Err() != nil {
 				err = m.drain.CutError(timeout, time.Now())
 			}
+			// Closing their connections cancels the cut requests' contexts
+			// (and so their SQL); they are given a moment to return before
+			// the database closes under them, which each would report as
+			// an internal error.
 			errs = append(errs, err, m.server.Close())
+			m.drain.Wait(requestsEndWithin)
 		}
 		if err := <-m.served; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)

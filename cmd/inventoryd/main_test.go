@@ -46,6 +46,12 @@ func launch(t *testing.T) *Main {
 // launchWith is launch with the configuration adjusted first.
 func launchWith(t *testing.T, adjust func(*Config)) *Main {
 	t.Helper()
+	return launchLogged(t, slog.New(slog.NewTextHandler(io.Discard, nil)), adjust)
+}
+
+// launchLogged is launchWith, logging to log.
+func launchLogged(t *testing.T, log *slog.Logger, adjust func(*Config)) *Main {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--shutdown-delay", "0"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
@@ -55,7 +61,7 @@ func launchWith(t *testing.T, adjust func(*Config)) *Main {
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	m := &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	m := &Main{Config: cfg, Log: log}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

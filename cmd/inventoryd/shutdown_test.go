@@ -154,9 +154,11 @@ func TestShutdownUnderLoadAnswersEveryRequestSent(t *testing.T) {
 }
 
 // A request still running when the shutdown timeout passes is cut, and the
-// error says which.
+// error says which; the request ends as cancelled, not as an internal error
+// on a database closed under it.
 func TestShutdownNamesTheRequestsItCuts(t *testing.T) {
-	m := launchWith(t, func(c *Config) {
+	var logged syncBuffer
+	m := launchLogged(t, slog.New(slog.NewJSONHandler(&logged, nil)), func(c *Config) {
 		c.ShutdownDelay, c.ShutdownTimeout = 0, 300*time.Millisecond
 		c.DatabasePoolSize, c.AcquireTimeout = 1, 20*time.Second
 	})
@@ -180,6 +182,13 @@ func TestShutdownNamesTheRequestsItCuts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 request(s) still running after waiting 300ms were cut: GET /api/v1/inventories") {
 		t.Errorf("Close with a request in flight: got %v", err)
 	}
+	// Its work was ended before the database closed under it.
+	if running := m.drain.InFlight(time.Now()); len(running) > 0 {
+		t.Errorf("requests still running after Close returned: %v", running)
+	}
 	_ = tx.Rollback()
 	<-done
+	if strings.Contains(logged.String(), `"level":"ERROR"`) {
+		t.Errorf("the cut request logged an error:\n%s", logged.String())
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // Code is a stable, machine-readable error class. Clients switch on it.
@@ -35,6 +36,12 @@ const (
 // for a restarting PostgreSQL or a freed connection, short enough that a
 // client retrying does not wait for nothing.
 const RetryAfterSeconds = 2
+
+// retryAfter is RetryAfterSeconds as the header's value.
+var retryAfter = strconv.Itoa(RetryAfterSeconds)
+
+// SetRetryAfter tells the client of an Unavailable answer when to try again.
+func SetRetryAfter(h http.Header) { h.Set("Retry-After", retryAfter) }
 
 // httpStatus is the single table from code to HTTP status.
 var httpStatus = map[Code]int{

@@ -52,6 +52,18 @@ func (d *Drain) InFlight(now time.Time) []string {
 	return out
 }
 
+// Wait waits until no request is in flight, or at most d.
+func (d *Drain) Wait(within time.Duration) {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		d.mu.Lock()
+		running := len(d.inFlight)
+		d.mu.Unlock()
+		if running == 0 {
+			return
+		}
+	}
+}
+
 // CutError is what a shutdown that had to cut requests reports.
 func (d *Drain) CutError(waited time.Duration, now time.Time) error {
 	running := d.InFlight(now)

@@ -52,8 +52,10 @@ func TestReadinessTellsABusyPoolFromADeadDatabase(t *testing.T) {
 		res, body := srv.Get(t, "/api/v1/inventories?x-company-id="+company, nil)
 		answered <- answer{res, body}
 	}()
-	for st.Pool().Waiting == 0 {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); st.Pool().Waiting == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never waited for the held connection")
+		}
 	}
 	ready(http.StatusOK, `"ok"`) // waiting, not yet refused: loaded, not stuck
 	a := <-answered

@@ -162,7 +162,7 @@ func securityHeaders(next http.Handler) http.Handler {
 // withCompany scopes each request to the company its X-Company-Id header names.
 func withCompany(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(tenant.FromHeader(r.Context(), r.Header.Get(tenant.Header))))
+		next.ServeHTTP(w, r.WithContext(tenant.FromHeader(r.Context(), r.Header.Values(tenant.Header))))
 	})
 }
 

@@ -189,6 +189,12 @@ func classify(ctx context.Context, err error) error {
 // unreachable, restarting, shutting down, out of connections or resources,
 // or (SQLite) locked by another writer past the busy timeout.
 func Unavailable(err error) bool {
+	// A context that ended is the caller's deadline or its client gone, not
+	// the database: context.DeadlineExceeded would otherwise pass for a
+	// net.Error timeout below.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
 	if e, ok := errors.AsType[*apperr.Error](err); ok {
 		return e.Code == apperr.Unavailable
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,7 +99,9 @@ func TestConnectingToASilentServerTimesOut(t *testing.T) {
 // waits, and reports itself exhausted once it refused the statement; once
 // the connection is freed, statements run.
 func TestAFullPoolFailsStatementsAsUnavailableAfterTheAcquireTimeout(t *testing.T) {
-	st := testdb.Open(t, store.WithPool(1, 300*time.Millisecond))
+	// The pool reports itself exhausted for one acquire timeout after a
+	// refusal: a second leaves the check below room on a loaded machine.
+	st := testdb.Open(t, store.WithPool(1, time.Second))
 	ctx := tenant.Unrestricted(context.Background(), "test")
 	tx, err := st.Client.Tx(ctx)
 	if err != nil {
@@ -116,7 +120,7 @@ func TestAFullPoolFailsStatementsAsUnavailableAfterTheAcquireTimeout(t *testing.
 		t.Errorf("pool with a waiter not yet refused: %+v, want not exhausted (only busy)", p)
 	}
 	err = <-done
-	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "all 1 connections stayed in use for 300ms") {
+	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "all 1 connections stayed in use for 1s") {
 		t.Errorf("statement behind a full pool: got %v (code %s), want UNAVAILABLE naming the pool and the wait", err, apperr.CodeOf(err))
 	}
 	if p := st.Pool(); !p.Exhausted() {
@@ -205,4 +209,26 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not reached in 10 s")
+}
+
+// What the database says when it cannot answer is an outage; a context that
+// ended (the request's deadline, its client gone) is not, however wrapped:
+// it would otherwise read as a net.Error timeout and become a 503.
+func TestUnavailableTellsOutagesFromEndedContexts(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"deadline", context.DeadlineExceeded, false},
+		{"wrapped deadline", fmt.Errorf("querying: %w", context.DeadlineExceeded), false},
+		{"cancelled", context.Canceled, false},
+		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{"connection reset", fmt.Errorf("reading: %w", syscall.ECONNRESET), true},
+		{"a wrong statement", errors.New(`syntax error at or near "SELEC"`), false},
+	} {
+		if got := store.Unavailable(tt.err); got != tt.want {
+			t.Errorf("Unavailable(%s: %v): got %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
 }

@@ -35,16 +35,26 @@ func WithCompany(ctx context.Context, id uuid.UUID) context.Context {
 	return context.WithValue(ctx, ctxKey{}, company{id: id})
 }
 
-// FromHeader scopes ctx to the company named by a raw header value. A
-// malformed value is kept as an error and reported when data is first read, so
-// that schema introspection still works without the header.
-func FromHeader(ctx context.Context, value string) context.Context {
-	if value == "" {
+// FromHeader scopes ctx to the company named by the header's values, as
+// sent. A malformed value is kept as an error and reported when data is first
+// read, so that schema introspection still works without the header. Values
+// that disagree are such an error too: behind a gateway that appends its
+// header rather than replacing the client's, the first value would be the
+// client's own choice.
+func FromHeader(ctx context.Context, values []string) context.Context {
+	if len(values) == 0 || len(values) == 1 && values[0] == "" {
 		return ctx
 	}
-	id, err := uuid.Parse(value)
-	if err != nil {
-		return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "%q is not a UUID", value)})
+	var id uuid.UUID
+	for _, value := range values {
+		this, err := uuid.Parse(value)
+		if err != nil {
+			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "%q is not a UUID", value)})
+		}
+		if id != uuid.Nil && this != id {
+			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "is sent more than once, naming different companies")})
+		}
+		id = this
 	}
 	return WithCompany(ctx, id)
 }
