@@ -26,7 +26,7 @@ func (r *inventoryResolver) InventoryTypeName(ctx context.Context, obj *ent.Inve
 
 // PDFURL is the resolver for the pdfUrl field.
 func (r *inventoryResolver) PDFURL(ctx context.Context, obj *ent.Inventory) (*string, error) {
-	return files.PDFURL(ctx, obj.ID.String(), obj.IsSigned && obj.PdfSha256 != nil), nil
+	return files.PDFURL(ctx, obj.ID.String(), obj.IsSigned), nil
 }
 
 // ContentType is the resolver for the contentType field.

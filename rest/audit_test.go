@@ -45,9 +45,17 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 	item := a1.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
 	logs := captureDefaultLog(t, slog.LevelInfo) // after loading: the loader is audited too
 
+	// The first A2 of a signed PDF never stored renders and records it: the
+	// one write a read causes, audited with its record even with a company.
+	a.Get(t, "/inventory/download-pdf/"+inv.InventoryID+query("x-company-id", companyA), nil)
+	if lines := auditLines(logs.take(t)); len(lines) != 1 || lines[0]["record"] != inv.InventoryID ||
+		!strings.HasPrefix(lines[0]["reason"].(string), "A2: recording the signed PDF") {
+		t.Errorf("the first A2 of a PDF never stored: audit lines %v, want one naming the write and its record", lines)
+	}
+
 	for _, tt := range []struct{ endpoint, path, record string }{
 		{"A1", "/inventory/detail/", inv.InventoryID},
-		{"A2", "/inventory/download-pdf/", inv.InventoryID}, // 404, the PDF is not stored: still a read without a company
+		{"A2", "/inventory/download-pdf/", inv.InventoryID},
 		{"A3", "/inventory/download-photos/itemDiagnostic/", item},
 		{"A5", "/property/get_property_uuid/", inv.Property.PropertyID},
 	} {

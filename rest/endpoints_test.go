@@ -3,6 +3,7 @@ package rest_test
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -68,6 +69,30 @@ func TestB1FollowsThePagingRule(t *testing.T) {
 	}
 }
 
+// The spec gives no maximum page size, and rule 1 has the list data describe
+// the page returned: a larger size is served at the maximum, and says so.
+// The envelope's timestamp has milliseconds, which every common parser reads.
+func TestB1ServesALargerPageSizeAtTheMaximum(t *testing.T) {
+	a := demo(t)
+	var first listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "1"), &first)
+	property := first.Data.Data[0].Property.PropertyID
+	for _, path := range []string{
+		base + "/inventories" + query("x-company-id", companyA, "pageSize", "500"),
+		base + "/inventories/by-property" + query("x-company-id", companyA, "propertyId", property, "pageSize", "101"),
+	} {
+		var got listEnvelope
+		a.getJSON(t, path, &got)
+		if l := got.Data; l.PageSize != 100 || len(l.Data) != min(l.TotalRecords, 100) || l.TotalPages != (l.TotalRecords+99)/100 {
+			t.Errorf("%s: got pageSize %d, %d rows of %d in %d pages; want the maximum, 100, and the metadata of that page",
+				path, l.PageSize, len(l.Data), l.TotalRecords, l.TotalPages)
+		}
+		if !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`).MatchString(got.Timestamp) {
+			t.Errorf("%s: timestamp %q, want UTC with milliseconds", path, got.Timestamp)
+		}
+	}
+}
+
 func TestB1FiltersAndSorts(t *testing.T) {
 	a := demoWithFiles(t) // signed inventories have their PDFs, so pdfDownloadUrl is set
 	for _, tt := range []struct {
@@ -76,8 +101,12 @@ func TestB1FiltersAndSorts(t *testing.T) {
 	}{
 		{query("inventoryType", "0"), func(s summary) bool { return s.InventoryType == 0 && s.InventoryTypeName == "captación" }},
 		{query("inventoryType", "3", "isSigned", "false"), func(s summary) bool {
-			return s.InventoryType == 3 && !s.IsSigned && s.SignatureDate == nil && s.PDFDownloadURL == nil
+			// pdfDownloadUrl is a string, as the spec types it: "" while unsigned.
+			return s.InventoryType == 3 && !s.IsSigned && s.SignatureDate == nil && s.PDFDownloadURL != nil && *s.PDFDownloadURL == ""
 		}},
+		// Booleans in any case: .NET writes True and False.
+		{query("isSigned", "True"), func(s summary) bool { return s.IsSigned }},
+		{query("isSigned", "FALSE"), func(s summary) bool { return !s.IsSigned }},
 		{query("isSigned", "true"), func(s summary) bool {
 			return s.IsSigned && s.PDFDownloadURL != nil && strings.HasSuffix(*s.PDFDownloadURL, "/inventory/download-pdf/"+s.InventoryID)
 		}},
@@ -429,7 +458,6 @@ func TestBadInputIsA400NamingTheParameter(t *testing.T) {
 		{inv + query("x-company-id", companyA, "page", "1.5"), "page"},
 		{inv + query("x-company-id", companyA, "page", "99999999999999999999"), "page"},
 		{inv + query("x-company-id", companyA, "pageSize", "0"), "pageSize"},
-		{inv + query("x-company-id", companyA, "pageSize", "101"), "pageSize"},
 		{inv + "/details" + query("x-company-id", companyA), "InventoryId"},
 		{inv + "/details" + query("x-company-id", companyA, "InventoryId", "123"), "InventoryId"},
 		{inv + "/details" + query("InventoryId", someUUID), "x-company-id"},

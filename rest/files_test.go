@@ -137,13 +137,17 @@ func pdfText(t *testing.T, pdf []byte) string {
 }
 
 // TestFilesNotStoredAre404 runs on records whose files were never stored
-// (demo without files): the signed PDF and the photos are 404 through the
-// real endpoints, never 500, and no interface offers a PDF URL for them.
+// (demo without files). A signed inventory still has its signed PDF (spec
+// section 3): every interface gives its URL, and A2 renders it from the
+// record on the first request, records its SHA-256, and serves the same
+// bytes from then on. Photos, which cannot be made again, are 404 through
+// the real endpoints, never 500.
 func TestFilesNotStoredAre404(t *testing.T) {
 	a := demo(t)
 	inv := signedInventory(t, a)
-	if inv.PDFDownloadURL != nil {
-		t.Errorf("B1 pdfDownloadUrl of a signed inventory whose PDF is not stored: got %s, want null", *inv.PDFDownloadURL)
+	want := a.URL + "/inventory/download-pdf/" + inv.InventoryID
+	if inv.PDFDownloadURL == nil || *inv.PDFDownloadURL != want {
+		t.Errorf("B1 pdfDownloadUrl of a signed inventory whose PDF is not stored yet: got %v, want %s", inv.PDFDownloadURL, want)
 	}
 	var b2 struct {
 		Data struct {
@@ -151,12 +155,33 @@ func TestFilesNotStoredAre404(t *testing.T) {
 		}
 	}
 	a.getJSON(t, base+"/inventories/details"+query("x-company-id", companyA, "InventoryId", inv.InventoryID), &b2)
-	if b2.Data.PDFDownloadURL != nil {
-		t.Errorf("B2 pdfDownloadUrl: got %s, want null", *b2.Data.PDFDownloadURL)
+	if b2.Data.PDFDownloadURL == nil || *b2.Data.PDFDownloadURL != want {
+		t.Errorf("B2 pdfDownloadUrl: got %v, want %s", b2.Data.PDFDownloadURL, want)
 	}
-	res := a.get(t, "/inventory/download-pdf/"+inv.InventoryID)
-	if code, _ := errorOf(t, res); res.status != http.StatusNotFound || code != "NOT_FOUND" {
-		t.Errorf("A2 of a signed inventory whose PDF is not stored: got %d %s, want 404 NOT_FOUND", res.status, code)
+	digest := func() *string {
+		var gql struct{ Node struct{ PDFSha256 *string } }
+		a.MustData(t, companyA, `query($id: ID!) { node(id: $id) { ... on Inventory { pdfSha256: pdfSha256 } } }`, map[string]any{"id": inv.InventoryID}, &gql)
+		return gql.Node.PDFSha256
+	}
+	if d := digest(); d != nil {
+		t.Fatalf("the demo without files recorded a PDF digest %s", *d)
+	}
+	first := a.get(t, "/inventory/download-pdf/"+inv.InventoryID)
+	sum := sha256.Sum256(first.body)
+	recorded := digest()
+	switch {
+	case first.status != http.StatusOK || first.header.Get("Content-Type") != "application/pdf":
+		t.Fatalf("A2 of a signed inventory whose PDF was never stored: got %d %s, want the PDF rendered now", first.status, first.header.Get("Content-Type"))
+	case recorded == nil || *recorded != hex.EncodeToString(sum[:]):
+		t.Errorf("digest recorded after the first A2: got %v, want the served PDF's %x", recorded, sum)
+	case first.header.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"`:
+		t.Errorf("ETag %s, want the PDF's SHA-256", first.header.Get("ETag"))
+	}
+	if text := pdfText(t, first.body); !strings.Contains(text, inv.InventoryID) {
+		t.Errorf("the rendered PDF does not name its inventory:\n%.500s", text)
+	}
+	if again := a.get(t, "/inventory/download-pdf/"+inv.InventoryID); again.status != http.StatusOK || !bytes.Equal(again.body, first.body) {
+		t.Errorf("A2 again: got %d and %d bytes, want the same %d bytes", again.status, len(again.body), len(first.body))
 	}
 
 	var a1 a1Named

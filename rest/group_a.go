@@ -35,10 +35,13 @@ type legacyPropertyInfo struct {
 }
 
 type legacyEnvironment struct {
-	Description     string           `json:"Description"`
-	EnvironmentName string           `json:"EnvironmentName"`
-	Level           int              `json:"Level"`
-	ItemDiagnostic  list[legacyItem] `json:"ItemDiagnostic"`
+	Description     string `json:"Description"`
+	EnvironmentName string `json:"EnvironmentName"`
+	// level is the spec's name (section 2.1); Level, the name this service
+	// gave it first, stays for the clients built on it (deprecated).
+	Level          int              `json:"level"`
+	LevelPascal    int              `json:"Level"`
+	ItemDiagnostic list[legacyItem] `json:"ItemDiagnostic"`
 }
 
 type legacyItem struct {

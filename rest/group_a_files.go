@@ -7,6 +7,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/report"
 )
 
 // signedPDF is what serving an inventory's signed PDF needs.
@@ -21,6 +22,62 @@ type signedPDF struct {
 	} `json:"property"`
 }
 
+// reportRecord is what a signed PDF is rendered from, as A2's report
+// operation reads it.
+type reportRecord struct {
+	ID                 string    `json:"id"`
+	InventoryTypeName  string    `json:"inventoryTypeName"`
+	RentalPrice        string    `json:"rentalPrice"`
+	Currency           string    `json:"currency"`
+	CreatedAt          time.Time `json:"createdAt"`
+	AgentSignatureDate time.Time `json:"agentSignatureDate"`
+	OwnerSignatureDate time.Time `json:"ownerSignatureDate"`
+	SignatureDate      time.Time `json:"signatureDate"`
+	ApprovalCode       string    `json:"approvalCode"`
+	IsRemoteSigned     bool      `json:"isRemoteSigned"`
+	Property           struct {
+		Code         string `json:"code"`
+		PropertyType string `json:"propertyType"`
+		Address      string `json:"address"`
+		Neighborhood string `json:"neighborhood"`
+		City         string `json:"city"`
+		Levels       int    `json:"levels"`
+	} `json:"property"`
+	Environments []struct {
+		Name        string `json:"name"`
+		Level       int    `json:"level"`
+		Description string `json:"description"`
+		Items       []struct {
+			Name     string `json:"name"`
+			Material struct {
+				Name string `json:"name"`
+			} `json:"material"`
+			Rating      int    `json:"rating"`
+			ToRepair    bool   `json:"toRepair"`
+			Description string `json:"description"`
+		} `json:"items"`
+	} `json:"environments"`
+}
+
+func (r reportRecord) report() report.Inventory {
+	doc := report.Inventory{
+		ID: r.ID, TypeName: r.InventoryTypeName, RentalPrice: r.RentalPrice, Currency: r.Currency,
+		CreatedAt: r.CreatedAt, AgentSigned: r.AgentSignatureDate, OwnerSigned: r.OwnerSignatureDate,
+		SignatureDate: r.SignatureDate, ApprovalCode: r.ApprovalCode, RemoteSigned: r.IsRemoteSigned,
+		PropertyCode: r.Property.Code, PropertyType: r.Property.PropertyType, Address: r.Property.Address,
+		Neighborhood: r.Property.Neighborhood, City: r.Property.City, PropertyLevels: r.Property.Levels,
+	}
+	for _, env := range r.Environments {
+		room := report.Environment{Name: env.Name, Level: env.Level, Description: env.Description}
+		for _, it := range env.Items {
+			room.Items = append(room.Items, report.Item{Name: it.Name, Material: it.Material.Name,
+				Rating: it.Rating, ToRepair: it.ToRepair, Description: it.Description})
+		}
+		doc.Environments = append(doc.Environments, room)
+	}
+	return doc
+}
+
 // A2 GET /inventory/download-pdf/{inventoryId}
 func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: the inventory id, and the company if one is sent.
@@ -29,7 +86,8 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 	if p.err != nil {
 		return p.err
 	}
-	// Call: the inventory, which must be signed and have its PDF stored.
+	// Call: the inventory, which must be signed; its PDF is rendered from
+	// the record if it was never stored (a signed inventory has one).
 	n, err := node[signedPDF](ctx, a, "a2_inventory_pdf", id, "Inventory", "inventory")
 	switch {
 	case err != nil:
@@ -37,7 +95,15 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 	case !n.IsSigned:
 		return apperr.Errorf(apperr.Conflict, "inventory %s is not signed: it has no signed PDF yet", id)
 	case n.PDFSha256 == nil:
-		return apperr.Errorf(apperr.NotFound, "the signed PDF of inventory %s is not stored", id)
+		record, err := node[reportRecord](ctx, a, "a2_inventory_report", id, "Inventory", "inventory")
+		if err != nil {
+			return err
+		}
+		sum, err := a.pdfs.Store(ctx, record.report())
+		if err != nil {
+			return err
+		}
+		n.PDFSha256 = &sum
 	}
 	// Encode: the stored file, as an attachment.
 	name := []string{"inventario", n.InventoryTypeName}

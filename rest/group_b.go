@@ -7,7 +7,6 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
-	"github.com/propertyrecords/inventory/internal/paging"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -42,9 +41,10 @@ type inventorySummary struct {
 	IsRemoteSigned    bool        `json:"isRemoteSigned"`
 	RentalPrice       json.Number `json:"rentalPrice"` // GraphQL's exact decimal text, written as a JSON number
 	Currency          string      `json:"currency"`
-	PDFDownloadURL    *string     `json:"pdfDownloadUrl"`
-	CreatedAt         string      `json:"createdAt"`
-	SignatureDate     *string     `json:"signatureDate"`
+	// The spec types it string, not "or null": "" while unsigned (GraphQL's null).
+	PDFDownloadURL string  `json:"pdfDownloadUrl"`
+	CreatedAt      string  `json:"createdAt"`
+	SignatureDate  *string `json:"signatureDate"`
 }
 
 // inventoryList is the list data of spec section 2.5.
@@ -75,7 +75,7 @@ type inventoryDetail struct {
 		OwnerSignatureDate *string `json:"ownerSignatureDate"`
 		SignatureDate      *string `json:"signatureDate"`
 	} `json:"signatures"`
-	PDFDownloadURL *string `json:"pdfDownloadUrl"`
+	PDFDownloadURL string `json:"pdfDownloadUrl"` // "" while unsigned, as in the list
 	Stats          struct {
 		TotalEnvironments int `json:"totalEnvironments"`
 		TotalItems        int `json:"totalItems"`
@@ -92,7 +92,7 @@ func (a *API) inventories(w http.ResponseWriter, r *http.Request, p *params) err
 	sortBy := p.oneOf("sortBy", "createdAt", false, "createdAt", "signatureDate")
 	sortOrder := p.oneOf("sortOrder", "desc", false, "asc", "desc")
 	page := p.int("page", 1, 1, maxPage, false)
-	pageSize := p.int("pageSize", paging.DefaultPageSize, 1, paging.MaxPageSize, false)
+	pageSize := p.pageSize()
 	if p.err != nil {
 		return p.err
 	}
@@ -162,7 +162,7 @@ func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request, p *p
 	property := p.uuid("propertyId")
 	company := p.company()
 	page := p.int("page", 1, 1, maxPage, false)
-	pageSize := p.int("pageSize", paging.DefaultPageSize, 1, paging.MaxPageSize, false)
+	pageSize := p.pageSize()
 	if p.err != nil {
 		return p.err
 	}

@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/paging"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -198,11 +200,18 @@ func (p *params) int(name string, def, lo, hi int, required bool) int {
 	return n
 }
 
+// pageSize reads the page size of group B's lists: at least 1, default
+// paging.DefaultPageSize, and above paging.MaxPageSize the maximum (the spec
+// gives none, and rule 1 has the answer tell the size it used).
+func (p *params) pageSize() int {
+	return min(p.int("pageSize", paging.DefaultPageSize, 1, math.MaxInt32, false), paging.MaxPageSize)
+}
+
 // nullableInt is int for filters whose default is null (no filter): absent,
 // empty or "null" give nil.
 func (p *params) nullableInt(name string, lo, hi int) *int {
 	value, ok := p.query(name)
-	if !ok || value == "" || value == "null" {
+	if !ok || value == "" || strings.EqualFold(value, "null") {
 		return nil
 	}
 	n := p.int(name, 0, lo, hi, false)
@@ -212,11 +221,16 @@ func (p *params) nullableInt(name string, lo, hi int) *int {
 // nullableBool reads true or false; absent, empty or "null" give nil.
 func (p *params) nullableBool(name string) *bool {
 	value, ok := p.query(name)
-	if !ok || value == "" || value == "null" {
+	if !ok || value == "" || strings.EqualFold(value, "null") {
 		return nil
 	}
-	b, err := strconv.ParseBool(value)
-	if err != nil || (value != "true" && value != "false") {
+	// In any case: .NET writes True and False.
+	var b bool
+	switch {
+	case strings.EqualFold(value, "true"):
+		b = true
+	case strings.EqualFold(value, "false"):
+	default:
 		p.fail(name, "%q is not true, false or null", value)
 		return nil
 	}

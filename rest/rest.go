@@ -23,7 +23,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
-	"github.com/propertyrecords/inventory/internal/scalar"
+	"github.com/propertyrecords/inventory/internal/signedpdf"
 )
 
 // DefaultBaseURL is where group B is served unless configured otherwise;
@@ -40,15 +40,16 @@ var openAPIDocument []byte
 type API struct {
 	exec    graphql.GraphExecutor
 	files   *files.Store
+	pdfs    *signedpdf.Keeper
 	log     *slog.Logger
 	baseURL string
 	ops     map[string]string
 }
 
-// New returns the REST adapter over exec, serving files from store, with
-// group B under baseURL.
-func New(exec graphql.GraphExecutor, store *files.Store, log *slog.Logger, baseURL string) *API {
-	return &API{exec: exec, files: store, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
+// New returns the REST adapter over exec, serving files from store (and
+// signed PDFs never stored, rendered by pdfs), with group B under baseURL.
+func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Keeper, log *slog.Logger, baseURL string) *API {
+	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
 }
 
 // loadOperations reads each endpoint's document and appends the fragments
@@ -238,4 +239,6 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 }
 
 // now is the envelope timestamp.
-func now() string { return scalar.FormatTime(time.Now()) }
+// In milliseconds: nine fractional digits are valid RFC 3339, but common
+// parsers (Python's %f, several JSON date libraries) refuse more than six.
+func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }

@@ -113,11 +113,11 @@ func splitHost(host string) (name, port string, ok bool) {
 // PDFPath is where a signed inventory's PDF is downloaded (endpoint A2).
 const PDFPath = "/inventory/download-pdf/"
 
-// PDFURL is the download URL of an inventory's signed PDF, given only when
-// that PDF is stored (its digest is recorded): unsigned inventories have none,
-// and a URL that could only answer 404 would mislead.
-func PDFURL(ctx context.Context, inventory string, stored bool) *string {
-	if !stored {
+// PDFURL is the download URL of an inventory's signed PDF: every signed
+// inventory has one (A2 renders a PDF never stored from the record), and
+// unsigned ones none.
+func PDFURL(ctx context.Context, inventory string, signed bool) *string {
+	if !signed {
 		return nil
 	}
 	u := BaseURL(ctx) + PDFPath + inventory

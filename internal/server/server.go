@@ -12,6 +12,7 @@ import (
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/rest"
@@ -50,7 +51,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.Handle("GET /ide/", ide.Assets())
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log)
 	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
-	api := rest.New(exec, opts.Files, log, opts.RESTBaseURL)
+	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL)
 	api.Register(mux)
 	mux.Handle("/", api.NotFound())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,57 @@
+// Package signedpdf keeps what section 3 of the spec promises: a signed
+// inventory has a signed PDF. Most are stored when their records are loaded
+// (generate --files, import with files); one that was not is rendered from
+// its record when first asked for, stored, and its SHA-256 recorded, so that
+// it is served like any other from then on. The report is deterministic from
+// the record, so this is the document a load would have stored.
+package signedpdf
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// Keeper renders and stores signed PDFs.
+type Keeper struct {
+	client *ent.Client
+	files  *files.Store
+}
+
+// New returns a Keeper writing to client's database and the files store.
+func New(client *ent.Client, fs *files.Store) *Keeper { return &Keeper{client: client, files: fs} }
+
+// Store renders doc, the record of a signed inventory, stores it as that
+// inventory's PDF and records its digest, which it returns. Two first
+// requests at once both render the same bytes, and the digest is recorded
+// once: only where none is.
+func (k *Keeper) Store(ctx context.Context, doc report.Inventory) (string, error) {
+	id, err := uuid.Parse(doc.ID)
+	if err != nil {
+		return "", fmt.Errorf("signedpdf: inventory id %q: %w", doc.ID, err)
+	}
+	data, err := report.Render(doc)
+	if err != nil {
+		return "", fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)
+	}
+	sum, err := k.files.Put(ctx, files.PDFKey(doc.ID), data)
+	if err != nil {
+		return "", err
+	}
+	// Clients cannot write; this is the one write a read causes, audited,
+	// and limited to the digest of a signed inventory that has none.
+	write := tenant.UnrestrictedRecord(ctx, "A2: recording the signed PDF rendered on first request", id)
+	if _, err := k.client.Inventory.Update().
+		Where(inventory.ID(id), inventory.IsSigned(true), inventory.PdfSha256IsNil()).
+		SetPdfSha256(sum).Save(write); err != nil {
+		return "", fmt.Errorf("signedpdf: recording the digest of inventory %s: %w", id, err)
+	}
+	return sum, nil
+}
