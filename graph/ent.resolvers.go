@@ -16,12 +16,12 @@ import (
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id uuid.UUID) (ent.Noder, error) {
-	return r.client.Noder(ctx, id, ent.WithNodeType(r.nodeTables(ctx, id)))
+	return nodeOrNull(r.client.Noder(ctx, id, ent.WithNodeType(r.nodeTables(ctx, id))))
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
-	return r.client.Noders(ctx, ids, ent.WithNodeType(r.nodeTables(ctx, ids...)))
+	return r.nodesOrNull(ctx, ids)
 }
 
 // Inventories is the resolver for the inventories field.

@@ -4,11 +4,15 @@ package graph
 
 import (
 	"context"
+	"errors"
 
 	"entgo.io/contrib/entgql"
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 )
 
@@ -38,4 +42,42 @@ func (r *Resolver) nodeTables(ctx context.Context, ids ...uuid.UUID) func(contex
 		}
 		return "", entgql.ErrNodeNotFound(id)
 	}
+}
+
+// nodeOrNull is ent's Noder answer, but an id not found (or another
+// company's, which reads the same) is null without an error, as Relay's
+// node is: an error there made Apollo's default error policy drop the whole
+// result. A refusal (no company) stays an error.
+func nodeOrNull(node ent.Noder, err error) (ent.Noder, error) {
+	if err != nil && isNotFound(err) {
+		return nil, nil
+	}
+	return node, err
+}
+
+// nodesOrNull is ent's Noders with nodeOrNull's rule for each id. ent adds
+// an error to the response for every id it does not find; it runs here on a
+// response context of its own, and only its other errors reach the client.
+func (r *Resolver) nodesOrNull(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
+	own := graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+	nodes, err := r.client.Noders(own, ids, ent.WithNodeType(r.nodeTables(ctx, ids...)))
+	if err != nil && isNotFound(err) { // one id: ent answers as for node
+		return make([]ent.Noder, len(ids)), nil
+	}
+	for _, e := range graphql.GetErrors(own) {
+		if !isNotFound(e) {
+			graphql.AddError(ctx, e)
+		}
+	}
+	return nodes, err
+}
+
+// isNotFound reports whether err says a record is not there: ent's own
+// error, entgql's node error, or ours.
+func isNotFound(err error) bool {
+	var gqlErr *gqlerror.Error
+	if errors.As(err, &gqlErr) && gqlErr.Extensions["code"] == string(apperr.NotFound) {
+		return true
+	}
+	return ent.IsNotFound(err) || apperr.CodeOf(err) == apperr.NotFound
 }
