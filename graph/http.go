@@ -29,6 +29,10 @@ const MaxRequestBytes = 1 << 20
 // besides POST (served by post): GET, and OPTIONS for CORS preflights.
 var transports = []graphql.Transport{transport.Options{}, transport.GET{}}
 
+// incremental serves POSTs that accept multipart/mixed: the parts of an
+// operation with @defer, each as it is ready.
+var incremental = transport.MultipartMixed{Boundary: "-"}
+
 // Handler serves exec over HTTP. It does what gqlgen's handler.Server does,
 // which cannot be given an executor of our own to share with REST.
 func Handler(exec *Executor) http.Handler {
@@ -44,6 +48,10 @@ func Handler(exec *Executor) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes) // bodies of unknown length too
+		if incremental.Supports(r) {
+			incremental.Do(w, r.WithContext(withIncrementalDelivery(r.Context())), retryingExecutor{Executor: exec, header: w.Header()})
+			return
+		}
 		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) && r.Header.Get("Upgrade") == "" {
 			post(w, r, exec)
 			return

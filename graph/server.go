@@ -40,6 +40,7 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(extension.Introspection{})
 	exec.Use(inputsExtension{limits: limits, schema: schema.Schema()})
 	exec.Use(costExtension{limit: limits.Cost, lists: lists})
+	exec.Use(deferExtension{})
 	presenter, recoverer := presentError(log), recoverPanic(log)
 	exec.SetErrorPresenter(presenter)
 	exec.SetRecoverFunc(recoverer)

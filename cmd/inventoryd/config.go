@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,9 @@ type Config struct {
 	// AllowedHosts are the Host headers (besides loopback) that download URLs
 	// may be built from when PublicURL is not set.
 	AllowedHosts []string
+	// CORSOrigins are the origins browser apps may call from ("*": any;
+	// "none": CORS off).
+	CORSOrigins []string
 	// AuditLog is the level of the audit lines of reads across companies
 	// (info, debug) or off.
 	AuditLog string
@@ -80,7 +84,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 // returns the arguments left after the flags.
 func parseCommandConfig(cmd command, args []string, getenv func(string) string, usage io.Writer) (Config, []string, error) {
 	var cfg Config
-	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts string
+	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -97,6 +101,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"shutdown-delay", "INVENTORY_SHUTDOWN_DELAY", defaultShutdownDelay.String(), "on SIGTERM, how long to keep serving while /readyz says 503 and connections close after each answer", &shutdownDelay, true},
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
+		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
 	}
 	fs := flag.NewFlagSet("inventoryd "+cmd.name, flag.ContinueOnError)
@@ -189,6 +194,14 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 			cfg.AllowedHosts = append(cfg.AllowedHosts, strings.ToLower(h))
 		}
 	}
+	for o := range strings.SplitSeq(corsOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	if len(cfg.CORSOrigins) > 1 && (slices.Contains(cfg.CORSOrigins, "none") || slices.Contains(cfg.CORSOrigins, "*")) {
+		return Config{}, nil, fmt.Errorf("cors origins %q: give origins, or * alone, or none alone", corsOrigins)
+	}
 	switch cfg.AuditLog {
 	case "info", "debug", "off":
 	default:
@@ -218,6 +231,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("shutdown_delay", c.ShutdownDelay),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Any("allowed_hosts", c.AllowedHosts),
+		slog.Any("cors_origins", c.CORSOrigins),
 		slog.String("audit_log", c.AuditLog),
 	)
 }

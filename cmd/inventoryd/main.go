@@ -185,6 +185,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Handler: server.Handler(st, m.Log, server.Options{
 			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
+			CORSOrigins: m.Config.CORSOrigins,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,

@@ -120,3 +120,11 @@ func (w *drainingWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's own writer
 // (flushing, deadlines).
 func (w *drainingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush sends what is written so far: answers in parts (@defer) need it.
+func (w *drainingWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/rs/cors"
 
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -35,6 +36,9 @@ type Options struct {
 	AllowedHosts []string
 	// Drain, when given, is how the server is told it is shutting down.
 	Drain *Drain
+	// CORSOrigins are the origins browsers may call the API from: nil or
+	// ["*"] any (the default), ["none"] none (no CORS headers at all).
+	CORSOrigins []string
 }
 
 // DefaultRequestTimeout is the deadline of a request: generous for reads
@@ -66,7 +70,30 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	return drain.track(logRequests(log, securityHeaders(withCaller(withDeadline(timeout, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))))))
+	return drain.track(crossOrigin(opts.CORSOrigins, logRequests(log, securityHeaders(withCaller(withDeadline(timeout, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux)))))))
+}
+
+// crossOrigin lets browser apps on the allowed origins call the API (CORS,
+// with rs/cors). The API authenticates with a header a script sets
+// (X-Company-Id), never with cookies, so credentials are not allowed, and
+// allowing any origin gives a page nothing its own script could not send.
+// Preflights are answered here; the headers clients need to read (when to
+// retry, a download's name and version) are exposed.
+func crossOrigin(origins []string, next http.Handler) http.Handler {
+	if len(origins) == 1 && origins[0] == "none" {
+		return next
+	}
+	if len(origins) == 0 {
+		origins = []string{"*"}
+	}
+	return cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		AllowedHeaders: []string{"Accept", "Content-Type", tenant.Header, "Authorization", "X-Request-Id",
+			"Range", "If-None-Match", "If-Modified-Since"},
+		ExposedHeaders: []string{"Retry-After", "ETag", "Content-Disposition", "Content-Range", "Last-Modified"},
+		MaxAge:         600,
+	}).Handler(next)
 }
 
 // readiness answers whether this instance can serve now: not when it is
@@ -185,6 +212,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 
 // Unwrap lets http.ResponseController reach the connection's own writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush sends what is written so far: answers in parts (@defer) need it.
+func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
 
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
