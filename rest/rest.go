@@ -6,6 +6,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -44,12 +45,22 @@ type API struct {
 	log     *slog.Logger
 	baseURL string
 	ops     map[string]string
+	openAPI []byte // the document as this server serves it
 }
 
 // New returns the REST adapter over exec, serving files from store (and
 // signed PDFs never stored, rendered by pdfs), with group B under baseURL.
 func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Keeper, log *slog.Logger, baseURL string) *API {
-	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: strings.TrimSuffix(baseURL, "/"), ops: loadOperations()}
+	baseURL = strings.TrimSuffix(baseURL, "/")
+	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: baseURL, ops: loadOperations(), openAPI: openAPIFor(baseURL)}
+}
+
+// openAPIFor is the OpenAPI document with group B's paths under baseURL, so
+// that it describes the running server (its servers entry is relative).
+// Only path keys start with a quote and the default base: descriptions name
+// it without one.
+func openAPIFor(baseURL string) []byte {
+	return bytes.ReplaceAll(openAPIDocument, []byte(`"`+DefaultBaseURL+`/`), []byte(`"`+baseURL+`/`))
 }
 
 // loadOperations reads each endpoint's document and appends the fragments
@@ -106,7 +117,7 @@ func (a *API) Register(mux *http.ServeMux) {
 		// The same for everyone and changed only by a new release: caches
 		// may keep it, briefly, so that a release's changes reach clients soon.
 		w.Header().Set("Cache-Control", "public, max-age=300")
-		_, err := w.Write(openAPIDocument)
+		_, err := w.Write(a.openAPI)
 		return err
 	}))
 }
