@@ -87,7 +87,7 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	}
 	if err != nil {
 		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{err}))
+		writeRequestErrors(w, exec.DispatchError(r.Context(), gqlerror.List{err}))
 		return
 	}
 	params.Headers = r.Header
@@ -96,7 +96,7 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	opCtx, errs := exec.CreateOperationContext(r.Context(), &params)
 	if errs != nil {
 		w.WriteHeader(requestErrorStatus(contentType, errs))
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(r.Context(), opCtx), errs))
+		writeRequestErrors(w, exec.DispatchError(graphql.WithOperationContext(r.Context(), opCtx), errs))
 		return
 	}
 	responses, ctx := exec.DispatchOperation(r.Context(), opCtx)
@@ -134,6 +134,11 @@ func decodeParams(raw []byte, params *graphql.RawParams) *gqlerror.Error {
 		rest := raw[dec.InputOffset():]
 		if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 {
 			return notJSON(raw, len(raw)-len(trimmed)+1, "data after the request's JSON object")
+		}
+		// A request names its operation's document, or a persisted one by
+		// its hash; one with neither ({"qeury": …}) is not a GraphQL request.
+		if params.Query == "" && params.Extensions["persistedQuery"] == nil {
+			return gqlerror.Errorf(`the request has no "query": send the operation's document in it`)
 		}
 		return nil
 	}
@@ -244,13 +249,12 @@ func responseContentType(accept string) string {
 // gqlgen's transports give it: parse, validation and limit errors are the
 // client's (422, or 400 for application/graphql-response+json); others 200.
 func requestErrorStatus(contentType string, errs gqlerror.List) int {
-	if errcode.GetErrorKind(errs) != errcode.KindProtocol {
-		return http.StatusOK
-	}
-	if contentType == "application/graphql-response+json" {
+	if errcode.GetErrorKind(errs) == errcode.KindProtocol && contentType == "application/graphql-response+json" {
 		return http.StatusBadRequest
 	}
-	return http.StatusUnprocessableEntity
+	// GraphQL over HTTP: under application/json, a well-formed request is
+	// answered 200 whatever its document's errors (gqlgen answered 422).
+	return http.StatusOK
 }
 
 // writeResponse writes res as encoding/json would, writing the data of an
@@ -270,6 +274,21 @@ func writeResponse(w io.Writer, res *graphql.Response) {
 	_, _ = w.Write(b)
 }
 
+// writeRequestErrors writes the answer to a request that failed before its
+// operation ran (a document that does not parse or validate, variables that
+// do not coerce): its errors, and no data entry, which the GraphQL spec
+// gives only to an operation that ran (encoding/json wrote "data": null).
+func writeRequestErrors(w io.Writer, res *graphql.Response) {
+	b, err := json.Marshal(struct {
+		Errors     gqlerror.List  `json:"errors"`
+		Extensions map[string]any `json:"extensions,omitempty"`
+	}{res.Errors, res.Extensions})
+	if err != nil {
+		b = []byte(`{"errors":[{"message":"internal error"}]}`)
+	}
+	_, _ = w.Write(b)
+}
+
 func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 	gqlErr, ok := err.(*gqlerror.Error)
 	if !ok {
@@ -277,5 +296,5 @@ func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: gqlerror.List{gqlErr}})
+	writeRequestErrors(w, &graphql.Response{Errors: gqlerror.List{gqlErr}})
 }

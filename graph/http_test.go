@@ -244,3 +244,46 @@ func TestBusyDatabaseAnswersRetryAfter(t *testing.T) {
 		t.Errorf("with the database free again: got %+v and Retry-After %q, want an answer without", out.Errors, res.Header.Get("Retry-After"))
 	}
 }
+
+// GraphQL over HTTP to the letter (graphql-http's audit: 61 of 61). Under
+// application/json a well-formed request is answered 200 whatever its
+// document's errors; under application/graphql-response+json a document
+// that does not parse or validate is a 400; neither answer has a data entry,
+// which only an operation that ran has; and a body without a query is not a
+// GraphQL request at all (400).
+func TestGraphQLOverHTTPStatuses(t *testing.T) {
+	srv, _ := demo(t)
+	for _, tt := range []struct {
+		name, accept, body string
+		status             int
+	}{
+		{"parse failure, JSON", "application/json", `{"query":"{"}`, http.StatusOK},
+		{"validation failure, JSON", "application/json", `{"query":"{ nope }"}`, http.StatusOK},
+		{"variable coercion failure, JSON", "application/json", `{"query":"query($n: Int!) { inventories(first: $n) { totalCount } }","variables":{"n":"x"}}`, http.StatusOK},
+		{"parse failure, GraphQL response", "application/graphql-response+json", `{"query":"{"}`, http.StatusBadRequest},
+		{"validation failure, GraphQL response", "application/graphql-response+json", `{"query":"{ nope }"}`, http.StatusBadRequest},
+		{"no query", "application/json", `{"qeury":"{ __typename }"}`, http.StatusBadRequest},
+	} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/graphql", strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", tt.accept)
+		req.Header.Set("X-Company-Id", companyA)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatalf("%s: %s is not JSON", tt.name, raw)
+		}
+		_, hasData := body["data"]
+		if res.StatusCode != tt.status || hasData || len(body["errors"]) == 0 {
+			t.Errorf("%s: got %d %s, want %d with errors and no data entry", tt.name, res.StatusCode, raw, tt.status)
+		}
+	}
+}
