@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"log"
 	"strconv"
+	"strings"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/entc"
 	"entgo.io/ent/entc/gen"
+	"entgo.io/ent/schema"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/propertyrecords/inventory/internal/paging"
@@ -25,7 +27,7 @@ func main() {
 		entgql.WithConfigPath("gqlgen.yml"),
 		entgql.WithWhereInputs(true),
 		entgql.WithNodeDescriptor(false),
-		entgql.WithSchemaHook(boundLists),
+		entgql.WithSchemaHook(boundLists, describe),
 	)
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
@@ -203,3 +205,96 @@ func stringList(items []string) *ast.Value {
 	}
 	return v
 }
+
+// describe gives every element of the generated schema a description, so
+// that front-end tools show what each is. Fields and edges take theirs from
+// the ent schema's Comment; types from its schema.Comment annotation; the
+// values of the order enums and the predicates of the where inputs, which
+// entgql generates by rule, are described by the same rule.
+func describe(g *gen.Graph, s *ast.Schema) error {
+	for _, n := range g.Nodes {
+		def := s.Types[n.Name]
+		if def == nil || def.Description != "" {
+			continue
+		}
+		comment, _ := n.Annotations[(&schema.CommentAnnotation{}).Name()].(map[string]any)
+		text, _ := comment["Text"].(string)
+		if text == "" {
+			return fmt.Errorf("ent type %s has no schema.Comment annotation: give it one, which becomes its GraphQL description", n.Name)
+		}
+		def.Description = text
+	}
+	for _, n := range g.Nodes {
+		for _, e := range n.Edges {
+			// Connections are rebuilt by boundLists, which runs first.
+			if f := s.Types[n.Name].Fields.ForName(e.Name); f != nil && f.Description == "" {
+				f.Description = e.Comment()
+			}
+		}
+	}
+	if query := s.Types["Query"]; query != nil && query.Description == "" {
+		query.Description = "What a company reads: its inventories and properties, as Relay connections or numbered pages, and any of its records by id (node, nodes). Every request names the company in the X-Company-Id header."
+	}
+	for _, def := range s.Types {
+		switch {
+		case def.Kind == ast.Enum && strings.HasSuffix(def.Name, "OrderField"):
+			for _, v := range def.EnumValues {
+				if v.Description == "" {
+					v.Description = "Orders by " + strings.ToLower(strings.ReplaceAll(v.Name, "_", " ")) + "."
+				}
+			}
+		case def.Kind == ast.InputObject && strings.HasSuffix(def.Name, "WhereInput"):
+			for _, f := range def.Fields {
+				if f.Description == "" {
+					f.Description = predicateDescription(f.Name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// predicateSuffixes are the endings entgql gives a field's predicates, the
+// longest first, with what each matches.
+var predicateSuffixes = []struct{ suffix, matches string }{
+	{"ContainsFold", "contains the text, ignoring case"},
+	{"EqualFold", "equals the text, ignoring case"},
+	{"HasPrefix", "starts with the text"},
+	{"HasSuffix", "ends with the text"},
+	{"Contains", "contains the text"},
+	{"NotNil", "is present"},
+	{"IsNil", "is absent"},
+	{"NotIn", "is none of the values"},
+	{"GTE", "is greater than or equal to the value"},
+	{"LTE", "is less than or equal to the value"},
+	{"NEQ", "is not the value"},
+	{"In", "is one of the values"},
+	{"GT", "is greater than the value"},
+	{"LT", "is less than the value"},
+}
+
+// predicateDescription describes a where input's field by its name.
+func predicateDescription(name string) string {
+	switch name {
+	case "not":
+		return "Matches what the filter inside does not match."
+	case "and":
+		return "Matches what every filter of the list matches."
+	case "or":
+		return "Matches what any filter of the list matches."
+	}
+	if edge, ok := strings.CutPrefix(name, "has"); ok && edge != "" && edge[0] >= 'A' && edge[0] <= 'Z' {
+		if edge, ok := strings.CutSuffix(edge, "With"); ok {
+			return "Matches when any of its " + lowerFirst(edge) + " matches every filter of the list."
+		}
+		return "Matches when it has any " + lowerFirst(edge) + "."
+	}
+	for _, p := range predicateSuffixes {
+		if field, ok := strings.CutSuffix(name, p.suffix); ok && field != "" {
+			return "Matches when " + field + " " + p.matches + "."
+		}
+	}
+	return "Matches when " + name + " is the value."
+}
+
+func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }

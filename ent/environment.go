@@ -13,18 +13,19 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 )
 
-// Environment is the model entity for the Environment schema.
+// A room or area of an inventoried property (the legacy EnvironmentDiagnostics).
 type Environment struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.
 	ID uuid.UUID `json:"id,omitempty"`
 	// CompanyID holds the value of the "company_id" field.
 	CompanyID uuid.UUID `json:"company_id,omitempty"`
-	// InventoryID holds the value of the "inventory_id" field.
+	// The id of the inventory it belongs to.
 	InventoryID uuid.UUID `json:"inventory_id,omitempty"`
-	// Name holds the value of the "name" field.
+	// Name of the room or area (Sala, Cocina).
 	Name string `json:"name,omitempty"`
-	// Description holds the value of the "description" field.
+	// Free comment; may be empty.
 	Description string `json:"description,omitempty"`
 	// Level (storey) of the house where the environment is, from 1.
 	Level int `json:"level,omitempty"`
@@ -38,9 +39,9 @@ type Environment struct {
 
 // EnvironmentEdges holds the relations/edges for other nodes in the graph.
 type EnvironmentEdges struct {
-	// Inventory holds the value of the inventory edge.
+	// The inventory it belongs to.
 	Inventory *Inventory `json:"inventory,omitempty"`
-	// Items holds the value of the items edge.
+	// The items diagnosed in it, in their order.
 	Items []*Item `json:"items,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -16,38 +16,39 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Inventory is the model entity for the Inventory schema.
+// A signed (or not yet signed) record of the tangible assets of a property, room by room.
 type Inventory struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.
 	ID uuid.UUID `json:"id,omitempty"`
 	// CompanyID holds the value of the "company_id" field.
 	CompanyID uuid.UUID `json:"company_id,omitempty"`
-	// PropertyID holds the value of the "property_id" field.
+	// The id of the inventoried property.
 	PropertyID uuid.UUID `json:"property_id,omitempty"`
-	// InventoryType holds the value of the "inventory_type" field.
+	// What the inventory is for: intake, placement, pre-visit or vacating.
 	InventoryType inventorytype.Type `json:"inventory_type,omitempty"`
-	// RentalPrice holds the value of the "rental_price" field.
+	// Monthly rental price, an exact decimal with two places, in currency.
 	RentalPrice decimal.Decimal `json:"rental_price,omitempty"`
 	// ISO 4217 code of rental_price.
 	Currency string `json:"currency,omitempty"`
-	// IsSigned holds the value of the "is_signed" field.
+	// Whether both parties signed; a signed inventory has a signed PDF.
 	IsSigned bool `json:"is_signed,omitempty"`
-	// IsRemoteSigned holds the value of the "is_remote_signed" field.
+	// Whether it was signed remotely.
 	IsRemoteSigned bool `json:"is_remote_signed,omitempty"`
 	// Set when signed, absent otherwise.
 	ApprovalCode *string `json:"approval_code,omitempty"`
-	// CreatedAt holds the value of the "created_at" field.
+	// When the inventory was created (UTC).
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// When the inventory became signed (both parties); absent while unsigned.
 	SignatureDate *time.Time `json:"signature_date,omitempty"`
 	// SignatureSortDate holds the value of the "signature_sort_date" field.
 	SignatureSortDate time.Time `json:"signature_sort_date,omitempty"`
-	// AgentSignatureDate holds the value of the "agent_signature_date" field.
+	// When the agent signed; absent until then.
 	AgentSignatureDate *time.Time `json:"agent_signature_date,omitempty"`
 	// SHA-256 (hex) of the signed PDF, recorded when it was stored.
 	PdfSha256 *string `json:"pdf_sha256,omitempty"`
-	// OwnerSignatureDate holds the value of the "owner_signature_date" field.
+	// When the owner signed; absent until then.
 	OwnerSignatureDate *time.Time `json:"owner_signature_date,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InventoryQuery when eager-loading is set.
@@ -57,9 +58,9 @@ type Inventory struct {
 
 // InventoryEdges holds the relations/edges for other nodes in the graph.
 type InventoryEdges struct {
-	// Property holds the value of the property edge.
+	// The inventoried property.
 	Property *Property `json:"property,omitempty"`
-	// Environments holds the value of the environments edge.
+	// The rooms or areas, in their order.
 	Environments []*Environment `json:"environments,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -14,26 +14,27 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 )
 
-// Item is the model entity for the Item schema.
+// One item diagnosed in an environment: its condition, material, photos and whether it needs repair (the legacy ItemDiagnostic).
 type Item struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.
 	ID uuid.UUID `json:"id,omitempty"`
 	// CompanyID holds the value of the "company_id" field.
 	CompanyID uuid.UUID `json:"company_id,omitempty"`
-	// EnvironmentID holds the value of the "environment_id" field.
+	// The id of the environment it is in.
 	EnvironmentID uuid.UUID `json:"environment_id,omitempty"`
-	// MaterialID holds the value of the "material_id" field.
+	// The id of its material.
 	MaterialID uuid.UUID `json:"material_id,omitempty"`
-	// Name holds the value of the "name" field.
+	// Name of the item (Puerta, Ventana).
 	Name string `json:"name,omitempty"`
 	// Free comment; may be empty.
 	Description string `json:"description,omitempty"`
 	// Condition from 1 (bad) to 5 (as new).
 	Rating int `json:"rating,omitempty"`
-	// Order holds the value of the "order" field.
+	// Position in the environment; absent when the inspector gave none.
 	Order *int `json:"order,omitempty"`
-	// ToRepair holds the value of the "to_repair" field.
+	// Whether the item needs repair.
 	ToRepair bool `json:"to_repair,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ItemQuery when eager-loading is set.
@@ -43,11 +44,11 @@ type Item struct {
 
 // ItemEdges holds the relations/edges for other nodes in the graph.
 type ItemEdges struct {
-	// Environment holds the value of the environment edge.
+	// The environment it is in.
 	Environment *Environment `json:"environment,omitempty"`
-	// Material holds the value of the material edge.
+	// What it is made of.
 	Material *Material `json:"material,omitempty"`
-	// Photos holds the value of the photos edge.
+	// Its photos; empty when it has none.
 	Photos []*Photo `json:"photos,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -12,12 +12,13 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 )
 
-// Material is the model entity for the Material schema.
+// A material of the shared catalogue that items are made of.
 type Material struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.
 	ID uuid.UUID `json:"id,omitempty"`
-	// Name holds the value of the "name" field.
+	// Name of the material (Madera, Cerámica).
 	Name string `json:"name,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MaterialQuery when eager-loading is set.
@@ -27,7 +28,7 @@ type Material struct {
 
 // MaterialEdges holds the relations/edges for other nodes in the graph.
 type MaterialEdges struct {
-	// Items holds the value of the items edge.
+	// Items made of it, of the caller's company, a Relay connection.
 	Items []*Item `json:"items,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

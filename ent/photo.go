@@ -13,16 +13,17 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 )
 
-// Photo is the model entity for the Photo schema.
+// A photo of an item.
 type Photo struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.
 	ID uuid.UUID `json:"id,omitempty"`
 	// CompanyID holds the value of the "company_id" field.
 	CompanyID uuid.UUID `json:"company_id,omitempty"`
-	// ItemID holds the value of the "item_id" field.
+	// The id of the item it shows.
 	ItemID uuid.UUID `json:"item_id,omitempty"`
-	// StorageReference holds the value of the "storage_reference" field.
+	// File name of the photo in storage, ending in an image extension.
 	StorageReference string `json:"storage_reference,omitempty"`
 	// SHA-256 (hex) of the stored file, recorded when it was stored.
 	Sha256 *string `json:"sha256,omitempty"`
@@ -34,7 +35,7 @@ type Photo struct {
 
 // PhotoEdges holds the relations/edges for other nodes in the graph.
 type PhotoEdges struct {
-	// Item holds the value of the item edge.
+	// The item it shows.
 	Item *Item `json:"item,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -13,30 +13,31 @@ import (
 	"github.com/propertyrecords/inventory/ent/property"
 )
 
-// Property is the model entity for the Property schema.
+// A registered building or unit of a company, which can have several inventories.
 type Property struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.
 	ID uuid.UUID `json:"id,omitempty"`
 	// CompanyID holds the value of the "company_id" field.
 	CompanyID uuid.UUID `json:"company_id,omitempty"`
 	// The company's own reference for the property; may be empty.
 	Code string `json:"code,omitempty"`
-	// Address holds the value of the "address" field.
+	// Street address.
 	Address string `json:"address,omitempty"`
-	// Neighborhood holds the value of the "neighborhood" field.
+	// Neighbourhood (barrio); may be empty.
 	Neighborhood string `json:"neighborhood,omitempty"`
-	// City holds the value of the "city" field.
+	// City.
 	City string `json:"city,omitempty"`
 	// Type name, e.g. Apartamento or Casa (the legacy PropertyType.typeName).
 	PropertyType string `json:"property_type,omitempty"`
-	// IsActive holds the value of the "is_active" field.
+	// Whether the company still manages the property.
 	IsActive bool `json:"is_active,omitempty"`
 	// Free-text detail of the property.
 	Detail *string `json:"detail,omitempty"`
 	// Number of levels (storeys) of the property.
 	Levels int `json:"levels,omitempty"`
-	// CreatedAt holds the value of the "created_at" field.
+	// When the property was registered (UTC).
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the PropertyQuery when eager-loading is set.
@@ -46,7 +47,7 @@ type Property struct {
 
 // PropertyEdges holds the relations/edges for other nodes in the graph.
 type PropertyEdges struct {
-	// Inventories holds the value of the inventories edge.
+	// The property's inventories, newest first unless ordered otherwise.
 	Inventories []*Inventory `json:"inventories,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -25,9 +25,9 @@ func (Environment) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
 func (Environment) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.UUID("inventory_id", uuid.UUID{}).Immutable(),
-		field.String("name").NotEmpty().MaxLen(128),
-		field.Text("description").Default(""),
+		field.UUID("inventory_id", uuid.UUID{}).Immutable().Comment("The id of the inventory it belongs to."),
+		field.String("name").NotEmpty().MaxLen(128).Comment("Name of the room or area (Sala, Cocina)."),
+		field.Text("description").Default("").Comment("Free comment; may be empty."),
 		field.Int("level").Default(1).Min(1).
 			Comment("Level (storey) of the house where the environment is, from 1."),
 		field.Int("order").Default(0).NonNegative().
@@ -38,8 +38,8 @@ func (Environment) Fields() []ent.Field {
 func (Environment) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("inventory", Inventory.Type).Ref("environments").Field("inventory_id").
-			Unique().Required().Immutable(),
-		edge.To("items", Item.Type).
+			Unique().Required().Immutable().Comment("The inventory it belongs to."),
+		edge.To("items", Item.Type).Comment("The items diagnosed in it, in their order.").
 			Annotations(entsql.OnDelete(entsql.Cascade), itemsPerEnvironment),
 	}
 }
@@ -63,6 +63,7 @@ func (Environment) Interceptors() []ent.Interceptor {
 
 func (Environment) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A room or area of an inventoried property (the legacy EnvironmentDiagnostics)."),
 		entsql.Checks(map[string]string{"environment_level_positive": "(level >= 1)"}),
 		entgql.Skip(entgql.SkipWhereInput),
 	}

@@ -32,21 +32,23 @@ func (Inventory) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
 func (Inventory) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.UUID("property_id", uuid.UUID{}).Immutable(),
+		field.UUID("property_id", uuid.UUID{}).Immutable().Comment("The id of the inventoried property."),
 		field.Int("inventory_type").GoType(inventorytype.Type(0)).Validate(inventorytype.Validate).
+			Comment("What the inventory is for: intake, placement, pre-visit or vacating.").
 			Annotations(entgql.Type("InventoryType"), entgql.OrderField("INVENTORY_TYPE")),
 		// numeric in both databases: exact in PostgreSQL; SQLite keeps 15
 		// significant digits, which the write path enforces (see docs/decisions.md).
 		field.Other("rental_price", decimal.Decimal{}).
+			Comment("Monthly rental price, an exact decimal with two places, in currency.").
 			SchemaType(map[string]string{dialect.Postgres: "numeric(15,2)", dialect.SQLite: "numeric"}).
 			Annotations(entgql.Type("Decimal"), entgql.OrderField("RENTAL_PRICE"), entgql.Skip(entgql.SkipWhereInput)),
 		field.String("currency").Default("COP").Match(regexp.MustCompile(`^[A-Z]{3}$`)).
 			Comment("ISO 4217 code of rental_price."),
-		field.Bool("is_signed").Default(false),
-		field.Bool("is_remote_signed").Default(false),
+		field.Bool("is_signed").Default(false).Comment("Whether both parties signed; a signed inventory has a signed PDF."),
+		field.Bool("is_remote_signed").Default(false).Comment("Whether it was signed remotely."),
 		field.String("approval_code").Optional().Nillable().MaxLen(64).
 			Comment("Set when signed, absent otherwise."),
-		field.Time("created_at").Default(nowUTC).Immutable().
+		field.Time("created_at").Default(nowUTC).Immutable().Comment("When the inventory was created (UTC).").
 			Annotations(entgql.OrderField("CREATED_AT")),
 		field.Time("signature_date").Optional().Nillable().
 			Comment("When the inventory became signed (both parties); absent while unsigned."),
@@ -55,11 +57,11 @@ func (Inventory) Fields() []ent.Field {
 		// UnsignedSortDate while unsigned (unsigned sorts as signed after all others).
 		field.Time("signature_sort_date").Default(func() time.Time { return UnsignedSortDate }).
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput), entgql.OrderField("SIGNATURE_DATE")),
-		field.Time("agent_signature_date").Optional().Nillable(),
+		field.Time("agent_signature_date").Optional().Nillable().Comment("When the agent signed; absent until then."),
 		field.String("pdf_sha256").Optional().Nillable().Match(sha256Hex).
 			Comment("SHA-256 (hex) of the signed PDF, recorded when it was stored.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
-		field.Time("owner_signature_date").Optional().Nillable(),
+		field.Time("owner_signature_date").Optional().Nillable().Comment("When the owner signed; absent until then."),
 	}
 }
 
@@ -101,8 +103,8 @@ func (Inventory) Interceptors() []ent.Interceptor {
 func (Inventory) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("property", Property.Type).Ref("inventories").Field("property_id").
-			Unique().Required().Immutable(),
-		edge.To("environments", Environment.Type).
+			Unique().Required().Immutable().Comment("The inventoried property."),
+		edge.To("environments", Environment.Type).Comment("The rooms or areas, in their order.").
 			Annotations(entsql.OnDelete(entsql.Cascade), environmentsPerInventory),
 	}
 }
@@ -122,7 +124,8 @@ func (Inventory) Indexes() []ent.Index {
 
 func (Inventory) Annotations() []schema.Annotation {
 	return []schema.Annotation{
-		entgql.QueryField(),
+		schema.Comment("A signed (or not yet signed) record of the tangible assets of a property, room by room."),
+		entgql.QueryField().Description("The company's inventories, a Relay connection: filter with where, order with orderBy, page with first and after."),
 		entgql.RelayConnection(),
 		// The database itself refuses a half-signed inventory.
 		entsql.Checks(map[string]string{

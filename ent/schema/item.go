@@ -32,26 +32,26 @@ func (Item) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
 func (Item) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.UUID("environment_id", uuid.UUID{}).Immutable(),
-		field.UUID("material_id", uuid.UUID{}),
-		field.String("name").NotEmpty().MaxLen(128).
+		field.UUID("environment_id", uuid.UUID{}).Immutable().Comment("The id of the environment it is in."),
+		field.UUID("material_id", uuid.UUID{}).Comment("The id of its material."),
+		field.String("name").NotEmpty().MaxLen(128).Comment("Name of the item (Puerta, Ventana).").
 			Annotations(entgql.OrderField("NAME")),
 		field.Text("description").Default("").Comment("Free comment; may be empty."),
 		field.Int("rating").Range(MinRating, MaxRating).
 			Comment("Condition from 1 (bad) to 5 (as new).").
 			Annotations(entgql.OrderField("RATING")),
-		field.Int("order").Optional().Nillable().NonNegative(),
-		field.Bool("to_repair").Default(false),
+		field.Int("order").Optional().Nillable().NonNegative().Comment("Position in the environment; absent when the inspector gave none."),
+		field.Bool("to_repair").Default(false).Comment("Whether the item needs repair."),
 	}
 }
 
 func (Item) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("environment", Environment.Type).Ref("items").Field("environment_id").
-			Unique().Required().Immutable(),
+			Unique().Required().Immutable().Comment("The environment it is in."),
 		edge.From("material", Material.Type).Ref("items").Field("material_id").
-			Unique().Required(),
-		edge.To("photos", Photo.Type).
+			Unique().Required().Comment("What it is made of."),
+		edge.To("photos", Photo.Type).Comment("Its photos; empty when it has none.").
 			Annotations(entsql.OnDelete(entsql.Cascade), photosPerItem),
 	}
 }
@@ -78,6 +78,7 @@ func (Item) Interceptors() []ent.Interceptor {
 
 func (Item) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("One item diagnosed in an environment: its condition, material, photos and whether it needs repair (the legacy ItemDiagnostic)."),
 		entsql.Checks(map[string]string{"item_rating_range": "(rating BETWEEN 1 AND 5)"}),
 		// A material's items are a connection (Material.items), filtered and
 		// ordered like the root ones.

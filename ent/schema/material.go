@@ -15,16 +15,19 @@ type Material struct{ ent.Schema }
 func (Material) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.String("name").NotEmpty().MaxLen(128).Unique(),
+		field.String("name").NotEmpty().MaxLen(128).Unique().Comment("Name of the material (Madera, Cerámica)."),
 	}
 }
 
 func (Material) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.To("items", Item.Type).Annotations(entgql.RelayConnection(), pagedList),
+		edge.To("items", Item.Type).Comment("Items made of it, of the caller's company, a Relay connection.").Annotations(entgql.RelayConnection(), pagedList),
 	}
 }
 
 func (Material) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.Skip(entgql.SkipWhereInput)}
+	return []schema.Annotation{
+		schema.Comment("A material of the shared catalogue that items are made of."),
+		entgql.Skip(entgql.SkipWhereInput),
+	}
 }

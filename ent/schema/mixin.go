@@ -29,7 +29,8 @@ func (CompanyMixin) Policy() ent.Policy { return tenant.Policy() }
 
 // idField is the UUID primary key every schema uses.
 func idField() ent.Field {
-	return field.UUID("id", uuid.UUID{}).Default(uuid.New).Immutable()
+	return field.UUID("id", uuid.UUID{}).Default(uuid.New).Immutable().
+		Comment("The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.")
 }
 
 // selectsRows reports whether a query with these selected fields asks for

@@ -25,8 +25,8 @@ func (Photo) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
 func (Photo) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.UUID("item_id", uuid.UUID{}).Immutable(),
-		field.String("storage_reference").Match(storageref.Pattern),
+		field.UUID("item_id", uuid.UUID{}).Immutable().Comment("The id of the item it shows."),
+		field.String("storage_reference").Match(storageref.Pattern).Comment("File name of the photo in storage, ending in an image extension."),
 		field.String("sha256").Optional().Nillable().Match(sha256Hex).
 			Comment("SHA-256 (hex) of the stored file, recorded when it was stored."),
 	}
@@ -35,7 +35,7 @@ func (Photo) Fields() []ent.Field {
 func (Photo) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("item", Item.Type).Ref("photos").Field("item_id").
-			Unique().Required().Immutable(),
+			Unique().Required().Immutable().Comment("The item it shows."),
 	}
 }
 
@@ -62,5 +62,8 @@ func (Photo) Interceptors() []ent.Interceptor {
 }
 
 func (Photo) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.Skip(entgql.SkipWhereInput)}
+	return []schema.Annotation{
+		schema.Comment("A photo of an item."),
+		entgql.Skip(entgql.SkipWhereInput),
+	}
 }

@@ -21,18 +21,18 @@ func (Property) Fields() []ent.Field {
 		field.String("code").Default("").MaxLen(64).
 			Comment("The company's own reference for the property; may be empty.").
 			Annotations(entgql.OrderField("CODE")),
-		field.String("address").NotEmpty().MaxLen(256),
-		field.String("neighborhood").Default("").MaxLen(128),
-		field.String("city").NotEmpty().MaxLen(128).
+		field.String("address").NotEmpty().MaxLen(256).Comment("Street address."),
+		field.String("neighborhood").Default("").MaxLen(128).Comment("Neighbourhood (barrio); may be empty."),
+		field.String("city").NotEmpty().MaxLen(128).Comment("City.").
 			Annotations(entgql.OrderField("CITY")),
 		field.String("property_type").NotEmpty().MaxLen(64).
 			Comment("Type name, e.g. Apartamento or Casa (the legacy PropertyType.typeName)."),
-		field.Bool("is_active").Default(true),
+		field.Bool("is_active").Default(true).Comment("Whether the company still manages the property."),
 		field.Text("detail").Optional().Nillable().
 			Comment("Free-text detail of the property."),
 		field.Int("levels").Default(1).Range(1, 200).
 			Comment("Number of levels (storeys) of the property."),
-		field.Time("created_at").Default(nowUTC).Immutable().
+		field.Time("created_at").Default(nowUTC).Immutable().Comment("When the property was registered (UTC).").
 			Annotations(entgql.OrderField("CREATED_AT")),
 	}
 }
@@ -40,6 +40,7 @@ func (Property) Fields() []ent.Field {
 func (Property) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("inventories", Inventory.Type).
+			Comment("The property's inventories, newest first unless ordered otherwise.").
 			Annotations(entsql.OnDelete(entsql.Cascade), entgql.RelayConnection(), pagedList),
 	}
 }
@@ -54,7 +55,8 @@ func (Property) Indexes() []ent.Index {
 
 func (Property) Annotations() []schema.Annotation {
 	return []schema.Annotation{
-		entgql.QueryField(),
+		schema.Comment("A registered building or unit of a company, which can have several inventories."),
+		entgql.QueryField().Description("The company's properties, a Relay connection: filter with where, order with orderBy, page with first and after."),
 		entgql.RelayConnection(),
 	}
 }
