@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -27,7 +28,7 @@ func main() {
 		entgql.WithConfigPath("gqlgen.yml"),
 		entgql.WithWhereInputs(true),
 		entgql.WithNodeDescriptor(false),
-		entgql.WithSchemaHook(boundLists, describe),
+		entgql.WithSchemaHook(boundLists, spellIDsAsId, describe),
 	)
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
@@ -298,3 +299,39 @@ func predicateDescription(name string) string {
 }
 
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
+
+// idName matches the names entgql gives the id fields of edges and their
+// predicates (propertyID, propertyIDIn, …): Go's initialism, where GraphQL,
+// the legacy REST contract and every JavaScript client write propertyId.
+var idName = regexp.MustCompile(`^([a-z][A-Za-z0-9]*?)ID(NEQ|In|NotIn|GT|GTE|LT|LTE|IsNil|NotNil)?$`)
+
+// spellIDsAsId gives each such field its Id spelling, bound to the same Go
+// field, and keeps the ID spelling working, deprecated, for the clients
+// written against it.
+func spellIDsAsId(_ *gen.Graph, s *ast.Schema) error {
+	for _, def := range s.Types {
+		if def.Kind != ast.Object && def.Kind != ast.InputObject {
+			continue
+		}
+		fields := make(ast.FieldList, 0, len(def.Fields))
+		for _, f := range def.Fields {
+			m := idName.FindStringSubmatch(f.Name)
+			if m == nil {
+				fields = append(fields, f)
+				continue
+			}
+			spelled := *f
+			spelled.Name = m[1] + "Id" + m[2]
+			if f.Directives.ForName("goField") == nil {
+				spelled.Directives = append(ast.DirectiveList{goField(strings.ToUpper(f.Name[:1]) + f.Name[1:])}, f.Directives...)
+			}
+			f.Directives = append(f.Directives, &ast.Directive{Name: "deprecated", Arguments: ast.ArgumentList{{
+				Name:  "reason",
+				Value: &ast.Value{Kind: ast.StringValue, Raw: "Use " + spelled.Name + ": ids are spelled Id across the API."},
+			}}})
+			fields = append(fields, &spelled, f)
+		}
+		def.Fields = fields
+	}
+	return nil
+}

@@ -58,6 +58,12 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 				return direct.ErrFallback
 			}
 			x.w.UUID(v)
+		case "inventoryId":
+			v := obj.InventoryID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "inventoryID":
 			v := obj.InventoryID
 			if v == uuid.Nil {
@@ -138,6 +144,12 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			x.w.Raw("\"Inventory\"")
 		case "id":
 			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "propertyId":
+			v := obj.PropertyID
 			if v == uuid.Nil {
 				return direct.ErrFallback
 			}
@@ -459,8 +471,20 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 				return direct.ErrFallback
 			}
 			x.w.UUID(v)
+		case "environmentId":
+			v := obj.EnvironmentID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "environmentID":
 			v := obj.EnvironmentID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "materialId":
+			v := obj.MaterialID
 			if v == uuid.Nil {
 				return direct.ErrFallback
 			}
@@ -730,6 +754,12 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			x.w.Raw("\"Photo\"")
 		case "id":
 			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "itemId":
+			v := obj.ItemID
 			if v == uuid.Nil {
 				return direct.ErrFallback
 			}

@@ -125,7 +125,10 @@ func selectAllAs(schema *ast.Schema, typ string, depth int, prefix string) strin
 	}
 	parts = append(parts, "__typename")
 	for _, f := range def.Fields {
-		if strings.HasPrefix(f.Name, "__") || requiresArguments(f) {
+		// A deprecated field is its twin under an old name
+		// (TestIdsAreSpelledIdAndTheOldSpellingStillWorks): both would only
+		// price the selection past the limit.
+		if strings.HasPrefix(f.Name, "__") || requiresArguments(f) || f.Directives.ForName("deprecated") != nil {
 			continue
 		}
 		child := schema.Types[f.Type.Name()]

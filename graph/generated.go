@@ -184,6 +184,8 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Environment_id(ctx, field)
+	case "inventoryId":
+		return ec.fieldContext_Environment_inventoryId(ctx, field)
 	case "inventoryID":
 		return ec.fieldContext_Environment_inventoryID(ctx, field)
 	case "name":
@@ -206,6 +208,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Inventory_id(ctx, field)
+	case "propertyId":
+		return ec.fieldContext_Inventory_propertyId(ctx, field)
 	case "propertyID":
 		return ec.fieldContext_Inventory_propertyID(ctx, field)
 	case "inventoryType":
@@ -290,8 +294,12 @@ func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Item_id(ctx, field)
+	case "environmentId":
+		return ec.fieldContext_Item_environmentId(ctx, field)
 	case "environmentID":
 		return ec.fieldContext_Item_environmentID(ctx, field)
+	case "materialId":
+		return ec.fieldContext_Item_materialId(ctx, field)
 	case "materialID":
 		return ec.fieldContext_Item_materialID(ctx, field)
 	case "name":
@@ -366,6 +374,8 @@ func (ec *executionContext) childFields_Photo(ctx context.Context, field graphql
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Photo_id(ctx, field)
+	case "itemId":
+		return ec.fieldContext_Photo_itemId(ctx, field)
 	case "itemID":
 		return ec.fieldContext_Photo_itemID(ctx, field)
 	case "storageReference":
@@ -1009,6 +1019,29 @@ func (ec *executionContext) fieldContext_Environment_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("Environment", field, false, false, "ID")
 }
 
+func (ec *executionContext) _Environment_inventoryId(ctx context.Context, field graphql.CollectedField, obj *ent.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Environment_inventoryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InventoryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Environment_inventoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Environment", field, false, false, "ID")
+}
+
 func (ec *executionContext) _Environment_inventoryID(ctx context.Context, field graphql.CollectedField, obj *ent.Environment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1220,6 +1253,29 @@ func (ec *executionContext) _Inventory_id(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Inventory_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Inventory_propertyId(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_propertyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PropertyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_propertyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "ID")
 }
 
@@ -1979,6 +2035,29 @@ func (ec *executionContext) fieldContext_Item_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Item", field, false, false, "ID")
 }
 
+func (ec *executionContext) _Item_environmentId(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Item_environmentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnvironmentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Item_environmentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Item", field, false, false, "ID")
+}
+
 func (ec *executionContext) _Item_environmentID(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1999,6 +2078,29 @@ func (ec *executionContext) _Item_environmentID(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Item_environmentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Item", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Item_materialId(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Item_materialId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaterialID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Item_materialId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Item", field, false, false, "ID")
 }
 
@@ -2592,6 +2694,29 @@ func (ec *executionContext) _Photo_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Photo_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Photo", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Photo_itemId(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Photo_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Photo_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Photo", field, false, false, "ID")
 }
 
@@ -4805,7 +4930,7 @@ func (ec *executionContext) unmarshalInputInventoryWhereInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "propertyID", "propertyIDNEQ", "propertyIDIn", "propertyIDNotIn", "inventoryType", "inventoryTypeNEQ", "inventoryTypeIn", "inventoryTypeNotIn", "inventoryTypeGT", "inventoryTypeGTE", "inventoryTypeLT", "inventoryTypeLTE", "currency", "currencyNEQ", "currencyIn", "currencyNotIn", "currencyGT", "currencyGTE", "currencyLT", "currencyLTE", "currencyContains", "currencyHasPrefix", "currencyHasSuffix", "currencyEqualFold", "currencyContainsFold", "isSigned", "isSignedNEQ", "isRemoteSigned", "isRemoteSignedNEQ", "approvalCode", "approvalCodeNEQ", "approvalCodeIn", "approvalCodeNotIn", "approvalCodeGT", "approvalCodeGTE", "approvalCodeLT", "approvalCodeLTE", "approvalCodeContains", "approvalCodeHasPrefix", "approvalCodeHasSuffix", "approvalCodeIsNil", "approvalCodeNotNil", "approvalCodeEqualFold", "approvalCodeContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "signatureDate", "signatureDateNEQ", "signatureDateIn", "signatureDateNotIn", "signatureDateGT", "signatureDateGTE", "signatureDateLT", "signatureDateLTE", "signatureDateIsNil", "signatureDateNotNil", "agentSignatureDate", "agentSignatureDateNEQ", "agentSignatureDateIn", "agentSignatureDateNotIn", "agentSignatureDateGT", "agentSignatureDateGTE", "agentSignatureDateLT", "agentSignatureDateLTE", "agentSignatureDateIsNil", "agentSignatureDateNotNil", "ownerSignatureDate", "ownerSignatureDateNEQ", "ownerSignatureDateIn", "ownerSignatureDateNotIn", "ownerSignatureDateGT", "ownerSignatureDateGTE", "ownerSignatureDateLT", "ownerSignatureDateLTE", "ownerSignatureDateIsNil", "ownerSignatureDateNotNil", "hasProperty", "hasPropertyWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "propertyId", "propertyID", "propertyIdNEQ", "propertyIDNEQ", "propertyIdIn", "propertyIDIn", "propertyIdNotIn", "propertyIDNotIn", "inventoryType", "inventoryTypeNEQ", "inventoryTypeIn", "inventoryTypeNotIn", "inventoryTypeGT", "inventoryTypeGTE", "inventoryTypeLT", "inventoryTypeLTE", "currency", "currencyNEQ", "currencyIn", "currencyNotIn", "currencyGT", "currencyGTE", "currencyLT", "currencyLTE", "currencyContains", "currencyHasPrefix", "currencyHasSuffix", "currencyEqualFold", "currencyContainsFold", "isSigned", "isSignedNEQ", "isRemoteSigned", "isRemoteSignedNEQ", "approvalCode", "approvalCodeNEQ", "approvalCodeIn", "approvalCodeNotIn", "approvalCodeGT", "approvalCodeGTE", "approvalCodeLT", "approvalCodeLTE", "approvalCodeContains", "approvalCodeHasPrefix", "approvalCodeHasSuffix", "approvalCodeIsNil", "approvalCodeNotNil", "approvalCodeEqualFold", "approvalCodeContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "signatureDate", "signatureDateNEQ", "signatureDateIn", "signatureDateNotIn", "signatureDateGT", "signatureDateGTE", "signatureDateLT", "signatureDateLTE", "signatureDateIsNil", "signatureDateNotNil", "agentSignatureDate", "agentSignatureDateNEQ", "agentSignatureDateIn", "agentSignatureDateNotIn", "agentSignatureDateGT", "agentSignatureDateGTE", "agentSignatureDateLT", "agentSignatureDateLTE", "agentSignatureDateIsNil", "agentSignatureDateNotNil", "ownerSignatureDate", "ownerSignatureDateNEQ", "ownerSignatureDateIn", "ownerSignatureDateNotIn", "ownerSignatureDateGT", "ownerSignatureDateGTE", "ownerSignatureDateLT", "ownerSignatureDateLTE", "ownerSignatureDateIsNil", "ownerSignatureDateNotNil", "hasProperty", "hasPropertyWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4889,6 +5014,13 @@ func (ec *executionContext) unmarshalInputInventoryWhereInput(ctx context.Contex
 				return it, err
 			}
 			it.IDLTE = data
+		case "propertyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyId"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropertyID = data
 		case "propertyID":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyID"))
 			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
@@ -4896,6 +5028,13 @@ func (ec *executionContext) unmarshalInputInventoryWhereInput(ctx context.Contex
 				return it, err
 			}
 			it.PropertyID = data
+		case "propertyIdNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyIdNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropertyIDNEQ = data
 		case "propertyIDNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyIDNEQ"))
 			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
@@ -4903,6 +5042,13 @@ func (ec *executionContext) unmarshalInputInventoryWhereInput(ctx context.Contex
 				return it, err
 			}
 			it.PropertyIDNEQ = data
+		case "propertyIdIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyIdIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropertyIDIn = data
 		case "propertyIDIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyIDIn"))
 			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
@@ -4910,6 +5056,13 @@ func (ec *executionContext) unmarshalInputInventoryWhereInput(ctx context.Contex
 				return it, err
 			}
 			it.PropertyIDIn = data
+		case "propertyIdNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyIdNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropertyIDNotIn = data
 		case "propertyIDNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyIDNotIn"))
 			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
@@ -5558,7 +5711,7 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "environmentID", "environmentIDNEQ", "environmentIDIn", "environmentIDNotIn", "materialID", "materialIDNEQ", "materialIDIn", "materialIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "rating", "ratingNEQ", "ratingIn", "ratingNotIn", "ratingGT", "ratingGTE", "ratingLT", "ratingLTE", "order", "orderNEQ", "orderIn", "orderNotIn", "orderGT", "orderGTE", "orderLT", "orderLTE", "orderIsNil", "orderNotNil", "toRepair", "toRepairNEQ"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "environmentId", "environmentID", "environmentIdNEQ", "environmentIDNEQ", "environmentIdIn", "environmentIDIn", "environmentIdNotIn", "environmentIDNotIn", "materialId", "materialID", "materialIdNEQ", "materialIDNEQ", "materialIdIn", "materialIDIn", "materialIdNotIn", "materialIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "rating", "ratingNEQ", "ratingIn", "ratingNotIn", "ratingGT", "ratingGTE", "ratingLT", "ratingLTE", "order", "orderNEQ", "orderIn", "orderNotIn", "orderGT", "orderGTE", "orderLT", "orderLTE", "orderIsNil", "orderNotNil", "toRepair", "toRepairNEQ"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -5642,6 +5795,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.IDLTE = data
+		case "environmentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentId"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentID = data
 		case "environmentID":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentID"))
 			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
@@ -5649,6 +5809,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.EnvironmentID = data
+		case "environmentIdNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIdNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentIDNEQ = data
 		case "environmentIDNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIDNEQ"))
 			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
@@ -5656,6 +5823,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.EnvironmentIDNEQ = data
+		case "environmentIdIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIdIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentIDIn = data
 		case "environmentIDIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIDIn"))
 			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
@@ -5663,6 +5837,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.EnvironmentIDIn = data
+		case "environmentIdNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIdNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentIDNotIn = data
 		case "environmentIDNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentIDNotIn"))
 			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
@@ -5670,6 +5851,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.EnvironmentIDNotIn = data
+		case "materialId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialId"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialID = data
 		case "materialID":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialID"))
 			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
@@ -5677,6 +5865,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.MaterialID = data
+		case "materialIdNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIdNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialIDNEQ = data
 		case "materialIDNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIDNEQ"))
 			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
@@ -5684,6 +5879,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.MaterialIDNEQ = data
+		case "materialIdIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIdIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialIDIn = data
 		case "materialIDIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIDIn"))
 			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
@@ -5691,6 +5893,13 @@ func (ec *executionContext) unmarshalInputItemWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.MaterialIDIn = data
+		case "materialIdNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIdNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialIDNotIn = data
 		case "materialIDNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialIDNotIn"))
 			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
@@ -6969,6 +7178,11 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "inventoryId":
+			out.Values[i] = ec._Environment_inventoryId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "inventoryID":
 			out.Values[i] = ec._Environment_inventoryID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7036,6 +7250,11 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 			out.Values[i] = graphql.MarshalString("Inventory")
 		case "id":
 			out.Values[i] = ec._Inventory_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "propertyId":
+			out.Values[i] = ec._Inventory_propertyId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7307,8 +7526,18 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "environmentId":
+			out.Values[i] = ec._Item_environmentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "environmentID":
 			out.Values[i] = ec._Item_environmentID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "materialId":
+			out.Values[i] = ec._Item_materialId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7563,6 +7792,11 @@ func (ec *executionContext) _Photo(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Photo")
 		case "id":
 			out.Values[i] = ec._Photo_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "itemId":
+			out.Values[i] = ec._Photo_itemId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
