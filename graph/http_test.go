@@ -72,7 +72,7 @@ func graphQLErrors(t *testing.T, body string) []apitest.Error {
 // text names the connection's addresses. It was a 200 with that text.
 func TestBodiesNotReceivedAreClientErrors(t *testing.T) {
 	st := testdb.Open(t)
-	logs := &logBuffer{}
+	logs := &apitest.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	serve := func(opts server.Options, readTimeout time.Duration) string {
 		opts.RESTBaseURL, opts.Files = rest.DefaultBaseURL, apitest.Files(t)
@@ -122,7 +122,7 @@ func TestBodiesNotReceivedAreClientErrors(t *testing.T) {
 			}
 		})
 	}
-	if lines := logs.errorLines(); len(lines) > 0 {
+	if lines := logs.ErrorLines(); len(lines) > 0 {
 		t.Errorf("logged at ERROR:\n%s", strings.Join(lines, ""))
 	}
 }
@@ -235,7 +235,7 @@ func TestBusyDatabaseAnswersRetryAfter(t *testing.T) {
 	if !strings.Contains(logs.String(), `"level":"WARN","msg":"graphql: database unavailable"`) {
 		t.Errorf("the outage was not logged at WARN:\n%s", logs.String())
 	}
-	if lines := logs.errorLines(); len(lines) > 0 {
+	if lines := logs.ErrorLines(); len(lines) > 0 {
 		t.Errorf("logged at ERROR:\n%s", strings.Join(lines, ""))
 	}
 

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,44 +25,14 @@ import (
 	"github.com/propertyrecords/inventory/rest"
 )
 
-// logBuffer keeps a server's log lines; requests may write them from their
-// own goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// errorLines are the lines logged at ERROR.
-func (b *logBuffer) errorLines() []string {
-	var out []string
-	for line := range strings.Lines(b.String()) {
-		if strings.Contains(line, `"level":"ERROR"`) {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // loggedDemo serves the demo data, as demo does, keeping the server's log.
-func loggedDemo(t *testing.T, opts ...store.Option) (*apitest.Server, *store.Store, *logBuffer) {
+func loggedDemo(t *testing.T, opts ...store.Option) (*apitest.Server, *store.Store, *apitest.LogBuffer) {
 	t.Helper()
 	st := testdb.Open(t, opts...)
 	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
 		t.Fatalf("loading demo data: %v", err)
 	}
-	logs := &logBuffer{}
+	logs := &apitest.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	hs := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL, Files: apitest.Files(t)}))
 	t.Cleanup(hs.Close)
@@ -85,7 +53,7 @@ type inputCase struct {
 
 // checkInputCases sends each case and checks that it is answered, or refused
 // as it says before any SQL statement; and that nothing was logged at ERROR.
-func checkInputCases(t *testing.T, srv *apitest.Server, counter *testdb.Counter, logs *logBuffer, cases []inputCase) {
+func checkInputCases(t *testing.T, srv *apitest.Server, counter *testdb.Counter, logs *apitest.LogBuffer, cases []inputCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,7 +87,7 @@ func checkInputCases(t *testing.T, srv *apitest.Server, counter *testdb.Counter,
 			}
 		})
 	}
-	if lines := logs.errorLines(); len(lines) > 0 {
+	if lines := logs.ErrorLines(); len(lines) > 0 {
 		t.Errorf("logged at ERROR:\n%.2000s", strings.Join(lines, ""))
 	}
 }

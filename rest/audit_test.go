@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -22,11 +23,11 @@ func auditLines(lines []map[string]any) []map[string]any {
 
 // captureDefaultLog points the default logger, where tenant writes its audit
 // lines, at a buffer for the rest of the test.
-func captureDefaultLog(t *testing.T, level slog.Level) *logBuffer {
+func captureDefaultLog(t *testing.T, level slog.Level) *apitest.LogBuffer {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &apitest.LogBuffer{}
 	previous := slog.Default()
-	slog.SetDefault(logs.logger(level))
+	slog.SetDefault(logs.Logger(level))
 	t.Cleanup(func() {
 		slog.SetDefault(previous)
 		tenant.SetAuditLog("info")
@@ -48,7 +49,7 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 	// The first A2 of a signed PDF never stored renders and records it: the
 	// one write a read causes, audited with its record even with a company.
 	a.Get(t, "/inventory/download-pdf/"+inv.InventoryID+query("x-company-id", companyA), nil)
-	if lines := auditLines(logs.take(t)); len(lines) != 1 || lines[0]["record"] != inv.InventoryID ||
+	if lines := auditLines(logs.Take(t)); len(lines) != 1 || lines[0]["record"] != inv.InventoryID ||
 		!strings.HasPrefix(lines[0]["reason"].(string), "A2: recording the signed PDF") {
 		t.Errorf("the first A2 of a PDF never stored: audit lines %v, want one naming the write and its record", lines)
 	}
@@ -61,7 +62,7 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 	} {
 		a.Get(t, tt.path+tt.record, http.Header{"X-Forwarded-For": {"203.0.113.7, 10.0.0.2"}})
 		a.Get(t, tt.path+tt.record, nil)
-		lines := auditLines(logs.take(t))
+		lines := auditLines(logs.Take(t))
 		if len(lines) != 2 {
 			t.Fatalf("%s: %d audit lines for 2 lookups: %v", tt.endpoint, len(lines), lines)
 		}
@@ -79,7 +80,7 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 		// With a company there is nothing to audit, nor for a request refused.
 		a.Get(t, tt.path+tt.record+query("x-company-id", companyA), nil)
 		a.Get(t, tt.path+"not-a-uuid", nil)
-		if lines := auditLines(logs.take(t)); len(lines) != 0 {
+		if lines := auditLines(logs.Take(t)); len(lines) != 0 {
 			t.Errorf("%s: audited a lookup with a company or a refused one: %v", tt.endpoint, lines)
 		}
 	}
@@ -88,19 +89,19 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 	// there at debug.
 	tenant.SetAuditLog("debug")
 	a.Get(t, "/inventory/detail/"+inv.InventoryID, nil)
-	if lines := auditLines(logs.take(t)); len(lines) != 0 {
+	if lines := auditLines(logs.Take(t)); len(lines) != 0 {
 		t.Errorf("audit log debug, log level info: got %v, want no line", lines)
 	}
 	logs = captureDefaultLog(t, slog.LevelDebug)
 	tenant.SetAuditLog("debug")
 	a.Get(t, "/inventory/detail/"+inv.InventoryID, nil)
-	if lines := auditLines(logs.take(t)); len(lines) != 1 || lines[0]["level"] != "DEBUG" || lines[0]["record"] != inv.InventoryID {
+	if lines := auditLines(logs.Take(t)); len(lines) != 1 || lines[0]["level"] != "DEBUG" || lines[0]["record"] != inv.InventoryID {
 		t.Errorf("audit log debug, log level debug: got %v, want one DEBUG line naming the record", lines)
 	}
 	// "off" silences them at any level.
 	tenant.SetAuditLog("off")
 	a.Get(t, "/inventory/detail/"+inv.InventoryID, nil)
-	if lines := auditLines(logs.take(t)); len(lines) != 0 {
+	if lines := auditLines(logs.Take(t)); len(lines) != 0 {
 		t.Errorf("audit log off: got %v, want no line", lines)
 	}
 }

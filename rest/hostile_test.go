@@ -95,16 +95,7 @@ func TestHostileGraphQLNeverFailsTheServer(t *testing.T) {
 // for "isSigned=true;".
 func TestMalformedQueryStringsAreRefused(t *testing.T) {
 	a := demoWithFiles(t)
-	inv := signedInventory(t, a)
-	var a1 a1Named
-	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
-	item := a1.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
-	records := map[string]string{
-		"A1": "/inventory/detail/" + inv.InventoryID,
-		"A2": "/inventory/download-pdf/" + inv.InventoryID,
-		"A3": "/inventory/download-photos/itemDiagnostic/" + item,
-		"A5": "/property/get_property_uuid/" + inv.Property.PropertyID,
-	}
+	records := lookupsByUUID(t, a)
 	for endpoint, path := range records {
 		for _, tt := range []struct{ query, parameter string }{
 			{"?x-company-id=" + companyB + ";", "x-company-id"},
@@ -144,16 +135,7 @@ func TestMalformedQueryStringsAreRefused(t *testing.T) {
 // company A's records to a caller naming company B).
 func TestACompanyNamedAnyWayScopesTheLookupOrFails(t *testing.T) {
 	a := demoWithFiles(t)
-	inv := signedInventory(t, a) // company A's
-	var a1 a1Named
-	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
-	item := a1.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
-	records := map[string]string{
-		"A1": "/inventory/detail/" + inv.InventoryID,
-		"A2": "/inventory/download-pdf/" + inv.InventoryID,
-		"A3": "/inventory/download-photos/itemDiagnostic/" + item,
-		"A5": "/property/get_property_uuid/" + inv.Property.PropertyID,
-	}
+	records := lookupsByUUID(t, a) // company A's records
 	for endpoint, path := range records {
 		for _, tt := range []struct {
 			name   string
@@ -176,5 +158,21 @@ func TestACompanyNamedAnyWayScopesTheLookupOrFails(t *testing.T) {
 				t.Errorf("%s, company %s: got %d %.200s, want %d", endpoint, tt.name, res.StatusCode, body, tt.status)
 			}
 		}
+	}
+}
+
+// lookupsByUUID are the paths of the legacy lookups where the spec names no
+// company (A1, A2, A3, A5), each of one of company A's records.
+func lookupsByUUID(t *testing.T, a *api) map[string]string {
+	t.Helper()
+	inv := signedInventory(t, a)
+	var a1 a1Named
+	a.getJSON(t, "/inventory/detail/"+inv.InventoryID, &a1)
+	item := a1.EnvironmentDiagnostics[0].ItemDiagnostic[0].ItemDiagnosticID
+	return map[string]string{
+		"A1": "/inventory/detail/" + inv.InventoryID,
+		"A2": "/inventory/download-pdf/" + inv.InventoryID,
+		"A3": "/inventory/download-photos/itemDiagnostic/" + item,
+		"A5": "/property/get_property_uuid/" + inv.Property.PropertyID,
 	}
 }

@@ -1,14 +1,11 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,44 +16,6 @@ import (
 	"github.com/propertyrecords/inventory/internal/testdb"
 	"github.com/propertyrecords/inventory/rest"
 )
-
-// logBuffer holds the lines of a JSON logger. The server writes from its own
-// goroutines while the test reads, hence the lock.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// logger is a JSON logger into b that keeps lines from level up.
-func (b *logBuffer) logger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: level}))
-}
-
-// take returns the lines written since the last take, decoded, and forgets them.
-func (b *logBuffer) take(t testing.TB) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var lines []map[string]any
-	for _, raw := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
-		if len(raw) == 0 {
-			continue
-		}
-		var line map[string]any
-		if err := json.Unmarshal(raw, &line); err != nil {
-			t.Fatalf("log line %s: %v", raw, err)
-		}
-		lines = append(lines, line)
-	}
-	b.buf.Reset()
-	return lines
-}
 
 // TestAnOutageIs503WithRetryAfterAndAWarning makes the database really
 // unavailable to requests: the store admits one statement at a time, and the
@@ -70,8 +29,8 @@ func TestAnOutageIs503WithRetryAfterAndAWarning(t *testing.T) {
 	if _, err := datagen.Load(ctx, st.Client, nil, datagen.DemoSeed, size); err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
-	srv := httptest.NewServer(server.Handler(st, logs.logger(slog.LevelDebug), server.Options{Files: apitest.Files(t), RESTBaseURL: rest.DefaultBaseURL}))
+	var logs apitest.LogBuffer
+	srv := httptest.NewServer(server.Handler(st, logs.Logger(slog.LevelDebug), server.Options{Files: apitest.Files(t), RESTBaseURL: rest.DefaultBaseURL}))
 	t.Cleanup(srv.Close)
 	a := withDocument(t, &apitest.Server{URL: srv.URL})
 	someUUID := "5b0c0f0e-8d4c-4c59-9d0e-1f2a3b4c5d6e"
@@ -81,7 +40,7 @@ func TestAnOutageIs503WithRetryAfterAndAWarning(t *testing.T) {
 		"/inventory/detail/" + someUUID,
 		"/property/get_properties/" + companyA + query("page", "1", "sorter", "asc"),
 	}
-	logs.take(t)
+	logs.Take(t)
 
 	tx, err := st.Client.Tx(ctx)
 	if err != nil {
@@ -96,7 +55,7 @@ func TestAnOutageIs503WithRetryAfterAndAWarning(t *testing.T) {
 		}
 	}
 	warned := 0
-	for _, line := range logs.take(t) {
+	for _, line := range logs.Take(t) {
 		switch {
 		case line["level"] == "ERROR":
 			t.Errorf("an outage logged as an error: %v", line)

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -211,7 +210,7 @@ func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &apitest.LogBuffer{}
 	env := map[string]string{"INVENTORY_ADDR": "127.0.0.1:0"} // port 0: tests run side by side
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, stdio{nil, io.Discard, logs}) }()
@@ -271,24 +270,6 @@ func TestWaitReturnsWhenTheServerStopsByItself(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Wait did not return after the listener failed")
 	}
-}
-
-// syncBuffer is a bytes.Buffer the server's logger and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestGCIsTunedUnlessTheOperatorSetsIt(t *testing.T) {

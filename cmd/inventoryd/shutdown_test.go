@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
@@ -157,7 +158,7 @@ func TestShutdownUnderLoadAnswersEveryRequestSent(t *testing.T) {
 // error says which; the request ends as cancelled, not as an internal error
 // on a database closed under it.
 func TestShutdownNamesTheRequestsItCuts(t *testing.T) {
-	var logged syncBuffer
+	var logged apitest.LogBuffer
 	m := launchLogged(t, slog.New(slog.NewJSONHandler(&logged, nil)), func(c *Config) {
 		c.ShutdownDelay, c.ShutdownTimeout = 0, 300*time.Millisecond
 		c.DatabasePoolSize, c.AcquireTimeout = 1, 20*time.Second

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/files"
@@ -138,4 +140,60 @@ func do(tb testing.TB, req *http.Request) (*http.Response, []byte) {
 		tb.Fatal(err)
 	}
 	return res, body
+}
+
+// LogBuffer holds the lines a server logs, for a test to read: handlers
+// write from their own goroutines while the test reads, hence the lock.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is everything written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Logger is a JSON logger into b that keeps lines from level up.
+func (b *LogBuffer) Logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: level}))
+}
+
+// ErrorLines are the lines logged at ERROR.
+func (b *LogBuffer) ErrorLines() []string {
+	var out []string
+	for line := range strings.Lines(b.String()) {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// Take returns the lines written since the last Take, decoded, and forgets them.
+func (b *LogBuffer) Take(tb testing.TB) []map[string]any {
+	tb.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var lines []map[string]any
+	for _, raw := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
+		if len(raw) == 0 {
+			continue
+		}
+		var line map[string]any
+		if err := json.Unmarshal(raw, &line); err != nil {
+			tb.Fatalf("log line %s: %v", raw, err)
+		}
+		lines = append(lines, line)
+	}
+	b.buf.Reset()
+	return lines
 }
