@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,40 +67,8 @@ const (
 // fuzzServer is the real handler over httptest on the test database with
 // the demo data, its ERROR log lines kept.
 type fuzzServer struct {
-	url    string
-	mu     sync.Mutex
-	errors []string
-}
-
-type fuzzErrors struct{ s *fuzzServer }
-
-func (h fuzzErrors) Enabled(context.Context, slog.Level) bool { return true }
-func (h fuzzErrors) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h fuzzErrors) WithGroup(string) slog.Handler            { return h }
-func (h fuzzErrors) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
-		line := r.Message
-		r.Attrs(func(a slog.Attr) bool {
-			line += " " + a.String()
-			return true
-		})
-		h.s.mu.Lock()
-		h.s.errors = append(h.s.errors, line)
-		h.s.mu.Unlock()
-	}
-	return nil
-}
-
-func (s *fuzzServer) errorsSince(n int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.errors[n:]...)
-}
-
-func (s *fuzzServer) errorCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.errors)
+	url  string
+	logs apitest.LogBuffer
 }
 
 // FuzzGraphQLVariables runs fixed operations with fuzzed variables: the
@@ -114,7 +81,7 @@ func FuzzGraphQLVariables(f *testing.F) {
 		f.Fatal(err)
 	}
 	s := &fuzzServer{}
-	srv := httptest.NewServer(server.Handler(st, slog.New(fuzzErrors{s}), server.Options{Files: apitest.Files(f), RESTBaseURL: rest.DefaultBaseURL}))
+	srv := httptest.NewServer(server.Handler(st, s.logs.Logger(slog.LevelError), server.Options{Files: apitest.Files(f), RESTBaseURL: rest.DefaultBaseURL}))
 	f.Cleanup(srv.Close)
 	s.url = srv.URL
 
@@ -249,7 +216,7 @@ func FuzzGraphQLVariables(f *testing.F) {
 		default:
 			req.Header.Set("X-Company-Id", companyA)
 		}
-		before := s.errorCount()
+		before := len(s.logs.ErrorLines())
 		res, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("%s with variables %s: no answer (a panic, or the connection closed): %v", req.Method, fuzzClip(variables), err)
@@ -263,7 +230,7 @@ func FuzzGraphQLVariables(f *testing.F) {
 		if problem := fuzzJudgeGraphQL(res, body); problem != "" {
 			t.Errorf("%s %s with variables %s: %s\n%d %s", req.Method, name, fuzzClip(variables), problem, res.StatusCode, fuzzClip(string(body)))
 		}
-		if logged := s.errorsSince(before); len(logged) > 0 {
+		if logged := s.logs.ErrorLines()[before:]; len(logged) > 0 {
 			for i, l := range logged {
 				logged[i] = fuzzClip(l) // a panic's line holds its whole stack
 			}

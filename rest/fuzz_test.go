@@ -11,7 +11,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,32 +33,8 @@ var (
 type fuzzServer struct {
 	url    string
 	client *http.Client
-	mu     sync.Mutex
-	errors []string
+	logs   apitest.LogBuffer
 }
-
-// fuzzErrors records ERROR lines.
-type fuzzErrors struct {
-	slog.Handler
-	s *fuzzServer
-}
-
-func (h fuzzErrors) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
-		line := r.Message
-		r.Attrs(func(a slog.Attr) bool {
-			line += " " + a.String()
-			return true
-		})
-		h.s.mu.Lock()
-		h.s.errors = append(h.s.errors, line)
-		h.s.mu.Unlock()
-	}
-	return nil
-}
-
-func (h fuzzErrors) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h fuzzErrors) WithGroup(string) slog.Handler      { return h }
 
 func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
@@ -69,7 +44,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 		tb.Fatal(err)
 	}
 	s := &fuzzServer{}
-	log := slog.New(fuzzErrors{Handler: slog.DiscardHandler, s: s})
+	log := s.logs.Logger(slog.LevelError)
 	srv := httptest.NewServer(server.Handler(st, log, server.Options{Files: fs, RESTBaseURL: rest.DefaultBaseURL}))
 	tb.Cleanup(srv.Close)
 	s.url = srv.URL
@@ -81,19 +56,6 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 		Timeout: server.DefaultRequestTimeout + 20*time.Second,
 	}
 	return s
-}
-
-// errorsSince returns the ERROR lines logged after the first n.
-func (s *fuzzServer) errorsSince(n int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.errors[n:]...)
-}
-
-func (s *fuzzServer) errorCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.errors)
 }
 
 // fuzzIDs are ids and a signed photo URL of the demo data, read as a
@@ -316,7 +278,7 @@ func FuzzRESTParameters(f *testing.F) {
 		if mode&fuzzRangeFromQuery != 0 {
 			req.Header.Set("Range", fuzzHeaderValue(rawQuery))
 		}
-		before := s.errorCount()
+		before := len(s.logs.ErrorLines())
 		res, err := s.client.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: no answer (a panic, or the connection closed): %v", method, req.URL.RequestURI(), err)
@@ -329,7 +291,7 @@ func FuzzRESTParameters(f *testing.F) {
 		if problem := fuzzJudgeREST(method, fuzzRESTPath(req.URL.Opaque), res, body); problem != "" {
 			t.Errorf("%s %s (X-Company-Id %q, Range %q): %s\n%d %s", method, req.URL.RequestURI(), req.Header.Get("X-Company-Id"), req.Header.Get("Range"), problem, res.StatusCode, fuzzClip(body))
 		}
-		if logged := s.errorsSince(before); len(logged) > 0 {
+		if logged := s.logs.ErrorLines()[before:]; len(logged) > 0 {
 			t.Errorf("%s %s: the server logged ERROR: %s", method, req.URL.RequestURI(), strings.Join(logged, "\n"))
 		}
 	})
