@@ -8,9 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/entc"
@@ -28,7 +32,7 @@ func main() {
 		entgql.WithConfigPath("gqlgen.yml"),
 		entgql.WithWhereInputs(true),
 		entgql.WithNodeDescriptor(false),
-		entgql.WithSchemaHook(boundLists, spellIDsAsId, describe),
+		entgql.WithSchemaHook(boundLists, defaultOrders, spellIDsAsId, describe),
 	)
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
@@ -38,7 +42,11 @@ func main() {
 		entc.FeatureNames("privacy", "entql", "intercept"),
 		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl"),
 	}
-	if err := entc.Generate("./ent/schema", &gen.Config{}, opts...); err != nil {
+	descending := gen.MustParse(gen.NewTemplate("descending_sort").
+		Funcs(template.FuncMap{"descendingSorts": descendingSorts}).
+		ParseFiles("ent/template/descending_sort.tmpl"))
+	config := &gen.Config{Templates: []*gen.Template{descending}, Hooks: []gen.Hook{pagersSwapDescendingFields}}
+	if err := entc.Generate("./ent/schema", config, opts...); err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
 }
@@ -236,6 +244,22 @@ func describe(g *gen.Graph, s *ast.Schema) error {
 	if query := s.Types["Query"]; query != nil && query.Description == "" {
 		query.Description = "What a company reads: its inventories and properties, as Relay connections or numbered pages, and any of its records by id (node, nodes). Every request names the company in the X-Company-Id header."
 	}
+	for _, n := range g.Nodes {
+		sorts, err := descendingSorts(n)
+		if err != nil {
+			return err
+		}
+		for _, sort := range sorts {
+			gql, _ := sort.Asc.Annotations["EntGQL"].(map[string]any)
+			name, _ := gql["OrderField"].(string)
+			def := s.Types[n.Name+"OrderField"]
+			if def == nil || def.EnumValues.ForName(name) == nil {
+				return fmt.Errorf("%s.%s: a DescendingSort on a field that is not an order field", n.Name, sort.Asc.Name)
+			}
+			def.EnumValues.ForName(name).Description = "Orders by " + strings.ToLower(strings.ReplaceAll(name, "_", " ")) +
+				"; records without one come last in either direction."
+		}
+	}
 	for _, def := range s.Types {
 		switch {
 		case def.Kind == ast.Enum && strings.HasSuffix(def.Name, "OrderField"):
@@ -332,6 +356,89 @@ func spellIDsAsId(_ *gen.Graph, s *ast.Schema) error {
 			fields = append(fields, &spelled, f)
 		}
 		def.Fields = fields
+	}
+	return nil
+}
+
+// descendingSort pairs an order field (Asc) with the field its descending
+// order reads (Desc): see ent/schema.DescendingSort.
+type descendingSort struct{ Asc, Desc *gen.Field }
+
+// descendingSorts lists n's fields with a DescendingSort annotation.
+func descendingSorts(n *gen.Type) ([]descendingSort, error) {
+	var sorts []descendingSort
+	for _, f := range n.Fields {
+		raw, ok := f.Annotations["DescendingSort"].(map[string]any)
+		if !ok {
+			continue
+		}
+		column, _ := raw["Column"].(string)
+		i := slices.IndexFunc(n.Fields, func(d *gen.Field) bool { return d.Name == column })
+		if i < 0 {
+			return nil, fmt.Errorf("%s.%s: DescendingSort names %q, not a field of %s", n.Name, f.Name, column, n.Name)
+		}
+		sorts = append(sorts, descendingSort{Asc: f, Desc: n.Fields[i]})
+	}
+	return sorts, nil
+}
+
+// pagersSwapDescendingFields makes the pager of each node with a
+// DescendingSort field follow its order's forPaging (descending_sort.tmpl).
+// entgql's pagination template has no hook of its own, so this adds the call
+// to the generated file, after the order is settled; generation fails if
+// entgql's code no longer reads as expected.
+func pagersSwapDescendingFields(next gen.Generator) gen.Generator {
+	return gen.GenerateFunc(func(g *gen.Graph) error {
+		if err := next.Generate(g); err != nil {
+			return err
+		}
+		path := filepath.Join(g.Config.Target, "gql_pagination.go")
+		code, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, n := range g.Nodes {
+			sorts, err := descendingSorts(n)
+			if err != nil {
+				return err
+			}
+			if len(sorts) == 0 {
+				continue
+			}
+			settled := fmt.Sprintf("\t\tpager.order = Default%[1]sOrder\n\t}\n\treturn pager, nil\n", n.Name)
+			if strings.Count(string(code), settled) != 1 {
+				return fmt.Errorf("gql_pagination.go: new%sPager no longer ends as expected; see pagersSwapDescendingFields", n.Name)
+			}
+			code = []byte(strings.Replace(string(code), settled,
+				fmt.Sprintf("\t\tpager.order = Default%[1]sOrder\n\t}\n\tpager.order = pager.order.forPaging()\n\treturn pager, nil\n", n.Name), 1))
+		}
+		return os.WriteFile(path, code, 0o644)
+	})
+}
+
+// defaultOrders gives the orderBy argument of each connection edge with a
+// DefaultOrder annotation that order as its default value.
+func defaultOrders(g *gen.Graph, s *ast.Schema) error {
+	for _, n := range g.Nodes {
+		for _, e := range n.Edges {
+			raw, ok := e.Annotations["DefaultOrder"].(map[string]any)
+			if !ok {
+				continue
+			}
+			var orderBy *ast.ArgumentDefinition
+			if obj := s.Types[n.Name]; obj != nil && obj.Fields.ForName(e.Name) != nil {
+				orderBy = obj.Fields.ForName(e.Name).Arguments.ForName("orderBy")
+			}
+			field, _ := raw["Field"].(string)
+			direction, _ := raw["Direction"].(string)
+			if orderBy == nil || field == "" || direction == "" {
+				return fmt.Errorf("%s.%s: a DefaultOrder wants a connection edge with orderBy, and a field and a direction", n.Name, e.Name)
+			}
+			orderBy.DefaultValue = &ast.Value{Kind: ast.ObjectValue, Children: ast.ChildValueList{
+				{Name: "field", Value: &ast.Value{Kind: ast.EnumValue, Raw: field}},
+				{Name: "direction", Value: &ast.Value{Kind: ast.EnumValue, Raw: direction}},
+			}}
+		}
 	}
 	return nil
 }

@@ -50,20 +50,21 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Inventory",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			inventory.FieldCompanyID:          {Type: field.TypeUUID, Column: inventory.FieldCompanyID},
-			inventory.FieldPropertyID:         {Type: field.TypeUUID, Column: inventory.FieldPropertyID},
-			inventory.FieldInventoryType:      {Type: field.TypeInt, Column: inventory.FieldInventoryType},
-			inventory.FieldRentalPrice:        {Type: field.TypeOther, Column: inventory.FieldRentalPrice},
-			inventory.FieldCurrency:           {Type: field.TypeString, Column: inventory.FieldCurrency},
-			inventory.FieldIsSigned:           {Type: field.TypeBool, Column: inventory.FieldIsSigned},
-			inventory.FieldIsRemoteSigned:     {Type: field.TypeBool, Column: inventory.FieldIsRemoteSigned},
-			inventory.FieldApprovalCode:       {Type: field.TypeString, Column: inventory.FieldApprovalCode},
-			inventory.FieldCreatedAt:          {Type: field.TypeTime, Column: inventory.FieldCreatedAt},
-			inventory.FieldSignatureDate:      {Type: field.TypeTime, Column: inventory.FieldSignatureDate},
-			inventory.FieldSignatureSortDate:  {Type: field.TypeTime, Column: inventory.FieldSignatureSortDate},
-			inventory.FieldAgentSignatureDate: {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
-			inventory.FieldPdfSha256:          {Type: field.TypeString, Column: inventory.FieldPdfSha256},
-			inventory.FieldOwnerSignatureDate: {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
+			inventory.FieldCompanyID:             {Type: field.TypeUUID, Column: inventory.FieldCompanyID},
+			inventory.FieldPropertyID:            {Type: field.TypeUUID, Column: inventory.FieldPropertyID},
+			inventory.FieldInventoryType:         {Type: field.TypeInt, Column: inventory.FieldInventoryType},
+			inventory.FieldRentalPrice:           {Type: field.TypeOther, Column: inventory.FieldRentalPrice},
+			inventory.FieldCurrency:              {Type: field.TypeString, Column: inventory.FieldCurrency},
+			inventory.FieldIsSigned:              {Type: field.TypeBool, Column: inventory.FieldIsSigned},
+			inventory.FieldIsRemoteSigned:        {Type: field.TypeBool, Column: inventory.FieldIsRemoteSigned},
+			inventory.FieldApprovalCode:          {Type: field.TypeString, Column: inventory.FieldApprovalCode},
+			inventory.FieldCreatedAt:             {Type: field.TypeTime, Column: inventory.FieldCreatedAt},
+			inventory.FieldSignatureDate:         {Type: field.TypeTime, Column: inventory.FieldSignatureDate},
+			inventory.FieldSignatureSortDate:     {Type: field.TypeTime, Column: inventory.FieldSignatureSortDate},
+			inventory.FieldSignatureSortDateDesc: {Type: field.TypeTime, Column: inventory.FieldSignatureSortDateDesc},
+			inventory.FieldAgentSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
+			inventory.FieldPdfSha256:             {Type: field.TypeString, Column: inventory.FieldPdfSha256},
+			inventory.FieldOwnerSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
 		},
 	}
 	graph.Nodes[2] = &sqlgraph.Node{
@@ -461,6 +462,11 @@ func (f *InventoryFilter) WhereSignatureDate(p entql.TimeP) {
 // WhereSignatureSortDate applies the entql time.Time predicate on the signature_sort_date field.
 func (f *InventoryFilter) WhereSignatureSortDate(p entql.TimeP) {
 	f.Where(p.Field(inventory.FieldSignatureSortDate))
+}
+
+// WhereSignatureSortDateDesc applies the entql time.Time predicate on the signature_sort_date_desc field.
+func (f *InventoryFilter) WhereSignatureSortDateDesc(p entql.TimeP) {
+	f.Where(p.Field(inventory.FieldSignatureSortDateDesc))
 }
 
 // WhereAgentSignatureDate applies the entql time.Time predicate on the agent_signature_date field.

@@ -452,6 +452,7 @@ func newInventoryPager(opts []InventoryPaginateOption, reverse bool) (*inventory
 	if pager.order == nil {
 		pager.order = DefaultInventoryOrder
 	}
+	pager.order = pager.order.forPaging()
 	return pager, nil
 }
 

@@ -44,6 +44,8 @@ type Inventory struct {
 	SignatureDate *time.Time `json:"signature_date,omitempty"`
 	// SignatureSortDate holds the value of the "signature_sort_date" field.
 	SignatureSortDate time.Time `json:"signature_sort_date,omitempty"`
+	// SignatureSortDateDesc holds the value of the "signature_sort_date_desc" field.
+	SignatureSortDateDesc time.Time `json:"signature_sort_date_desc,omitempty"`
 	// When the agent signed; absent until then.
 	AgentSignatureDate *time.Time `json:"agent_signature_date,omitempty"`
 	// SHA-256 (hex) of the signed PDF, recorded when it was stored.
@@ -104,7 +106,7 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case inventory.FieldCurrency, inventory.FieldApprovalCode, inventory.FieldPdfSha256:
 			values[i] = new(sql.NullString)
-		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate:
+		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldSignatureSortDateDesc, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate:
 			values[i] = new(sql.NullTime)
 		case inventory.FieldID, inventory.FieldCompanyID, inventory.FieldPropertyID:
 			values[i] = new(uuid.UUID)
@@ -196,6 +198,12 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field signature_sort_date", values[i])
 			} else if value.Valid {
 				_m.SignatureSortDate = value.Time
+			}
+		case inventory.FieldSignatureSortDateDesc:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field signature_sort_date_desc", values[i])
+			} else if value.Valid {
+				_m.SignatureSortDateDesc = value.Time
 			}
 		case inventory.FieldAgentSignatureDate:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -300,6 +308,9 @@ func (_m *Inventory) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("signature_sort_date=")
 	builder.WriteString(_m.SignatureSortDate.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("signature_sort_date_desc=")
+	builder.WriteString(_m.SignatureSortDateDesc.Format(time.ANSIC))
 	builder.WriteString(", ")
 	if v := _m.AgentSignatureDate; v != nil {
 		builder.WriteString("agent_signature_date=")

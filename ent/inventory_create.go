@@ -147,6 +147,20 @@ func (_c *InventoryCreate) SetNillableSignatureSortDate(v *time.Time) *Inventory
 	return _c
 }
 
+// SetSignatureSortDateDesc sets the "signature_sort_date_desc" field.
+func (_c *InventoryCreate) SetSignatureSortDateDesc(v time.Time) *InventoryCreate {
+	_c.mutation.SetSignatureSortDateDesc(v)
+	return _c
+}
+
+// SetNillableSignatureSortDateDesc sets the "signature_sort_date_desc" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableSignatureSortDateDesc(v *time.Time) *InventoryCreate {
+	if v != nil {
+		_c.SetSignatureSortDateDesc(*v)
+	}
+	return _c
+}
+
 // SetAgentSignatureDate sets the "agent_signature_date" field.
 func (_c *InventoryCreate) SetAgentSignatureDate(v time.Time) *InventoryCreate {
 	_c.mutation.SetAgentSignatureDate(v)
@@ -286,6 +300,13 @@ func (_c *InventoryCreate) defaults() error {
 		v := inventory.DefaultSignatureSortDate()
 		_c.mutation.SetSignatureSortDate(v)
 	}
+	if _, ok := _c.mutation.SignatureSortDateDesc(); !ok {
+		if inventory.DefaultSignatureSortDateDesc == nil {
+			return fmt.Errorf("ent: uninitialized inventory.DefaultSignatureSortDateDesc (forgotten import ent/runtime?)")
+		}
+		v := inventory.DefaultSignatureSortDateDesc()
+		_c.mutation.SetSignatureSortDateDesc(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if inventory.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized inventory.DefaultID (forgotten import ent/runtime?)")
@@ -339,6 +360,9 @@ func (_c *InventoryCreate) check() error {
 	}
 	if _, ok := _c.mutation.SignatureSortDate(); !ok {
 		return &ValidationError{Name: "signature_sort_date", err: errors.New(`ent: missing required field "Inventory.signature_sort_date"`)}
+	}
+	if _, ok := _c.mutation.SignatureSortDateDesc(); !ok {
+		return &ValidationError{Name: "signature_sort_date_desc", err: errors.New(`ent: missing required field "Inventory.signature_sort_date_desc"`)}
 	}
 	if v, ok := _c.mutation.PdfSha256(); ok {
 		if err := inventory.PdfSha256Validator(v); err != nil {
@@ -422,6 +446,10 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SignatureSortDate(); ok {
 		_spec.SetField(inventory.FieldSignatureSortDate, field.TypeTime, value)
 		_node.SignatureSortDate = value
+	}
+	if value, ok := _c.mutation.SignatureSortDateDesc(); ok {
+		_spec.SetField(inventory.FieldSignatureSortDateDesc, field.TypeTime, value)
+		_node.SignatureSortDateDesc = value
 	}
 	if value, ok := _c.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)

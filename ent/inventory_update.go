@@ -163,6 +163,20 @@ func (_u *InventoryUpdate) SetNillableSignatureSortDate(v *time.Time) *Inventory
 	return _u
 }
 
+// SetSignatureSortDateDesc sets the "signature_sort_date_desc" field.
+func (_u *InventoryUpdate) SetSignatureSortDateDesc(v time.Time) *InventoryUpdate {
+	_u.mutation.SetSignatureSortDateDesc(v)
+	return _u
+}
+
+// SetNillableSignatureSortDateDesc sets the "signature_sort_date_desc" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableSignatureSortDateDesc(v *time.Time) *InventoryUpdate {
+	if v != nil {
+		_u.SetSignatureSortDateDesc(*v)
+	}
+	return _u
+}
+
 // SetAgentSignatureDate sets the "agent_signature_date" field.
 func (_u *InventoryUpdate) SetAgentSignatureDate(v time.Time) *InventoryUpdate {
 	_u.mutation.SetAgentSignatureDate(v)
@@ -363,6 +377,9 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.SignatureSortDate(); ok {
 		_spec.SetField(inventory.FieldSignatureSortDate, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.SignatureSortDateDesc(); ok {
+		_spec.SetField(inventory.FieldSignatureSortDateDesc, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)
@@ -574,6 +591,20 @@ func (_u *InventoryUpdateOne) SetSignatureSortDate(v time.Time) *InventoryUpdate
 func (_u *InventoryUpdateOne) SetNillableSignatureSortDate(v *time.Time) *InventoryUpdateOne {
 	if v != nil {
 		_u.SetSignatureSortDate(*v)
+	}
+	return _u
+}
+
+// SetSignatureSortDateDesc sets the "signature_sort_date_desc" field.
+func (_u *InventoryUpdateOne) SetSignatureSortDateDesc(v time.Time) *InventoryUpdateOne {
+	_u.mutation.SetSignatureSortDateDesc(v)
+	return _u
+}
+
+// SetNillableSignatureSortDateDesc sets the "signature_sort_date_desc" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableSignatureSortDateDesc(v *time.Time) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetSignatureSortDateDesc(*v)
 	}
 	return _u
 }
@@ -808,6 +839,9 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if value, ok := _u.mutation.SignatureSortDate(); ok {
 		_spec.SetField(inventory.FieldSignatureSortDate, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.SignatureSortDateDesc(); ok {
+		_spec.SetField(inventory.FieldSignatureSortDateDesc, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.AgentSignatureDate(); ok {
 		_spec.SetField(inventory.FieldAgentSignatureDate, field.TypeTime, value)

@@ -853,32 +853,33 @@ func (m *EnvironmentMutation) ResetEdge(name string) error {
 // InventoryMutation represents an operation that mutates the Inventory nodes in the graph.
 type InventoryMutation struct {
 	config
-	op                   Op
-	typ                  string
-	id                   *uuid.UUID
-	company_id           *uuid.UUID
-	inventory_type       *inventorytype.Type
-	addinventory_type    *inventorytype.Type
-	rental_price         *decimal.Decimal
-	currency             *string
-	is_signed            *bool
-	is_remote_signed     *bool
-	approval_code        *string
-	created_at           *time.Time
-	signature_date       *time.Time
-	signature_sort_date  *time.Time
-	agent_signature_date *time.Time
-	pdf_sha256           *string
-	owner_signature_date *time.Time
-	clearedFields        map[string]struct{}
-	property             *uuid.UUID
-	clearedproperty      bool
-	environments         map[uuid.UUID]struct{}
-	removedenvironments  map[uuid.UUID]struct{}
-	clearedenvironments  bool
-	done                 bool
-	oldValue             func(context.Context) (*Inventory, error)
-	predicates           []predicate.Inventory
+	op                       Op
+	typ                      string
+	id                       *uuid.UUID
+	company_id               *uuid.UUID
+	inventory_type           *inventorytype.Type
+	addinventory_type        *inventorytype.Type
+	rental_price             *decimal.Decimal
+	currency                 *string
+	is_signed                *bool
+	is_remote_signed         *bool
+	approval_code            *string
+	created_at               *time.Time
+	signature_date           *time.Time
+	signature_sort_date      *time.Time
+	signature_sort_date_desc *time.Time
+	agent_signature_date     *time.Time
+	pdf_sha256               *string
+	owner_signature_date     *time.Time
+	clearedFields            map[string]struct{}
+	property                 *uuid.UUID
+	clearedproperty          bool
+	environments             map[uuid.UUID]struct{}
+	removedenvironments      map[uuid.UUID]struct{}
+	clearedenvironments      bool
+	done                     bool
+	oldValue                 func(context.Context) (*Inventory, error)
+	predicates               []predicate.Inventory
 }
 
 var _ ent.Mutation = (*InventoryMutation)(nil)
@@ -1427,6 +1428,42 @@ func (m *InventoryMutation) ResetSignatureSortDate() {
 	m.signature_sort_date = nil
 }
 
+// SetSignatureSortDateDesc sets the "signature_sort_date_desc" field.
+func (m *InventoryMutation) SetSignatureSortDateDesc(t time.Time) {
+	m.signature_sort_date_desc = &t
+}
+
+// SignatureSortDateDesc returns the value of the "signature_sort_date_desc" field in the mutation.
+func (m *InventoryMutation) SignatureSortDateDesc() (r time.Time, exists bool) {
+	v := m.signature_sort_date_desc
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignatureSortDateDesc returns the old "signature_sort_date_desc" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldSignatureSortDateDesc(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignatureSortDateDesc is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignatureSortDateDesc requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignatureSortDateDesc: %w", err)
+	}
+	return oldValue.SignatureSortDateDesc, nil
+}
+
+// ResetSignatureSortDateDesc resets all changes to the "signature_sort_date_desc" field.
+func (m *InventoryMutation) ResetSignatureSortDateDesc() {
+	m.signature_sort_date_desc = nil
+}
+
 // SetAgentSignatureDate sets the "agent_signature_date" field.
 func (m *InventoryMutation) SetAgentSignatureDate(t time.Time) {
 	m.agent_signature_date = &t
@@ -1689,7 +1726,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -1722,6 +1759,9 @@ func (m *InventoryMutation) Fields() []string {
 	}
 	if m.signature_sort_date != nil {
 		fields = append(fields, inventory.FieldSignatureSortDate)
+	}
+	if m.signature_sort_date_desc != nil {
+		fields = append(fields, inventory.FieldSignatureSortDateDesc)
 	}
 	if m.agent_signature_date != nil {
 		fields = append(fields, inventory.FieldAgentSignatureDate)
@@ -1762,6 +1802,8 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.SignatureDate()
 	case inventory.FieldSignatureSortDate:
 		return m.SignatureSortDate()
+	case inventory.FieldSignatureSortDateDesc:
+		return m.SignatureSortDateDesc()
 	case inventory.FieldAgentSignatureDate:
 		return m.AgentSignatureDate()
 	case inventory.FieldPdfSha256:
@@ -1799,6 +1841,8 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldSignatureDate(ctx)
 	case inventory.FieldSignatureSortDate:
 		return m.OldSignatureSortDate(ctx)
+	case inventory.FieldSignatureSortDateDesc:
+		return m.OldSignatureSortDateDesc(ctx)
 	case inventory.FieldAgentSignatureDate:
 		return m.OldAgentSignatureDate(ctx)
 	case inventory.FieldPdfSha256:
@@ -1890,6 +1934,13 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSignatureSortDate(v)
+		return nil
+	case inventory.FieldSignatureSortDateDesc:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignatureSortDateDesc(v)
 		return nil
 	case inventory.FieldAgentSignatureDate:
 		v, ok := value.(time.Time)
@@ -2041,6 +2092,9 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldSignatureSortDate:
 		m.ResetSignatureSortDate()
+		return nil
+	case inventory.FieldSignatureSortDateDesc:
+		m.ResetSignatureSortDateDesc()
 		return nil
 	case inventory.FieldAgentSignatureDate:
 		m.ResetAgentSignatureDate()

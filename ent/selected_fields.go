@@ -6,22 +6,40 @@ package ent
 // query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *EnvironmentQuery) SelectedFields() []string { return _q.ctx.Fields }
 
+// Ordered reports whether the query has an order of its own.
+func (_q *EnvironmentQuery) Ordered() bool { return len(_q.order) > 0 }
+
 // SelectedFields are the columns the query is restricted to (none: all). A
 // query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *InventoryQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *InventoryQuery) Ordered() bool { return len(_q.order) > 0 }
 
 // SelectedFields are the columns the query is restricted to (none: all). A
 // query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *ItemQuery) SelectedFields() []string { return _q.ctx.Fields }
 
+// Ordered reports whether the query has an order of its own.
+func (_q *ItemQuery) Ordered() bool { return len(_q.order) > 0 }
+
 // SelectedFields are the columns the query is restricted to (none: all). A
 // query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *MaterialQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *MaterialQuery) Ordered() bool { return len(_q.order) > 0 }
 
 // SelectedFields are the columns the query is restricted to (none: all). A
 // query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *PhotoQuery) SelectedFields() []string { return _q.ctx.Fields }
 
+// Ordered reports whether the query has an order of its own.
+func (_q *PhotoQuery) Ordered() bool { return len(_q.order) > 0 }
+
 // SelectedFields are the columns the query is restricted to (none: all). A
 // query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *PropertyQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *PropertyQuery) Ordered() bool { return len(_q.order) > 0 }

@@ -292,16 +292,14 @@ func TestInventoryPageFollowsPagingRule(t *testing.T) {
 }
 
 // signatureOrder checks rows sorted by signature date: signed ones in the
-// direction asked, unsigned ones after them ascending and before them descending.
+// direction asked, unsigned ones after them in either direction.
 func signatureOrder(t *testing.T, direction string, dates []*string) {
 	t.Helper()
 	for i := 1; i < len(dates); i++ {
 		prev, cur := dates[i-1], dates[i]
 		switch {
-		case direction == "ASC" && prev == nil && cur != nil:
-			t.Errorf("ASC: signed after unsigned at %d: want unsigned last", i)
-		case direction == "DESC" && prev != nil && cur == nil:
-			t.Errorf("DESC: unsigned after signed at %d: want unsigned first", i)
+		case prev == nil && cur != nil:
+			t.Errorf("%s: signed after unsigned at %d: want unsigned last", direction, i)
 		case prev != nil && cur != nil && direction == "ASC" && *cur < *prev,
 			prev != nil && cur != nil && direction == "DESC" && *cur > *prev:
 			t.Errorf("%s: %s then %s at %d", direction, *prev, *cur, i)
@@ -392,6 +390,98 @@ func TestCursorWalkHoldsEveryRecordOnce(t *testing.T) {
 		everyRecordOnce(t, fmt.Sprintf("cursors by %v", order), ids, 60)
 		if order["field"] == "SIGNATURE_DATE" {
 			signatureOrder(t, order["direction"].(string), dates)
+		}
+		// Backwards with last and before: the same rows, in reverse.
+		var back []string
+		var before any
+		for {
+			var got struct {
+				Inventories struct {
+					Edges []struct {
+						Node struct{ ID string } `json:"node"`
+					} `json:"edges"`
+					PageInfo struct {
+						HasPreviousPage bool   `json:"hasPreviousPage"`
+						StartCursor     string `json:"startCursor"`
+					} `json:"pageInfo"`
+				} `json:"inventories"`
+			}
+			srv.MustData(t, companyA, `query($before: Cursor, $order: InventoryOrder) {
+				inventories(last: 9, before: $before, orderBy: $order) {
+					edges { node { id } } pageInfo { hasPreviousPage startCursor } } }`,
+				map[string]any{"before": before, "order": order}, &got)
+			for i := len(got.Inventories.Edges) - 1; i >= 0; i-- {
+				back = append(back, got.Inventories.Edges[i].Node.ID)
+			}
+			if !got.Inventories.PageInfo.HasPreviousPage || len(back) > 100 {
+				break
+			}
+			before = got.Inventories.PageInfo.StartCursor
+		}
+		slices.Reverse(back)
+		if !slices.Equal(back, ids) {
+			t.Errorf("cursors by %v: the walk backwards holds %d rows in another order than the %d forwards", order, len(back), len(ids))
+		}
+	}
+
+	// A property's inventories, eager-loaded under the page of properties.
+	for _, direction := range []string{"ASC", "DESC"} {
+		var got struct {
+			Properties struct {
+				Edges []struct {
+					Node struct {
+						Inventories struct {
+							Edges []struct {
+								Node struct {
+									SignatureDate *string `json:"signatureDate"`
+								} `json:"node"`
+							} `json:"edges"`
+						} `json:"inventories"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"properties"`
+		}
+		srv.MustData(t, companyA, `query($direction: OrderDirection!) { properties(first: 20) { edges { node {
+			inventories(orderBy: {field: SIGNATURE_DATE, direction: $direction}) { edges { node { signatureDate } } } } } } }`,
+			map[string]any{"direction": direction}, &got)
+		mixed := 0
+		for _, p := range got.Properties.Edges {
+			var dates []*string
+			for _, e := range p.Node.Inventories.Edges {
+				dates = append(dates, e.Node.SignatureDate)
+			}
+			if slices.Contains(dates, nil) && slices.ContainsFunc(dates, func(d *string) bool { return d != nil }) {
+				mixed++
+			}
+			signatureOrder(t, direction, dates)
+		}
+		if mixed == 0 {
+			t.Fatalf("%s: no property has signed and unsigned inventories: the nested order is not tested", direction)
+		}
+	}
+	// Without an orderBy, newest first, as the schema says.
+	var newest struct {
+		Properties struct {
+			Edges []struct {
+				Node struct {
+					Inventories struct {
+						Edges []struct {
+							Node struct {
+								CreatedAt string `json:"createdAt"`
+							} `json:"node"`
+						} `json:"edges"`
+					} `json:"inventories"`
+				} `json:"node"`
+			} `json:"edges"`
+		} `json:"properties"`
+	}
+	srv.MustData(t, companyA, `{ properties(first: 20) { edges { node { inventories { edges { node { createdAt } } } } } } }`, nil, &newest)
+	for _, p := range newest.Properties.Edges {
+		edges := p.Node.Inventories.Edges
+		for i := 1; i < len(edges); i++ {
+			if edges[i].Node.CreatedAt > edges[i-1].Node.CreatedAt {
+				t.Errorf("a property's inventories without orderBy: %s after %s, want newest first", edges[i].Node.CreatedAt, edges[i-1].Node.CreatedAt)
+			}
 		}
 	}
 

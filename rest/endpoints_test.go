@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/testdb"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -152,8 +154,51 @@ func TestB1FiltersAndSorts(t *testing.T) {
 	rows = bySignatureDesc.Data.Data
 	for i := 1; i < len(rows); i++ {
 		prev, cur := rows[i-1].SignatureDate, rows[i].SignatureDate
-		if prev != nil && cur == nil || prev != nil && cur != nil && *cur > *prev {
-			t.Fatalf("signatureDate desc: %v then %v at %d, want unsigned first, then descending", prev, cur, i)
+		if prev == nil && cur != nil || prev != nil && cur != nil && *cur > *prev {
+			t.Fatalf("signatureDate desc: %v then %v at %d, want descending with unsigned last", prev, cur, i)
+		}
+	}
+}
+
+// TestB1SortsBySignatureDateUnsignedLastOnAnIndex: inventories without a
+// signature date come last in both directions, so the first page by
+// signature date holds signed ones only, and the database reads the page
+// from an index in that order (no sort step) on SQLite and PostgreSQL.
+func TestB1SortsBySignatureDateUnsignedLastOnAnIndex(t *testing.T) {
+	var counter testdb.Counter
+	a := serve(t, datagen.Demo, false, counter.Option())
+	for _, order := range []string{"asc", "desc"} {
+		counter.Reset()
+		var first listEnvelope
+		a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "sortBy", "signatureDate", "sortOrder", order), &first)
+		rows := first.Data.Data
+		if len(rows) != 20 || first.Data.TotalRecords <= 20 {
+			t.Fatalf("%s: page 1 has %d rows of %d: want a full page of several", order, len(rows), first.Data.TotalRecords)
+		}
+		for i, row := range rows {
+			if row.SignatureDate == nil {
+				t.Errorf("%s: row %d of page 1 is unsigned: want signed inventories first", order, i)
+			}
+		}
+		var last listEnvelope
+		a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "sortBy", "signatureDate", "sortOrder", order,
+			"page", fmt.Sprint(first.Data.TotalPages)), &last)
+		if rows := last.Data.Data; len(rows) == 0 || rows[len(rows)-1].SignatureDate != nil {
+			t.Errorf("%s: the last page does not end with an unsigned inventory: %+v", order, rows)
+		}
+
+		page, args, ok := counter.Find("ORDER BY")
+		if !ok {
+			t.Fatalf("%s: no ordered statement among:\n%s", order, counter.Statements())
+		}
+		plan, err := counter.Plan(context.Background(), page, args)
+		if err != nil {
+			t.Fatalf("%s: explaining %s: %v", order, page, err)
+		}
+		index := map[string]string{"asc": "inventory_company_id_signature_sort_date_id",
+			"desc": "inventory_company_id_signature_sort_date_desc_id"}[order]
+		if !strings.Contains(plan, index) || strings.Contains(plan, "Sort") || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("%s: want the page read from %s in order, no sort step:\n%s\nplan:\n%s", order, index, page, plan)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -35,9 +36,9 @@ type api struct {
 }
 
 // serve loads a dataset (with its files when withFiles) and serves it.
-func serve(t testing.TB, size datagen.Size, withFiles bool) *api {
+func serve(t testing.TB, size datagen.Size, withFiles bool, opts ...store.Option) *api {
 	t.Helper()
-	st := testdb.Open(t)
+	st := testdb.Open(t, opts...)
 	fs := apitest.Files(t)
 	var written *files.Store
 	if withFiles {

@@ -38,6 +38,8 @@ const (
 	FieldSignatureDate = "signature_date"
 	// FieldSignatureSortDate holds the string denoting the signature_sort_date field in the database.
 	FieldSignatureSortDate = "signature_sort_date"
+	// FieldSignatureSortDateDesc holds the string denoting the signature_sort_date_desc field in the database.
+	FieldSignatureSortDateDesc = "signature_sort_date_desc"
 	// FieldAgentSignatureDate holds the string denoting the agent_signature_date field in the database.
 	FieldAgentSignatureDate = "agent_signature_date"
 	// FieldPdfSha256 holds the string denoting the pdf_sha256 field in the database.
@@ -80,6 +82,7 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldSignatureDate,
 	FieldSignatureSortDate,
+	FieldSignatureSortDateDesc,
 	FieldAgentSignatureDate,
 	FieldPdfSha256,
 	FieldOwnerSignatureDate,
@@ -120,6 +123,8 @@ var (
 	DefaultCreatedAt func() time.Time
 	// DefaultSignatureSortDate holds the default value on creation for the "signature_sort_date" field.
 	DefaultSignatureSortDate func() time.Time
+	// DefaultSignatureSortDateDesc holds the default value on creation for the "signature_sort_date_desc" field.
+	DefaultSignatureSortDateDesc func() time.Time
 	// PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
 	PdfSha256Validator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
@@ -187,6 +192,11 @@ func BySignatureDate(opts ...sql.OrderTermOption) OrderOption {
 // BySignatureSortDate orders the results by the signature_sort_date field.
 func BySignatureSortDate(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSignatureSortDate, opts...).ToFunc()
+}
+
+// BySignatureSortDateDesc orders the results by the signature_sort_date_desc field.
+func BySignatureSortDateDesc(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSignatureSortDateDesc, opts...).ToFunc()
 }
 
 // ByAgentSignatureDate orders the results by the agent_signature_date field.

@@ -114,6 +114,11 @@ func SignatureSortDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldSignatureSortDate, v))
 }
 
+// SignatureSortDateDesc applies equality check predicate on the "signature_sort_date_desc" field. It's identical to SignatureSortDateDescEQ.
+func SignatureSortDateDesc(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldSignatureSortDateDesc, v))
+}
+
 // AgentSignatureDate applies equality check predicate on the "agent_signature_date" field. It's identical to AgentSignatureDateEQ.
 func AgentSignatureDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldAgentSignatureDate, v))
@@ -571,6 +576,46 @@ func SignatureSortDateLT(v time.Time) predicate.Inventory {
 // SignatureSortDateLTE applies the LTE predicate on the "signature_sort_date" field.
 func SignatureSortDateLTE(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldLTE(FieldSignatureSortDate, v))
+}
+
+// SignatureSortDateDescEQ applies the EQ predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldSignatureSortDateDesc, v))
+}
+
+// SignatureSortDateDescNEQ applies the NEQ predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescNEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldSignatureSortDateDesc, v))
+}
+
+// SignatureSortDateDescIn applies the In predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldSignatureSortDateDesc, vs...))
+}
+
+// SignatureSortDateDescNotIn applies the NotIn predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescNotIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldSignatureSortDateDesc, vs...))
+}
+
+// SignatureSortDateDescGT applies the GT predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescGT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldSignatureSortDateDesc, v))
+}
+
+// SignatureSortDateDescGTE applies the GTE predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescGTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldSignatureSortDateDesc, v))
+}
+
+// SignatureSortDateDescLT applies the LT predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescLT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldSignatureSortDateDesc, v))
+}
+
+// SignatureSortDateDescLTE applies the LTE predicate on the "signature_sort_date_desc" field.
+func SignatureSortDateDescLTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldSignatureSortDateDesc, v))
 }
 
 // AgentSignatureDateEQ applies the EQ predicate on the "agent_signature_date" field.

@@ -53,6 +53,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "signature_sort_date", Type: field.TypeTime},
+		{Name: "signature_sort_date_desc", Type: field.TypeTime, Default: "'0001-01-01 00:00:00+00:00'"},
 		{Name: "agent_signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "pdf_sha256", Type: field.TypeString, Nullable: true},
 		{Name: "owner_signature_date", Type: field.TypeTime, Nullable: true},
@@ -66,7 +67,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[14]},
+				Columns:    []*schema.Column{InventoriesColumns[15]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -83,9 +84,14 @@ var (
 				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[9]},
 			},
 			{
-				Name:    "inventory_company_id_signature_sort_date",
+				Name:    "inventory_company_id_signature_sort_date_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[10]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[10], InventoriesColumns[0]},
+			},
+			{
+				Name:    "inventory_company_id_signature_sort_date_desc_id",
+				Unique:  false,
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[11], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_rental_price",
@@ -110,7 +116,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[14], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[15], InventoriesColumns[8]},
 			},
 		},
 	}

@@ -122,8 +122,12 @@ func init() {
 	inventoryDescSignatureSortDate := inventoryFields[10].Descriptor()
 	// inventory.DefaultSignatureSortDate holds the default value on creation for the signature_sort_date field.
 	inventory.DefaultSignatureSortDate = inventoryDescSignatureSortDate.Default.(func() time.Time)
+	// inventoryDescSignatureSortDateDesc is the schema descriptor for signature_sort_date_desc field.
+	inventoryDescSignatureSortDateDesc := inventoryFields[11].Descriptor()
+	// inventory.DefaultSignatureSortDateDesc holds the default value on creation for the signature_sort_date_desc field.
+	inventory.DefaultSignatureSortDateDesc = inventoryDescSignatureSortDateDesc.Default.(func() time.Time)
 	// inventoryDescPdfSha256 is the schema descriptor for pdf_sha256 field.
-	inventoryDescPdfSha256 := inventoryFields[12].Descriptor()
+	inventoryDescPdfSha256 := inventoryFields[13].Descriptor()
 	// inventory.PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
 	inventory.PdfSha256Validator = inventoryDescPdfSha256.Validators[0].(func(string) error)
 	// inventoryDescID is the schema descriptor for id field.

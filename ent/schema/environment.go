@@ -53,7 +53,7 @@ func (Environment) Indexes() []ent.Index {
 func (Environment) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseEnvironment(func(_ context.Context, q *gen.EnvironmentQuery) error {
-			if selectsRows(q.SelectedFields()) {
+			if defaultOrder(q) {
 				q.Order(environment.ByOrder(), environment.ByID())
 			}
 			return nil

@@ -53,10 +53,16 @@ func (Inventory) Fields() []ent.Field {
 		field.Time("signature_date").Optional().Nillable().
 			Comment("When the inventory became signed (both parties); absent while unsigned."),
 		// Cursor paging cannot step across NULLs, so ordering by signature date
-		// uses this copy, kept by the hook below: the signature date, or
-		// UnsignedSortDate while unsigned (unsigned sorts as signed after all others).
+		// reads these copies, kept by the hook below: the signature date, or
+		// while unsigned a sentinel that sorts last, at the far end of each
+		// direction (see DescendingSort).
 		field.Time("signature_sort_date").Default(func() time.Time { return UnsignedSortDate }).
-			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput), entgql.OrderField("SIGNATURE_DATE")),
+			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput), entgql.OrderField("SIGNATURE_DATE"),
+				DescendingSort{Column: "signature_sort_date_desc"}),
+		// The database default lets a database of the version before it add
+		// the column; the migrations then copy the dates of signed inventories.
+		field.Time("signature_sort_date_desc").Default(func() time.Time { return UnsignedSortDateDesc }).
+			Annotations(entgql.Skip(entgql.SkipAll), entsql.Default("'0001-01-01 00:00:00+00:00'")),
 		field.Time("agent_signature_date").Optional().Nillable().Comment("When the agent signed; absent until then."),
 		field.String("pdf_sha256").Optional().Nillable().Match(sha256Hex).
 			Comment("SHA-256 (hex) of the signed PDF, recorded when it was stored.").
@@ -68,18 +74,24 @@ func (Inventory) Fields() []ent.Field {
 // sha256Hex is a SHA-256 digest in lowercase hex.
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// UnsignedSortDate is the signature sort date of unsigned inventories.
-var UnsignedSortDate = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+// The signature sort dates of unsigned inventories: after every signature
+// date ascending, before every one descending.
+var (
+	UnsignedSortDate     = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	UnsignedSortDateDesc = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+)
 
-// Hooks keep signature_sort_date equal to the signature date, whoever writes.
+// Hooks keep the signature sort dates equal to the signature date, whoever writes.
 func (Inventory) Hooks() []ent.Hook {
 	return []ent.Hook{
 		hook.On(func(next ent.Mutator) ent.Mutator {
 			return hook.InventoryFunc(func(ctx context.Context, m *gen.InventoryMutation) (ent.Value, error) {
 				if date, ok := m.SignatureDate(); ok {
 					m.SetSignatureSortDate(date)
+					m.SetSignatureSortDateDesc(date)
 				} else if m.SignatureDateCleared() {
 					m.SetSignatureSortDate(UnsignedSortDate)
+					m.SetSignatureSortDateDesc(UnsignedSortDateDesc)
 				}
 				return next.Mutate(ctx, m)
 			})
@@ -87,12 +99,12 @@ func (Inventory) Hooks() []ent.Hook {
 	}
 }
 
-// Interceptors list a property's inventories newest first wherever they are
-// loaded; connections and pages put their own orderBy ahead of it.
+// Interceptors list inventories newest first wherever they are loaded without
+// an order of their own (connections and pages always have one).
 func (Inventory) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseInventory(func(_ context.Context, q *gen.InventoryQuery) error {
-			if selectsRows(q.SelectedFields()) {
+			if defaultOrder(q) {
 				q.Order(inventory.ByCreatedAt(sql.OrderDesc()), inventory.ByID())
 			}
 			return nil
@@ -113,7 +125,10 @@ func (Inventory) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("company_id", "created_at"),
 		index.Fields("company_id", "signature_date"),
-		index.Fields("company_id", "signature_sort_date"),
+		// With the id, the tie-break of every order, a page by signature date
+		// reads the index in order and stops at the page's end.
+		index.Fields("company_id", "signature_sort_date", "id"),
+		index.Fields("company_id", "signature_sort_date_desc", "id"),
 		index.Fields("company_id", "rental_price"),
 		index.Fields("company_id", "inventory_type", "created_at"),
 		index.Fields("company_id", "is_signed", "created_at"),

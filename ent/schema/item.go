@@ -68,7 +68,7 @@ func (Item) Indexes() []ent.Index {
 func (Item) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraverseItem(func(_ context.Context, q *gen.ItemQuery) error {
-			if selectsRows(q.SelectedFields()) {
+			if defaultOrder(q) {
 				q.Order(item.ByOrder(sql.OrderNullsLast()), item.ByName(), item.ByID())
 			}
 			return nil

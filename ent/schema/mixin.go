@@ -33,12 +33,21 @@ func idField() ent.Field {
 		Comment("The record's UUID: its id in GraphQL (node) and in the legacy REST endpoints alike.")
 }
 
-// selectsRows reports whether a query with these selected fields asks for
-// rows, which the ordering interceptors order. One that leaves out the id is
-// a grouped aggregate (a nested connection's totalCount, counted per parent),
-// which PostgreSQL refuses to order by a column it does not group by.
-func selectsRows(fields []string) bool {
-	return len(fields) == 0 || slices.Contains(fields, "id")
+// defaultOrder reports whether the ordering interceptors give q their
+// default order: when it asks for rows and has no order of its own.
+//   - A query whose fields leave out the id is a grouped aggregate (a nested
+//     connection's totalCount, counted per parent), which PostgreSQL refuses
+//     to order by a column it does not group by.
+//   - Connections and pages order by their field and the id, an order of
+//     their own that the default would only follow with terms that change
+//     nothing and keep the database from reading the rows off an index in
+//     order.
+func defaultOrder(q interface {
+	SelectedFields() []string
+	Ordered() bool
+}) bool {
+	fields := q.SelectedFields()
+	return (len(fields) == 0 || slices.Contains(fields, "id")) && !q.Ordered()
 }
 
 // nowUTC is the default of creation timestamps: stored times are always UTC.

@@ -53,7 +53,7 @@ func (Photo) Indexes() []ent.Index {
 func (Photo) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{
 		intercept.TraversePhoto(func(_ context.Context, q *gen.PhotoQuery) error {
-			if selectsRows(q.SelectedFields()) {
+			if defaultOrder(q) {
 				q.Order(photo.ByStorageReference(), photo.ByID())
 			}
 			return nil

@@ -41,7 +41,8 @@ func (Property) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("inventories", Inventory.Type).
 			Comment("The property's inventories, newest first unless ordered otherwise.").
-			Annotations(entsql.OnDelete(entsql.Cascade), entgql.RelayConnection(), pagedList),
+			Annotations(entsql.OnDelete(entsql.Cascade), entgql.RelayConnection(), pagedList,
+				DefaultOrder{Field: "CREATED_AT", Direction: "DESC"}),
 	}
 }
 

@@ -218,3 +218,17 @@ func Plan(ctx context.Context, devURL string, dir migrate.Dir, name string) (wro
 	}
 	return true, nil
 }
+
+// Rehash recomputes the checksum file of the migrations folder, after a file
+// that has not landed was edited by hand.
+func Rehash() error {
+	dir, err := migrate.NewLocalDir(Folder)
+	if err != nil {
+		return err
+	}
+	sum, err := dir.Checksum()
+	if err != nil {
+		return err
+	}
+	return migrate.WriteSumFile(dir, sum)
+}

@@ -233,6 +233,13 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if err := ent.NewClient(ent.Driver(s.guard.Driver)).Schema.Create(ctx); err != nil {
 		return nil, fmt.Errorf("store: migrating: %w", err)
 	}
+	// What PostgreSQL's migration files copy by hand: a database from before
+	// signature_sort_date_desc got the column with its default, which is
+	// right for unsigned inventories only. Once done, it changes no row.
+	if _, err := s.db.ExecContext(ctx, `UPDATE inventories SET signature_sort_date_desc = signature_date
+		WHERE signature_date IS NOT NULL AND signature_sort_date_desc <> signature_date`); err != nil {
+		return nil, fmt.Errorf("store: migrating: %w", err)
+	}
 	return nil, nil
 }
 

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
+	"ariga.io/atlas/sql/migrate"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/schema"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/migrations"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
@@ -130,5 +135,70 @@ func TestSQLiteConnectionsAreAsManyAsCPUs(t *testing.T) {
 	}
 	if got := st.Stats().MaxOpenConnections; got != want+1 {
 		t.Errorf("max open connections: got %d, want %d (the pool and a spare)", got, want+1)
+	}
+}
+
+// A database written before signature_sort_date_desc existed gets the column
+// filled on migration: each signed inventory's signature date, the unsigned
+// sentinel for the others. PostgreSQL reapplies the migration file that
+// added it (the database is taken back to the version before); SQLite runs
+// ent's automatic migration and the store's copy.
+func TestMigratingADatabaseFromBeforeTheDescendingSignatureSort(t *testing.T) {
+	ctx := tenant.Unrestricted(context.Background(), "test: upgrading a database")
+	var counter testdb.Counter
+	st := testdb.Open(t, counter.Option())
+	if _, err := datagen.Load(ctx, st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	downgrade := []string{
+		`DROP INDEX inventory_company_id_signature_sort_date_desc_id`,
+		`ALTER TABLE inventories DROP COLUMN signature_sort_date_desc`,
+	}
+	if testdb.Postgres() {
+		dir, err := migrations.Dir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := dir.Files()
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(files, func(f migrate.File) bool { return f.Desc() == "signature_sort_date_desc" })
+		if i < 0 {
+			t.Fatal("no migration named signature_sort_date_desc")
+		}
+		downgrade = append(downgrade,
+			`DROP INDEX inventory_company_id_signature_sort_date_id`,
+			`CREATE INDEX inventory_company_id_signature_sort_date ON inventories (company_id, signature_sort_date)`,
+			`DELETE FROM schema_migrations WHERE version = '`+files[i].Version()+`'`)
+	}
+	for _, stmt := range downgrade {
+		if err := counter.Driver.Exec(ctx, stmt, []any{}, nil); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	inventories, err := st.Client.Inventory.Query().All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signed, unsigned int
+	for _, inv := range inventories {
+		want := schema.UnsignedSortDateDesc
+		if inv.SignatureDate != nil {
+			want = *inv.SignatureDate
+			signed++
+		} else {
+			unsigned++
+		}
+		if !inv.SignatureSortDateDesc.Equal(want) {
+			t.Errorf("inventory %s (signed %v): descending sort date %v, want %v", inv.ID, inv.IsSigned, inv.SignatureSortDateDesc, want)
+		}
+	}
+	if signed == 0 || unsigned == 0 {
+		t.Fatalf("%d signed and %d unsigned inventories: want both kinds", signed, unsigned)
 	}
 }

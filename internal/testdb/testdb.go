@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"testing"
 
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/propertyrecords/inventory/internal/store"
 )
@@ -116,7 +118,12 @@ type Counter struct {
 	dialect.Driver
 	n    atomic.Int64
 	mu   sync.Mutex
-	seen []string
+	seen []statement
+}
+
+type statement struct {
+	query string
+	args  any
 }
 
 // Option returns a store option that routes statements through c.
@@ -127,21 +134,82 @@ func (c *Counter) Option() store.Option {
 	})
 }
 
-func (c *Counter) note(query string) {
+func (c *Counter) note(query string, args any) {
 	c.n.Add(1)
 	c.mu.Lock()
-	c.seen = append(c.seen, query)
+	c.seen = append(c.seen, statement{query, args})
 	c.mu.Unlock()
 }
 
 func (c *Counter) Exec(ctx context.Context, query string, args, v any) error {
-	c.note(query)
+	c.note(query, args)
 	return c.Driver.Exec(ctx, query, args, v)
 }
 
 func (c *Counter) Query(ctx context.Context, query string, args, v any) error {
-	c.note(query)
+	c.note(query, args)
 	return c.Driver.Query(ctx, query, args, v)
+}
+
+// Find returns the first statement counted that contains part, with its
+// arguments.
+func (c *Counter) Find(part string) (query string, args any, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.seen {
+		if strings.Contains(s.query, part) {
+			return s.query, s.args, true
+		}
+	}
+	return "", nil, false
+}
+
+// Plan returns how the database runs query, one line per plan node:
+// PostgreSQL's EXPLAIN with sequential scans and sorts priced out (a plan
+// without a Sort then shows an index that yields the order, whatever the
+// table's size), SQLite's EXPLAIN QUERY PLAN.
+func (c *Counter) Plan(ctx context.Context, query string, args any) (string, error) {
+	tx, err := c.Driver.Tx(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	explain := "EXPLAIN QUERY PLAN "
+	if c.Driver.Dialect() == dialect.Postgres {
+		explain = "EXPLAIN "
+		for _, setting := range []string{"enable_seqscan", "enable_sort", "enable_incremental_sort"} {
+			if err := tx.Exec(ctx, "SET LOCAL "+setting+" = off", []any{}, nil); err != nil {
+				return "", err
+			}
+		}
+	}
+	var rows entsql.Rows
+	if err := tx.Query(ctx, explain+query, args, &rows); err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	columns, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var plan []string
+	for rows.Next() {
+		// PostgreSQL: one column of text; SQLite: id, parent, notused, detail.
+		values := make([]any, len(columns))
+		for i := range values {
+			values[i] = new(any)
+		}
+		if err := rows.Scan(values...); err != nil {
+			return "", err
+		}
+		switch line := (*values[len(values)-1].(*any)).(type) {
+		case []byte:
+			plan = append(plan, string(line))
+		default:
+			plan = append(plan, fmt.Sprint(line))
+		}
+	}
+	return strings.Join(plan, "\n"), rows.Err()
 }
 
 // Reset forgets what was counted.
@@ -159,5 +227,9 @@ func (c *Counter) Count() int { return int(c.n.Load()) }
 func (c *Counter) Statements() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return strings.Join(c.seen, "\n")
+	queries := make([]string, len(c.seen))
+	for i, s := range c.seen {
+		queries[i] = s.query
+	}
+	return strings.Join(queries, "\n")
 }

@@ -6,6 +6,13 @@
 // It replays the existing migrations in a scratch database on the
 // development server, compares the result with the ent schema, and writes the
 // difference to internal/migrations/postgres as NAME, updating atlas.sum.
+//
+// A new file that needs a statement of its own (one that copies data into a
+// new column, say) is edited before it lands; then
+//
+//	go run ./internal/migrations/gen -rehash
+//
+// records the edit in atlas.sum.
 package main
 
 import (
@@ -22,7 +29,15 @@ import (
 func main() {
 	devURL := flag.String("dev-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"PostgreSQL server to replay the migrations on, in a scratch database created and dropped")
+	rehash := flag.Bool("rehash", false, "only recompute atlas.sum after editing a file that has not landed")
 	flag.Parse()
+	if *rehash {
+		if err := migrations.Rehash(); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: go run ./internal/migrations/gen [-dev-url URL] NAME")
 		os.Exit(2)
