@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -19,8 +20,27 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 6)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 7)}
 	graph.Nodes[0] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   apikey.Table,
+			Columns: apikey.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeUUID,
+				Column: apikey.FieldID,
+			},
+		},
+		Type: "APIKey",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			apikey.FieldCompanyID:  {Type: field.TypeUUID, Column: apikey.FieldCompanyID},
+			apikey.FieldName:       {Type: field.TypeString, Column: apikey.FieldName},
+			apikey.FieldHash:       {Type: field.TypeString, Column: apikey.FieldHash},
+			apikey.FieldCreatedAt:  {Type: field.TypeTime, Column: apikey.FieldCreatedAt},
+			apikey.FieldLastUsedAt: {Type: field.TypeTime, Column: apikey.FieldLastUsedAt},
+			apikey.FieldRevokedAt:  {Type: field.TypeTime, Column: apikey.FieldRevokedAt},
+		},
+	}
+	graph.Nodes[1] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   environment.Table,
 			Columns: environment.Columns,
@@ -39,7 +59,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			environment.FieldOrder:       {Type: field.TypeInt, Column: environment.FieldOrder},
 		},
 	}
-	graph.Nodes[1] = &sqlgraph.Node{
+	graph.Nodes[2] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   inventory.Table,
 			Columns: inventory.Columns,
@@ -67,7 +87,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldOwnerSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
 		},
 	}
-	graph.Nodes[2] = &sqlgraph.Node{
+	graph.Nodes[3] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   item.Table,
 			Columns: item.Columns,
@@ -88,7 +108,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			item.FieldToRepair:      {Type: field.TypeBool, Column: item.FieldToRepair},
 		},
 	}
-	graph.Nodes[3] = &sqlgraph.Node{
+	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   material.Table,
 			Columns: material.Columns,
@@ -102,7 +122,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			material.FieldName: {Type: field.TypeString, Column: material.FieldName},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   photo.Table,
 			Columns: photo.Columns,
@@ -119,7 +139,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			photo.FieldSha256:           {Type: field.TypeString, Column: photo.FieldSha256},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   property.Table,
 			Columns: property.Columns,
@@ -272,6 +292,76 @@ type predicateAdder interface {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *APIKeyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the APIKeyQuery builder.
+func (_q *APIKeyQuery) Filter() *APIKeyFilter {
+	return &APIKeyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *APIKeyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the APIKeyMutation builder.
+func (m *APIKeyMutation) Filter() *APIKeyFilter {
+	return &APIKeyFilter{config: m.config, predicateAdder: m}
+}
+
+// APIKeyFilter provides a generic filtering capability at runtime for APIKeyQuery.
+type APIKeyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *APIKeyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[0].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql [16]byte predicate on the id field.
+func (f *APIKeyFilter) WhereID(p entql.ValueP) {
+	f.Where(p.Field(apikey.FieldID))
+}
+
+// WhereCompanyID applies the entql [16]byte predicate on the company_id field.
+func (f *APIKeyFilter) WhereCompanyID(p entql.ValueP) {
+	f.Where(p.Field(apikey.FieldCompanyID))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *APIKeyFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(apikey.FieldName))
+}
+
+// WhereHash applies the entql string predicate on the hash field.
+func (f *APIKeyFilter) WhereHash(p entql.StringP) {
+	f.Where(p.Field(apikey.FieldHash))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *APIKeyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(apikey.FieldCreatedAt))
+}
+
+// WhereLastUsedAt applies the entql time.Time predicate on the last_used_at field.
+func (f *APIKeyFilter) WhereLastUsedAt(p entql.TimeP) {
+	f.Where(p.Field(apikey.FieldLastUsedAt))
+}
+
+// WhereRevokedAt applies the entql time.Time predicate on the revoked_at field.
+func (f *APIKeyFilter) WhereRevokedAt(p entql.TimeP) {
+	f.Where(p.Field(apikey.FieldRevokedAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *EnvironmentQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -300,7 +390,7 @@ type EnvironmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EnvironmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[0].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -398,7 +488,7 @@ type InventoryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *InventoryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -541,7 +631,7 @@ type ItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -663,7 +753,7 @@ type MaterialFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaterialFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -722,7 +812,7 @@ type PhotoFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PhotoFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -796,7 +886,7 @@ type PropertyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PropertyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

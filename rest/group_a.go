@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -147,6 +148,9 @@ func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request, p *params)
 func (a *API) properties(w http.ResponseWriter, r *http.Request, p *params) error {
 	// Parse: company from the path (a header, if sent, must agree), page and sorter required.
 	company := p.uuid("companyId")
+	if own, bound := tenant.Bound(r.Context()); bound && p.err == nil && company != own {
+		return &apperr.Error{Code: apperr.Forbidden, Field: "companyId", Message: "is another company than your credential's"}
+	}
 	if other, ok := p.optionalCompany(); ok && other != company && p.err == nil {
 		p.fail(companyParam, "names a different company from the path's companyId")
 	}

@@ -158,7 +158,9 @@ func (p *params) companyGiven() (id uuid.UUID, present bool) {
 	}
 	given = append(given, p.r.Header.Values(tenant.Header)...)
 	if len(given) == 0 {
-		return uuid.Nil, false
+		// A credential names the company (internal/auth has checked that
+		// any company given agrees with it).
+		return tenant.Bound(p.r.Context())
 	}
 	for _, value := range given {
 		value = strings.TrimSpace(value)

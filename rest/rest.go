@@ -23,6 +23,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 )
@@ -50,17 +51,52 @@ type API struct {
 
 // New returns the REST adapter over exec, serving files from store (and
 // signed PDFs never stored, rendered by pdfs), with group B under baseURL.
-func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Keeper, log *slog.Logger, baseURL string) *API {
+func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Keeper, log *slog.Logger, baseURL string, mode auth.Mode) *API {
 	baseURL = strings.TrimSuffix(baseURL, "/")
-	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: baseURL, ops: loadOperations(), openAPI: openAPIFor(baseURL)}
+	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: baseURL, ops: loadOperations(), openAPI: openAPIFor(baseURL, mode)}
 }
+
+// WriteError answers err in the REST error shape: for a request refused
+// before it reached an endpoint (authentication, rate limits).
+func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) { a.writeError(w, r, err) }
 
 // openAPIFor is the OpenAPI document with group B's paths under baseURL, so
 // that it describes the running server (its servers entry is relative).
 // Only path keys start with a quote and the default base: descriptions name
 // it without one.
-func openAPIFor(baseURL string) []byte {
-	return bytes.ReplaceAll(openAPIDocument, []byte(`"`+DefaultBaseURL+`/`), []byte(`"`+baseURL+`/`))
+//
+// With credentials (mode apikey or jwt) its security schemes are those of
+// the mode instead of the company header's, on every operation that had them.
+func openAPIFor(baseURL string, mode auth.Mode) []byte {
+	doc := bytes.ReplaceAll(openAPIDocument, []byte(`"`+DefaultBaseURL+`/`), []byte(`"`+baseURL+`/`))
+	if mode == auth.Header || mode == "" {
+		return doc
+	}
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		panic(err) // embedded at build time, and tested
+	}
+	schemes := map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer",
+		"description": "An API key (inventoryd apikey create) or, in jwt mode, an OpenID Connect access token; it names your company."}}
+	required := []any{map[string]any{"bearer": []any{}}}
+	if mode == auth.APIKey {
+		schemes["apiKeyHeader"] = map[string]any{"type": "apiKey", "in": "header", "name": "X-Api-Key",
+			"description": "The API key, for clients that cannot set Authorization."}
+		required = append(required, map[string]any{"apiKeyHeader": []any{}})
+	}
+	d["components"].(map[string]any)["securitySchemes"] = schemes
+	for _, item := range d["paths"].(map[string]any) {
+		for _, op := range item.(map[string]any) {
+			if op, ok := op.(map[string]any); ok && strings.Contains(fmt.Sprint(op["security"]), "companyHeader") {
+				op["security"] = required
+			}
+		}
+	}
+	out, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // loadOperations reads each endpoint's document and appends the fragments

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/rest"
@@ -55,6 +56,13 @@ type Config struct {
 	// AuditLog is the level of the audit lines of reads across companies
 	// (info, debug) or off.
 	AuditLog string
+	// Auth is how callers are authenticated; JWT configures the jwt mode.
+	Auth auth.Mode
+	JWT  auth.JWTOptions
+	// RateLimit is each caller's requests per second (0: no limit), in
+	// bursts of up to RateBurst.
+	RateLimit float64
+	RateBurst int
 }
 
 // setting is one configuration entry: its flag, its variable and its use.
@@ -71,6 +79,10 @@ type command struct {
 	flags               func(fs *flag.FlagSet) // its own flags, if any
 }
 
+// defaultRateLimit is each credential's rate when none is set. None in
+// header mode: behind the gateway it implies, every caller shares its address.
+const defaultRateLimit = 50
+
 var serveCommand = command{name: "serve", summary: "serves the records over GraphQL and REST (the default command)", serves: true}
 
 // parseConfig reads the environment (through getenv) and then args, for the
@@ -85,6 +97,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 func parseCommandConfig(cmd command, args []string, getenv func(string) string, usage io.Writer) (Config, []string, error) {
 	var cfg Config
 	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
+	var authMode, rateLimit, rateBurst, jwtSkew string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -103,6 +116,15 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
+		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
+		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
+		{"rate-burst", "INVENTORY_RATE_BURST", "100", "requests a caller may send at once before the rate applies", &rateBurst, true},
+		{"jwt-jwks-url", "INVENTORY_JWT_JWKS_URL", "", "jwt mode: the issuer's JWKS URL (keys cached and refreshed)", &cfg.JWT.JWKSURL, true},
+		{"jwt-key-file", "INVENTORY_JWT_KEY_FILE", "", "jwt mode: a local public key (PEM) or JWKS file, instead of the URL", &cfg.JWT.KeyFile, true},
+		{"jwt-issuer", "INVENTORY_JWT_ISSUER", "", "jwt mode: the iss tokens must have", &cfg.JWT.Issuer, true},
+		{"jwt-audience", "INVENTORY_JWT_AUDIENCE", "", "jwt mode: the aud tokens must have", &cfg.JWT.Audience, true},
+		{"jwt-company-claim", "INVENTORY_JWT_COMPANY_CLAIM", "company_id", "jwt mode: the claim that holds the company's UUID", &cfg.JWT.CompanyClaim, true},
+		{"jwt-clock-skew", "INVENTORY_JWT_CLOCK_SKEW", "1m", "jwt mode: clock difference tolerated on exp, nbf and iat", &jwtSkew, true},
 	}
 	fs := flag.NewFlagSet("inventoryd "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -202,6 +224,27 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	if len(cfg.CORSOrigins) > 1 && (slices.Contains(cfg.CORSOrigins, "none") || slices.Contains(cfg.CORSOrigins, "*")) {
 		return Config{}, nil, fmt.Errorf("cors origins %q: give origins, or * alone, or none alone", corsOrigins)
 	}
+	if cmd.serves {
+		var err error
+		if cfg.Auth, err = auth.ParseMode(authMode); err != nil {
+			return Config{}, nil, err
+		}
+		if cfg.JWT.Skew, err = time.ParseDuration(jwtSkew); err != nil || cfg.JWT.Skew < 0 {
+			return Config{}, nil, fmt.Errorf("jwt clock skew %q: give a duration such as 1m", jwtSkew)
+		}
+		cfg.RateLimit = 0
+		if cfg.Auth != auth.Header {
+			cfg.RateLimit = defaultRateLimit
+		}
+		if rateLimit != "" {
+			if cfg.RateLimit, err = strconv.ParseFloat(rateLimit, 64); err != nil || cfg.RateLimit < 0 || cfg.RateLimit > 1e6 {
+				return Config{}, nil, fmt.Errorf("rate limit %q: give requests per second, 0 for none", rateLimit)
+			}
+		}
+		if cfg.RateBurst, err = strconv.Atoi(rateBurst); err != nil || cfg.RateBurst < 1 || cfg.RateBurst > 1e6 {
+			return Config{}, nil, fmt.Errorf("rate burst %q: give a whole number from 1", rateBurst)
+		}
+	}
 	switch cfg.AuditLog {
 	case "info", "debug", "off":
 	default:
@@ -233,6 +276,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("allowed_hosts", c.AllowedHosts),
 		slog.Any("cors_origins", c.CORSOrigins),
 		slog.String("audit_log", c.AuditLog),
+		slog.String("auth", string(c.Auth)),
+		slog.Float64("rate_limit", c.RateLimit),
+		slog.Int("rate_burst", c.RateBurst),
 	)
 }
 

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, std std
 		err = importCmd(ctx, args, getenv, std)
 	case exportCommand.name:
 		err = exportCmd(ctx, args, getenv, std)
+	case apikeyCommand.name:
+		err = apikeyCmd(ctx, args, getenv, std)
 	default:
 		names := make([]string, len(commands))
 		for i, c := range commands {
@@ -180,12 +183,17 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Log.Info("loaded demo data", "companies", stats.Companies, "properties", stats.Properties,
 			"inventories", stats.Inventories, "items", stats.Items, "demo_company", datagen.DemoCompanies[0])
 	}
+	verifier, err := m.verifier(ctx)
+	if err != nil {
+		return err
+	}
 	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
 			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
-			CORSOrigins: m.Config.CORSOrigins,
+			CORSOrigins: m.Config.CORSOrigins, Auth: m.Config.Auth, Verifier: verifier,
+			Limiter: auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -196,6 +204,11 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()
+	m.Log.Info("authentication", "mode", m.Config.Auth, "rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
+	if m.Config.Auth == auth.Header && !loopback(m.listener.Addr()) {
+		m.Log.Warn("auth is header: any client that reaches this address may name any company in X-Company-Id; " +
+			"serve it only behind a gateway that sets that header, or use --auth apikey or jwt")
+	}
 	m.Log.Info("serving", "url", "http://"+m.listener.Addr().String()+"/", "graphql", "http://"+m.listener.Addr().String()+"/graphql")
 	return nil
 }
@@ -266,4 +279,22 @@ func (m *Main) close() error {
 		errs = append(errs, m.files.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// verifier checks the credentials of the configured mode: the API keys in
+// the database, or tokens against the configured issuer.
+func (m *Main) verifier(ctx context.Context) (auth.Verifier, error) {
+	switch m.Config.Auth {
+	case auth.APIKey:
+		return auth.NewKeys(m.store.Client), nil
+	case auth.JWT:
+		return auth.NewJWT(ctx, m.Config.JWT)
+	}
+	return nil, nil
+}
+
+// loopback reports whether addr only takes connections from this machine.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

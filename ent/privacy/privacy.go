@@ -111,6 +111,30 @@ func DenyMutationOperationRule(op ent.Op) MutationRule {
 	return OnMutationOperation(rule, op)
 }
 
+// The APIKeyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type APIKeyQueryRuleFunc func(context.Context, *ent.APIKeyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f APIKeyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.APIKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.APIKeyQuery", q)
+}
+
+// The APIKeyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type APIKeyMutationRuleFunc func(context.Context, *ent.APIKeyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f APIKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.APIKeyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.APIKeyMutation", m)
+}
+
 // The EnvironmentQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type EnvironmentQueryRuleFunc func(context.Context, *ent.EnvironmentQuery) error
@@ -290,6 +314,8 @@ var _ QueryMutationRule = FilterFunc(nil)
 
 func queryFilter(q ent.Query) (Filter, error) {
 	switch q := q.(type) {
+	case *ent.APIKeyQuery:
+		return q.Filter(), nil
 	case *ent.EnvironmentQuery:
 		return q.Filter(), nil
 	case *ent.InventoryQuery:
@@ -309,6 +335,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 
 func mutationFilter(m ent.Mutation) (Filter, error) {
 	switch m := m.(type) {
+	case *ent.APIKeyMutation:
+		return m.Filter(), nil
 	case *ent.EnvironmentMutation:
 		return m.Filter(), nil
 	case *ent.InventoryMutation:

@@ -53,10 +53,15 @@ func NewServer(tb testing.TB, st *store.Store, fs *files.Store) *Server {
 // duration of the test.
 func NewServerWith(tb testing.TB, st *store.Store, opts server.Options) *Server {
 	tb.Helper()
+	return NewServerLogging(tb, st, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// NewServerLogging is NewServerWith writing its log to log.
+func NewServerLogging(tb testing.TB, st *store.Store, opts server.Options, log *slog.Logger) *Server {
+	tb.Helper()
 	if opts.RESTBaseURL == "" {
 		opts.RESTBaseURL = rest.DefaultBaseURL
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(server.Handler(st, log, opts))
 	tb.Cleanup(srv.Close)
 	return &Server{URL: srv.URL}

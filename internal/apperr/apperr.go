@@ -30,6 +30,9 @@ const (
 	// connection busy). Nothing about the request is wrong: the client should
 	// retry after RetryAfterSeconds.
 	Unavailable Code = "UNAVAILABLE"
+	// RateLimited: the caller sent more than its rate allows; it may retry
+	// after the Retry-After the answer gives.
+	RateLimited Code = "RATE_LIMITED"
 )
 
 // RetryAfterSeconds is the Retry-After given with Unavailable: long enough
@@ -55,6 +58,7 @@ var httpStatus = map[Code]int{
 	DeadlineExceeded: http.StatusGatewayTimeout,
 	Cancelled:        499, // no client reads it: the status of a request its client closed
 	Unavailable:      http.StatusServiceUnavailable,
+	RateLimited:      http.StatusTooManyRequests,
 }
 
 // Error is an error a client may see: its Message is written for the client,

@@ -39,9 +39,15 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Page serves the IDE, opened on ExampleQuery with the X-Company-Id header of
-// company already filled in.
-func Page(endpoint string, company uuid.UUID) http.Handler {
-	headers, _ := json.MarshalIndent(map[string]string{"X-Company-Id": company.String()}, "", "  ")
+// company already filled in; or, when the server takes credentials
+// (withCredential), an Authorization header for the user to paste a key or
+// token into.
+func Page(endpoint string, company uuid.UUID, withCredential bool) http.Handler {
+	initial := map[string]string{"X-Company-Id": company.String()}
+	if withCredential {
+		initial = map[string]string{"Authorization": "Bearer <paste your API key or token>"}
+	}
+	headers, _ := json.MarshalIndent(initial, "", "  ")
 	var buf bytes.Buffer
 	err := page.Execute(&buf, map[string]string{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers)})
 	if err != nil {

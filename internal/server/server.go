@@ -3,14 +3,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/rs/cors"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
@@ -39,6 +43,11 @@ type Options struct {
 	// CORSOrigins are the origins browsers may call the API from: nil or
 	// ["*"] any (the default), ["none"] none (no CORS headers at all).
 	CORSOrigins []string
+	// Auth is how callers are authenticated (auth.Header when empty), with
+	// the Verifier of the other modes; Limiter limits each caller's rate.
+	Auth     auth.Mode
+	Verifier auth.Verifier
+	Limiter  *auth.Limiter
 }
 
 // DefaultRequestTimeout is the deadline of a request: generous for reads
@@ -51,11 +60,15 @@ const DefaultRequestTimeout = 10 * time.Second
 // (the database answers).
 func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", ide.Page("/graphql", opts.IDECompany))
+	mode := opts.Auth
+	if mode == "" {
+		mode = auth.Header
+	}
+	mux.Handle("GET /{$}", ide.Page("/graphql", opts.IDECompany, mode != auth.Header))
 	mux.Handle("GET /ide/", ide.Assets())
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log)
 	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
-	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL)
+	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
 	api.Register(mux)
 	mux.Handle("/", api.NotFound())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -70,7 +83,39 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	return drain.track(crossOrigin(opts.CORSOrigins, logRequests(log, securityHeaders(withCaller(withDeadline(timeout, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux)))))))
+	authenticated := auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
+		Open: open, WriteError: writeErrorFor(api), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
+	return drain.track(crossOrigin(opts.CORSOrigins, logRequests(log, securityHeaders(withCaller(withDeadline(timeout, authenticated))))))
+}
+
+// open reports the requests anyone may send, credential or not: health and
+// readiness, the IDE page and its assets, the OpenAPI document, and signed
+// photo URLs (their signature is the credential: browsers load them in img
+// tags, which send no header).
+func open(r *http.Request) bool {
+	p := r.URL.Path
+	return p == "/" || p == "/healthz" || p == "/readyz" || p == "/openapi.json" ||
+		strings.HasPrefix(p, "/ide/") || strings.HasPrefix(p, files.PhotoPath)
+}
+
+// writeErrorFor answers a refused request as what it asked for: a GraphQL
+// error at /graphql, the REST error body elsewhere.
+func writeErrorFor(api *rest.API) func(http.ResponseWriter, *http.Request, error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		if r.URL.Path != "/graphql" {
+			api.WriteError(w, r, err)
+			return
+		}
+		public, _ := apperr.Public(err)
+		if public.Code == apperr.Unavailable {
+			apperr.SetRetryAfter(w.Header())
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(apperr.HTTPStatus(public.Code))
+		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+			"message": public.Message, "extensions": map[string]any{"code": public.Code},
+		}}})
+	}
 }
 
 // crossOrigin lets browser apps on the allowed origins call the API (CORS,
@@ -89,7 +134,7 @@ func crossOrigin(origins []string, next http.Handler) http.Handler {
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
-		AllowedHeaders: []string{"Accept", "Content-Type", tenant.Header, "Authorization", "X-Request-Id",
+		AllowedHeaders: []string{"Accept", "Content-Type", tenant.Header, "Authorization", "X-Api-Key", "X-Request-Id",
 			"Range", "If-None-Match", "If-Modified-Since"},
 		ExposedHeaders: []string{"Retry-After", "ETag", "Content-Disposition", "Content-Range", "Last-Modified"},
 		MaxAge:         600,
@@ -187,9 +232,14 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// withCompany scopes each request to the company its X-Company-Id header names.
+// withCompany scopes each request to the company its X-Company-Id header
+// names, unless a credential has bound it to its company already.
 func withCompany(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, bound := tenant.Bound(r.Context()); bound {
+			next.ServeHTTP(w, r)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(tenant.FromHeader(r.Context(), r.Header.Values(tenant.Header))))
 	})
 }

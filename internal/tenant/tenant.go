@@ -59,6 +59,29 @@ func FromHeader(ctx context.Context, values []string) context.Context {
 	return WithCompany(ctx, id)
 }
 
+type boundKey struct{}
+
+// WithCredential scopes ctx to the company a verified credential names
+// (internal/auth): unlike a header, it binds the request to that company,
+// which Bound tells, and names the caller in the audit lines.
+func WithCredential(ctx context.Context, id uuid.UUID, caller string) context.Context {
+	ctx = context.WithValue(WithCompany(ctx, id), boundKey{}, id)
+	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
+		named := *c
+		named.Name = caller
+		ctx = context.WithValue(ctx, callerKey{}, &named)
+	}
+	return ctx
+}
+
+// Bound returns the company a credential bound ctx to, if any: the request
+// may read that company's records and nothing else, and a lookup that would
+// otherwise go without a company is scoped to it.
+func Bound(ctx context.Context) (uuid.UUID, bool) {
+	id, ok := ctx.Value(boundKey{}).(uuid.UUID)
+	return id, ok
+}
+
 // CompanyFrom returns the company ctx is scoped to.
 func CompanyFrom(ctx context.Context) (uuid.UUID, error) {
 	c, ok := ctx.Value(ctxKey{}).(company)
@@ -127,6 +150,9 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 		attrs = append(attrs, slog.String("record", record.String()))
 	}
 	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
+		if c.Name != "" {
+			attrs = append(attrs, slog.String("caller", c.Name))
+		}
 		attrs = append(attrs, slog.String("remote_addr", c.RemoteAddr))
 		if c.ForwardedFor != "" {
 			attrs = append(attrs, slog.String("x_forwarded_for", c.ForwardedFor))
@@ -137,6 +163,9 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 
 // Caller is who sent the request being served, for the audit lines.
 type Caller struct {
+	// Name is the caller its credential names (an API key's name, a token's
+	// subject); empty in header mode.
+	Name string
 	// RemoteAddr is the address the connection came from (http.Request's
 	// RemoteAddr): a proxy's, behind one.
 	RemoteAddr string

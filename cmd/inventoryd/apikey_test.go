@@ -1,0 +1,78 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/datagen"
+)
+
+// The README's walk-through: a server in apikey mode, a key made with the
+// command (its last line of output), used, listed and revoked.
+func TestAPIKeyCommandsAndTheServerThatTakesThem(t *testing.T) {
+	var url string
+	m := launchWith(t, func(c *Config) { c.Auth = auth.APIKey; url = c.DatabaseURL })
+	t.Cleanup(func() { m.Close() })
+	data := t.TempDir()
+	company := datagen.DemoCompanies[0].String()
+	out, _, err := runCommand(t, url, data, "", "apikey", "create", "--company", company, "--name", "reports-app")
+	if err != nil {
+		t.Fatalf("apikey create: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	key := lines[len(lines)-1]
+	if !strings.HasPrefix(key, "ik_") || strings.Contains(key, " ") {
+		t.Fatalf("apikey create: the last line %q is not the key", key)
+	}
+	srv := &apitest.Server{URL: m.URL()}
+	path := "/api/v1/inventories"
+	if res, body := srv.Get(t, path, nil); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no key: %d %s, want 401", res.StatusCode, body)
+	}
+	if res, body := srv.Get(t, path, http.Header{"Authorization": {"Bearer " + key}}); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"inventoryId"`) {
+		t.Errorf("the key: %d %.200s, want 200 with the company's inventories", res.StatusCode, body)
+	}
+	out, _, err = runCommand(t, url, data, "", "apikey", "list", "--company", company)
+	if err != nil || !strings.Contains(out, "reports-app") || strings.Contains(out, key) {
+		t.Errorf("apikey list: %q, %v: want the key's name and never the key", out, err)
+	}
+	if out, _, err := runCommand(t, url, data, "", "apikey", "revoke", "reports-app"); err != nil || !strings.Contains(out, "revoked") {
+		t.Errorf("apikey revoke: %q, %v", out, err)
+	}
+	if res, body := srv.Get(t, path, http.Header{"Authorization": {"Bearer " + key}}); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a revoked key: %d %s, want 401", res.StatusCode, body)
+	}
+	for _, args := range [][]string{{"apikey"}, {"apikey", "create", "--name", "x"}, {"apikey", "create", "--company", "nope", "--name", "x"}, {"apikey", "revoke"}} {
+		if _, _, err := runCommand(t, url, data, "", args...); err == nil {
+			t.Errorf("%v: want a usage error", args)
+		}
+	}
+}
+
+// The server says how it authenticates, and warns when header mode listens
+// beyond this machine: anyone who reaches it may name any company.
+func TestTheServerLogsItsAuthenticationMode(t *testing.T) {
+	for _, tt := range []struct {
+		addr string
+		mode auth.Mode
+		warn bool
+	}{
+		{"127.0.0.1:0", auth.Header, false},
+		{"0.0.0.0:0", auth.Header, true},
+		{"0.0.0.0:0", auth.APIKey, false},
+	} {
+		var logs apitest.LogBuffer
+		m := launchLogged(t, logs.Logger(0), func(c *Config) { c.Addr = tt.addr; c.Auth = tt.mode })
+		m.Close()
+		lines := logs.String()
+		if !strings.Contains(lines, `"msg":"authentication","mode":"`+string(tt.mode)+`"`) {
+			t.Errorf("%s on %s: no line naming the mode:\n%.1500s", tt.mode, tt.addr, lines)
+		}
+		if warned := strings.Contains(lines, `"level":"WARN","msg":"auth is header`); warned != tt.warn {
+			t.Errorf("%s on %s: warned %v, want %v", tt.mode, tt.addr, warned, tt.warn)
+		}
+	}
+}

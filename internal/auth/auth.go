@@ -1,0 +1,207 @@
+// Package auth binds each request to the company its credential names: an
+// API key kept (hashed) in the database, or an OpenID Connect token (JWT).
+// In header mode, the default, the company is the X-Company-Id a trusted
+// gateway sets, as before. Every request also passes a per-caller rate limit.
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// Mode is how callers are authenticated.
+type Mode string
+
+const (
+	// Header trusts the X-Company-Id header (a gateway in front authenticates).
+	Header Mode = "header"
+	// APIKey takes keys made with `inventoryd apikey create`.
+	APIKey Mode = "apikey"
+	// JWT takes OpenID Connect access tokens whose claim names the company.
+	JWT Mode = "jwt"
+)
+
+// ParseMode reads the INVENTORY_AUTH setting.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case Header, APIKey, JWT:
+		return m, nil
+	}
+	return "", fmt.Errorf("auth %q: use header, apikey or jwt", s)
+}
+
+// Caller is who a verified credential names.
+type Caller struct {
+	Company uuid.UUID
+	// Name is the API key's name or the token's subject: the caller in the
+	// audit lines and the rate limiter's key.
+	Name string
+}
+
+// Verifier checks a credential and says whom it names.
+type Verifier interface {
+	Verify(ctx context.Context, credential string) (Caller, error)
+}
+
+// ErrInvalid is a credential that names nobody: unknown, revoked, expired,
+// for another audience or issuer, or badly signed. Its message is the
+// client's; errors that are not ErrInvalid (the database down) are not the
+// credential's fault and keep their own status.
+var ErrInvalid = errors.New("invalid credential")
+
+// invalid is an ErrInvalid with the reason the client reads.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Options configure Middleware.
+type Options struct {
+	Mode     Mode
+	Verifier Verifier // for APIKey and JWT
+	// Limiter limits each caller's rate; nil, none.
+	Limiter *Limiter
+	// Open reports the requests served to anyone (health, the IDE page, the
+	// OpenAPI document, signed photo URLs).
+	Open func(*http.Request) bool
+	// WriteError answers a refused request in the shape of what it asked
+	// for (REST's error body, or a GraphQL error).
+	WriteError func(http.ResponseWriter, *http.Request, error)
+	Log        *slog.Logger
+}
+
+// Middleware authenticates each request that is not open, rate-limits it,
+// and scopes it to the caller's company.
+func Middleware(o Options, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.Open(r) || r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if o.Mode == Header {
+			if o.limited(w, r, "address "+clientAddress(r), "") {
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		credential, err := credentialOf(r)
+		if err != nil {
+			o.unauthenticated(w, r, err, credential != "")
+			return
+		}
+		caller, err := o.Verifier.Verify(r.Context(), credential)
+		switch {
+		case errors.Is(err, ErrInvalid):
+			o.unauthenticated(w, r, err, true)
+			return
+		case err != nil:
+			o.WriteError(w, r, err)
+			return
+		}
+		if o.limited(w, r, "caller "+caller.Name, caller.Name) {
+			return
+		}
+		if named, ok := otherCompany(r, caller.Company); ok {
+			o.refuse(w, r, caller.Name, &apperr.Error{Code: apperr.Forbidden, Field: tenant.Header,
+				Message: fmt.Sprintf("names company %s, but your credential is company %s's", named, caller.Company)})
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(tenant.WithCredential(r.Context(), caller.Company, caller.Name)))
+	})
+}
+
+// limited answers 429 when key has run out of its rate.
+func (o Options) limited(w http.ResponseWriter, r *http.Request, key, caller string) bool {
+	retry, ok := o.Limiter.Allow(key)
+	if ok {
+		return false
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds()+0.999)))
+	o.refuse(w, r, caller, apperr.Errorf(apperr.RateLimited, "too many requests: retry after the Retry-After seconds"))
+	return true
+}
+
+func (o Options) unauthenticated(w http.ResponseWriter, r *http.Request, err error, given bool) {
+	challenge := `Bearer realm="inventory"`
+	if given {
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	message := "send your credential as Authorization: Bearer <key or token> (or X-Api-Key: <key>)"
+	if given {
+		message = err.Error()
+	}
+	o.refuse(w, r, "", &apperr.Error{Code: apperr.Unauthenticated, Message: message})
+}
+
+// refuse logs a refusal with whom and what it refused, and answers it.
+func (o Options) refuse(w http.ResponseWriter, r *http.Request, caller string, err *apperr.Error) {
+	o.Log.InfoContext(r.Context(), "auth: refused", "code", err.Code, "reason", err.Message, "caller", caller,
+		"remote_addr", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+	o.WriteError(w, r, err)
+}
+
+// credentialOf reads the credential from Authorization: Bearer or X-Api-Key;
+// sending two that differ is an error.
+func credentialOf(r *http.Request) (string, error) {
+	var given []string
+	for _, v := range r.Header.Values("Authorization") {
+		scheme, token, _ := strings.Cut(strings.TrimSpace(v), " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			return v, invalid("the Authorization header must be Bearer <key or token>")
+		}
+		given = append(given, strings.TrimSpace(token))
+	}
+	for _, v := range r.Header.Values("X-Api-Key") {
+		given = append(given, strings.TrimSpace(v))
+	}
+	switch {
+	case len(given) == 0:
+		return "", invalid("no credential")
+	case len(given) > 1:
+		for _, g := range given[1:] {
+			if g != given[0] {
+				return given[0], invalid("more than one credential, and they differ")
+			}
+		}
+	}
+	return given[0], nil
+}
+
+// otherCompany returns the first company the request names, in the header
+// or the query (x-company-id, any case), that is not the caller's. A value
+// that is not a UUID counts as another company: it is not the caller's.
+func otherCompany(r *http.Request, own uuid.UUID) (string, bool) {
+	named := r.Header.Values(tenant.Header)
+	for key, values := range r.URL.Query() {
+		if strings.EqualFold(key, tenant.Header) {
+			named = append(named, values...)
+		}
+	}
+	for _, v := range named {
+		if id, err := uuid.Parse(strings.TrimSpace(v)); err != nil || id != own {
+			return fmt.Sprintf("%.40q", v), true
+		}
+	}
+	return "", false
+}
+
+// clientAddress is the connection's address without its port: a proxy's,
+// behind one (X-Forwarded-For is the client's to write, so never trusted).
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,107 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/apikey"
+)
+
+// keyPrefix starts every API key, so that a key pasted where it does not
+// belong is recognisable (secret scanners look for such prefixes).
+const keyPrefix = "ik_"
+
+// keyLength is the length of a key: the prefix and 32 random bytes.
+var keyLength = len(keyPrefix) + base64.RawURLEncoding.EncodedLen(32)
+
+// lastUsedEvery is how stale last_used_at may get: writing it on every
+// request would make each read a write.
+const lastUsedEvery = time.Minute
+
+// Keys are the API keys in the database.
+type Keys struct{ client *ent.Client }
+
+// NewKeys returns the API keys kept through client.
+func NewKeys(client *ent.Client) *Keys { return &Keys{client: client} }
+
+// Create makes a key for company under name and returns it: the only time
+// it is seen, since only its hash is kept.
+func (k *Keys) Create(ctx context.Context, company uuid.UUID, name string) (string, *ent.APIKey, error) {
+	if company == uuid.Nil {
+		return "", nil, fmt.Errorf("apikey: give the company's UUID")
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", nil, err
+	}
+	key := keyPrefix + base64.RawURLEncoding.EncodeToString(secret)
+	rec, err := k.client.APIKey.Create().SetCompanyID(company).SetName(name).SetHash(hash(key)).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return "", nil, fmt.Errorf("apikey: a key named %q exists: names are unique", name)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("apikey: %w", err)
+	}
+	return key, rec, nil
+}
+
+// List returns the keys, of one company unless company is uuid.Nil, by name.
+func (k *Keys) List(ctx context.Context, company uuid.UUID) ([]*ent.APIKey, error) {
+	q := k.client.APIKey.Query().Order(apikey.ByName())
+	if company != uuid.Nil {
+		q.Where(apikey.CompanyID(company))
+	}
+	return q.All(ctx)
+}
+
+// Revoke ends the key with this name or id; it is refused from then on.
+func (k *Keys) Revoke(ctx context.Context, nameOrID string) (*ent.APIKey, error) {
+	which := apikey.Name(nameOrID)
+	if id, err := uuid.Parse(nameOrID); err == nil {
+		which = apikey.ID(id)
+	}
+	rec, err := k.client.APIKey.Query().Where(which).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, fmt.Errorf("apikey: no key named %q", nameOrID)
+	}
+	if err != nil || rec.RevokedAt != nil {
+		return rec, err
+	}
+	return k.client.APIKey.UpdateOne(rec).SetRevokedAt(time.Now().UTC()).Save(ctx)
+}
+
+// Verify finds the key's company. Keys are looked up by their hash, so a
+// lookup learns nothing about the keys that exist.
+func (k *Keys) Verify(ctx context.Context, key string) (Caller, error) {
+	if len(key) != keyLength || !strings.HasPrefix(key, keyPrefix) {
+		return Caller{}, invalid("not an API key of this service")
+	}
+	rec, err := k.client.APIKey.Query().Where(apikey.Hash(hash(key))).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return Caller{}, invalid("unknown API key")
+	case err != nil:
+		return Caller{}, err
+	case rec.RevokedAt != nil:
+		return Caller{}, invalid("API key %q was revoked", rec.Name)
+	}
+	if now := time.Now().UTC(); rec.LastUsedAt == nil || now.Sub(*rec.LastUsedAt) >= lastUsedEvery {
+		// Best effort: a key is no less valid for a missed note of its use.
+		_ = k.client.APIKey.UpdateOne(rec).SetLastUsedAt(now.Truncate(time.Minute)).Exec(ctx)
+	}
+	return Caller{Company: rec.CompanyID, Name: rec.Name}, nil
+}
+
+func hash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
