@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -19,6 +20,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/requestid"
 )
 
 // MaxRequestBytes bounds a request body: operations are small, and a client
@@ -103,6 +106,7 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	res := responses(ctx)
 	setRetryAfter(w.Header(), res)
 	writeResponse(w, res)
+	metrics.From(ctx).Operation(opCtx.Operation.Name, time.Since(start))
 }
 
 // readBody reads a request body. A failure is the client's (it sent too
@@ -293,6 +297,12 @@ func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 	gqlErr, ok := err.(*gqlerror.Error)
 	if !ok {
 		gqlErr = gqlerror.Errorf("internal error")
+	}
+	if id := w.Header().Get(requestid.Header); id != "" {
+		if gqlErr.Extensions == nil {
+			gqlErr.Extensions = map[string]any{}
+		}
+		gqlErr.Extensions["requestId"] = id
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -18,6 +18,8 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/requestid"
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
@@ -110,7 +112,25 @@ func introspects(opCtx *graphql.OperationContext) bool {
 // own (*apperr.Error), gqlgen's parse, validation and complexity errors and
 // entgql's not-found, which carry a code, and ent's not-found. Anything else
 // may hold SQL or driver text, so it is logged and shown as "internal error".
+// presentError is presentErrorOf with the request's id in every error's
+// extensions (requestId), the thread from a user's report to the log lines.
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	present := presentErrorOf(log)
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		out := present(ctx, err)
+		code, _ := out.Extensions["code"].(string)
+		metrics.From(ctx).GraphQLError(code)
+		if id := requestid.From(ctx); id != "" {
+			if out.Extensions == nil {
+				out.Extensions = map[string]any{}
+			}
+			out.Extensions["requestId"] = id
+		}
+		return out
+	}
+}
+
+func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var (
 			appErr *apperr.Error

@@ -25,6 +25,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 )
 
@@ -251,6 +252,8 @@ type errorDetail struct {
 	Code      apperr.Code `json:"code"`
 	Parameter string      `json:"parameter,omitempty"`
 	Message   string      `json:"message"`
+	// RequestID leads from a client's report to the request's log lines.
+	RequestID string `json:"requestId,omitempty"`
 }
 
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -275,7 +278,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	writeJSON(w, apperr.HTTPStatus(public.Code), errorBody{
 		Timestamp: now(),
-		Error:     errorDetail{Code: public.Code, Parameter: public.Field, Message: public.Message},
+		Error:     errorDetail{Code: public.Code, Parameter: public.Field, Message: public.Message, RequestID: requestid.From(r.Context())},
 	})
 }
 

@@ -76,3 +76,23 @@ func TestTheServerLogsItsAuthenticationMode(t *testing.T) {
 		}
 	}
 }
+
+// The container's health check: ready while the server serves, not once it
+// is gone.
+func TestHealthcheckCommandAsksTheServerOnItsAddress(t *testing.T) {
+	m := launch(t)
+	addr := strings.TrimSuffix(strings.TrimPrefix(m.URL(), "http://"), "/")
+	_, port, _ := strings.Cut(addr, ":")
+	check := func() error {
+		env := map[string]string{"INVENTORY_ADDR": "0.0.0.0:" + port}
+		var out, errOut strings.Builder
+		return run(t.Context(), []string{"healthcheck"}, func(k string) string { return env[k] }, stdio{nil, &out, &errOut})
+	}
+	if err := check(); err != nil {
+		t.Errorf("healthcheck of a serving server: %v", err)
+	}
+	m.Close()
+	if err := check(); err == nil {
+		t.Errorf("healthcheck of a stopped server: want an error")
+	}
+}

@@ -29,7 +29,7 @@ var (
 	generateCommand = command{name: "generate", summary: "writes a deterministic synthetic dataset straight into the database"}
 	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)"}
 	exportCommand   = command{name: "export", args: "[FILE]", summary: "writes one company's inventories as newline-delimited JSON"}
-	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, apikeyCommand}
+	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, apikeyCommand, healthcheckCommand}
 )
 
 // openStore opens and migrates the configured database.

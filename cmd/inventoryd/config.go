@@ -56,6 +56,10 @@ type Config struct {
 	// AuditLog is the level of the audit lines of reads across companies
 	// (info, debug) or off.
 	AuditLog string
+	// MetricsAddr, when set, serves /metrics there instead of on Addr.
+	MetricsAddr string
+	// AccessLog is the level of the line logged per request (info, debug) or off.
+	AccessLog string
 	// Auth is how callers are authenticated; JWT configures the jwt mode.
 	Auth auth.Mode
 	JWT  auth.JWTOptions
@@ -116,6 +120,8 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
+		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr)", &cfg.MetricsAddr, true},
+		{"access-log", "INVENTORY_ACCESS_LOG", "info", "level of the line logged per request, with its request id: info, debug or off", &cfg.AccessLog, true},
 		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
 		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
 		{"rate-burst", "INVENTORY_RATE_BURST", "100", "requests a caller may send at once before the rate applies", &rateBurst, true},
@@ -225,6 +231,11 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		return Config{}, nil, fmt.Errorf("cors origins %q: give origins, or * alone, or none alone", corsOrigins)
 	}
 	if cmd.serves {
+		switch cfg.AccessLog {
+		case "info", "debug", "off":
+		default:
+			return Config{}, nil, fmt.Errorf("access log %q: use info, debug or off", cfg.AccessLog)
+		}
 		var err error
 		if cfg.Auth, err = auth.ParseMode(authMode); err != nil {
 			return Config{}, nil, err
@@ -276,6 +287,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("allowed_hosts", c.AllowedHosts),
 		slog.Any("cors_origins", c.CORSOrigins),
 		slog.String("audit_log", c.AuditLog),
+		slog.String("metrics_addr", c.MetricsAddr),
+		slog.String("access_log", c.AccessLog),
 		slog.String("auth", string(c.Auth)),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),

@@ -21,6 +21,8 @@ import (
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -66,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, std std
 		err = exportCmd(ctx, args, getenv, std)
 	case apikeyCommand.name:
 		err = apikeyCmd(ctx, args, getenv, std)
+	case healthcheckCommand.name:
+		err = healthcheckCmd(ctx, args, getenv, std)
 	default:
 		names := make([]string, len(commands))
 		for i, c := range commands {
@@ -129,7 +133,7 @@ const (
 )
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	return requestid.Logger(slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel})))
 }
 
 // Main is the running program, so that tests can start the real thing on port 0.
@@ -143,6 +147,8 @@ type Main struct {
 	server   *http.Server
 	listener net.Listener
 	served   chan error
+	// metricsServer serves /metrics on MetricsAddr, when that is set.
+	metricsServer *http.Server
 
 	closeOnce sync.Once
 	closeErr  error
@@ -187,12 +193,26 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	instruments := metrics.New()
+	instruments.WatchDB(st.Stats)
+	if m.Config.MetricsAddr != "" {
+		metricsListener, err := net.Listen("tcp", m.Config.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", instruments.Handler())
+		m.metricsServer = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+		go func() { _ = m.metricsServer.Serve(metricsListener) }()
+		m.Log.Info("serving metrics", "url", "http://"+metricsListener.Addr().String()+"/metrics")
+	}
 	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
 			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
-			CORSOrigins: m.Config.CORSOrigins, Auth: m.Config.Auth, Verifier: verifier,
+			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog,
+			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Auth: m.Config.Auth, Verifier: verifier,
 			Limiter: auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -271,6 +291,9 @@ func (m *Main) close() error {
 		}
 	case m.listener != nil:
 		errs = append(errs, m.listener.Close())
+	}
+	if m.metricsServer != nil {
+		errs = append(errs, m.metricsServer.Close())
 	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close())

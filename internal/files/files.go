@@ -18,16 +18,25 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob://container
 	"gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/gcsblob" // gs://bucket
 	_ "gocloud.dev/blob/memblob" // mem://
-	_ "gocloud.dev/blob/s3blob"  // s3://bucket?region=...&endpoint=... (S3-compatible too)
+	_ "gocloud.dev/blob/s3blob"  // s3://bucket?region=...&endpoint=... (S3-compatible too: MinIO, R2, GCS's interoperability)
 	"gocloud.dev/gcerrors"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/storageref"
 )
+
+// unbuiltStores are the stores whose large SDKs the default build leaves out
+// (they would double the binary and the modules a cold build fetches), by
+// scheme, with the build tag that puts each in; stores_*.go remove what
+// their tag built.
+var unbuiltStores = map[string]string{"gs": "gcs", "azblob": "azblob"}
+
+func scheme(url string) string {
+	s, _, _ := strings.Cut(url, "://")
+	return strings.ToLower(s)
+}
 
 // Store is the blob store.
 type Store struct {
@@ -63,6 +72,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		s.bucket, err = fileblob.OpenBucket(dir, &fileblob.Options{CreateDir: true})
 	default:
+		if tag, missing := unbuiltStores[scheme(opts.URL)]; missing {
+			return nil, fmt.Errorf("files: this binary was built without %s:// stores: build it with -tags %s (see the README)", scheme(opts.URL), tag)
+		}
 		s.bucket, err = blob.OpenBucket(ctx, opts.URL)
 	}
 	if err != nil {

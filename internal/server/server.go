@@ -17,6 +17,8 @@ import (
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -43,6 +45,13 @@ type Options struct {
 	// CORSOrigins are the origins browsers may call the API from: nil or
 	// ["*"] any (the default), ["none"] none (no CORS headers at all).
 	CORSOrigins []string
+	// Metrics, when set, records every request; /metrics serves them unless
+	// SeparateMetrics (the binary serves them on an address of their own).
+	Metrics         *metrics.Metrics
+	SeparateMetrics bool
+	// AccessLog is the level of the line logged for each request: "info",
+	// "debug" (the default here; the binary's is info) or "off".
+	AccessLog string
 	// Auth is how callers are authenticated (auth.Header when empty), with
 	// the Verifier of the other modes; Limiter limits each caller's rate.
 	Auth     auth.Mode
@@ -59,6 +68,7 @@ const DefaultRequestTimeout = 10 * time.Second
 // OpenAPI document, the IDE at /, /healthz (the process is up) and /readyz
 // (the database answers).
 func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
+	log = requestid.Logger(log)
 	mux := http.NewServeMux()
 	mode := opts.Auth
 	if mode == "" {
@@ -79,13 +89,24 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		drain = NewDrain()
 	}
 	mux.Handle("GET /readyz", readiness(st, drain, log))
+	if opts.Metrics != nil && !opts.SeparateMetrics {
+		mux.Handle("GET /metrics", opts.Metrics.Handler())
+	}
 	timeout := opts.RequestTimeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	authenticated := auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
+	var authenticated http.Handler = auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
 		Open: open, WriteError: writeErrorFor(api), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
-	return drain.track(crossOrigin(opts.CORSOrigins, logRequests(log, securityHeaders(withCaller(withDeadline(timeout, authenticated))))))
+	if opts.Metrics != nil {
+		// Refusals (401, 429) count too, under the route they asked for.
+		authenticated = opts.Metrics.Middleware(func(r *http.Request) string {
+			_, pattern := mux.Handler(r)
+			return pattern
+		}, authenticated)
+	}
+	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(logRequests(log, opts.AccessLog,
+		securityHeaders(withCaller(withDeadline(timeout, authenticated)))))))
 }
 
 // open reports the requests anyone may send, credential or not: health and
@@ -94,7 +115,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 // tags, which send no header).
 func open(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/" || p == "/healthz" || p == "/readyz" || p == "/openapi.json" ||
+	return p == "/" || p == "/healthz" || p == "/readyz" || p == "/openapi.json" || p == "/metrics" ||
 		strings.HasPrefix(p, "/ide/") || strings.HasPrefix(p, files.PhotoPath)
 }
 
@@ -113,7 +134,7 @@ func writeErrorFor(api *rest.API) func(http.ResponseWriter, *http.Request, error
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(apperr.HTTPStatus(public.Code))
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"message": public.Message, "extensions": map[string]any{"code": public.Code},
+			"message": public.Message, "extensions": map[string]any{"code": public.Code, "requestId": requestid.From(r.Context())},
 		}}})
 	}
 }
@@ -136,7 +157,7 @@ func crossOrigin(origins []string, next http.Handler) http.Handler {
 		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
 		AllowedHeaders: []string{"Accept", "Content-Type", tenant.Header, "Authorization", "X-Api-Key", "X-Request-Id",
 			"Range", "If-None-Match", "If-Modified-Since"},
-		ExposedHeaders: []string{"Retry-After", "ETag", "Content-Disposition", "Content-Range", "Last-Modified"},
+		ExposedHeaders: []string{"Retry-After", "X-Request-Id", "ETag", "Content-Disposition", "Content-Range", "Last-Modified"},
 		MaxAge:         600,
 	}).Handler(next)
 }
@@ -266,16 +287,25 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // Flush sends what is written so far: answers in parts (@defer) need it.
 func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
 
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// logRequests writes the access log: a line per request at level ("info",
+// "debug" when empty, "off"), with its request id.
+func logRequests(log *slog.Logger, level string, next http.Handler) http.Handler {
+	at := slog.LevelDebug
+	switch level {
+	case "off":
+		return next
+	case "info":
+		at = slog.LevelInfo
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		// Checked first: the arguments of a line that is not written would
 		// still be built, a few allocations on every request.
-		if log.Enabled(r.Context(), slog.LevelDebug) {
-			log.DebugContext(r.Context(), "http request", "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration", time.Since(start))
+		if log.Enabled(r.Context(), at) {
+			log.LogAttrs(r.Context(), at, "http request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)), slog.String("remote_addr", r.RemoteAddr))
 		}
 	})
 }

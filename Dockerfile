@@ -1,0 +1,20 @@
+# The service as a small static image: built with the same command CI tests
+# (.ci/graphql-http-audit builds and runs this exact binary), run as a
+# non-root user, the data folder a volume, healthy when /readyz says so.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/inventoryd ./cmd/inventoryd && mkdir -p /out/data
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/inventoryd /inventoryd
+COPY --from=build --chown=65532:65532 /out/data /data
+ENV INVENTORY_ADDR=0.0.0.0:8080 \
+    INVENTORY_DATA_DIR=/data
+VOLUME /data
+EXPOSE 8080
+USER nonroot
+HEALTHCHECK --interval=10s --timeout=4s --start-period=30s CMD ["/inventoryd", "healthcheck"]
+ENTRYPOINT ["/inventoryd"]

@@ -1,0 +1,7 @@
+//go:build azblob
+
+package files
+
+import _ "gocloud.dev/blob/azureblob" // azblob://container
+
+func init() { delete(unbuiltStores, "azblob") }

@@ -1,0 +1,7 @@
+//go:build gcs
+
+package files
+
+import _ "gocloud.dev/blob/gcsblob" // gs://bucket
+
+func init() { delete(unbuiltStores, "gs") }

@@ -1,0 +1,177 @@
+// Package metrics is the service's Prometheus instrumentation (the official
+// client library), served at /metrics: requests by route and status,
+// latencies per route and per GraphQL operation, GraphQL errors by code
+// (the query limits' refusals among them), the database pool, and the
+// build. Every label has a bounded set of values, whatever clients send.
+package metrics
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are one server's instruments, in a registry of their own.
+type Metrics struct {
+	registry   *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	operations *prometheus.HistogramVec
+	errors     *prometheus.CounterVec
+	refusals   *prometheus.CounterVec
+
+	mu    sync.Mutex
+	names map[string]bool // the operation names given a label so far
+}
+
+// maxOperationNames bounds the operation label: names are the clients' to
+// choose; past this many, new ones count as "other".
+const maxOperationNames = 200
+
+// refusalCodes are the codes of the query limits' refusals (graph/limits.go).
+var refusalCodes = map[string]bool{"QUERY_TOO_LARGE": true, "QUERY_TOO_DEEP": true, "COMPLEXITY_LIMIT_EXCEEDED": true}
+
+// New registers the service's instruments, with the Go runtime's, the
+// process's and the build's.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "inventory_http_requests_total",
+			Help: "HTTP requests answered, by route (the endpoint's pattern), method and status."}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "inventory_http_request_duration_seconds",
+			Help: "Time to answer an HTTP request, by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route"}),
+		operations: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "inventory_graphql_operation_duration_seconds",
+			Help:    "Time to run a GraphQL operation, by operation name (anonymous; other past 200 names).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"operation"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "inventory_graphql_errors_total",
+			Help: "GraphQL errors answered, by extensions.code."}, []string{"code"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "inventory_graphql_limit_refusals_total",
+			Help: "Operations refused by the query limits before they ran (size, depth, complexity), by code."}, []string{"code"}),
+		names: map[string]bool{},
+	}
+	m.registry.MustRegister(m.requests, m.latency, m.operations, m.errors, m.refusals,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewBuildInfoCollector())
+	return m
+}
+
+// WatchDB adds the database pool's statistics, read from stats at each
+// scrape: connections open, in use and idle, the pool's size, and the waits
+// for a free connection with their total time.
+func (m *Metrics) WatchDB(stats func() sql.DBStats) {
+	gauge := func(name, help string, read func(sql.DBStats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return read(stats()) })
+	}
+	counter := func(name, help string, read func(sql.DBStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return read(stats()) })
+	}
+	m.registry.MustRegister(
+		gauge("inventory_db_connections_open", "Database connections open.", func(s sql.DBStats) float64 { return float64(s.OpenConnections) }),
+		gauge("inventory_db_connections_in_use", "Database connections running a statement.", func(s sql.DBStats) float64 { return float64(s.InUse) }),
+		gauge("inventory_db_connections_idle", "Database connections idle in the pool.", func(s sql.DBStats) float64 { return float64(s.Idle) }),
+		gauge("inventory_db_connections_max", "The pool's size.", func(s sql.DBStats) float64 { return float64(s.MaxOpenConnections) }),
+		counter("inventory_db_waits_total", "Statements that waited for a free connection.", func(s sql.DBStats) float64 { return float64(s.WaitCount) }),
+		counter("inventory_db_wait_seconds_total", "Time statements waited for a free connection.", func(s sql.DBStats) float64 { return s.WaitDuration.Seconds() }),
+	)
+}
+
+// Handler serves the metrics in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+type ctxKey struct{}
+
+// From returns the metrics a request records to, or nil (recording to nil
+// does nothing).
+func From(ctx context.Context) *Metrics {
+	m, _ := ctx.Value(ctxKey{}).(*Metrics)
+	return m
+}
+
+// Middleware counts and times each request under its route, as route names
+// it (the pattern of the handler it reaches: never the raw path, whose
+// values a client chooses).
+func (m *Metrics) Middleware(route func(*http.Request) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), ctxKey{}, m)))
+		name := route(r)
+		m.requests.WithLabelValues(name, method(r.Method), strconv.Itoa(rec.status)).Inc()
+		m.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	})
+}
+
+// method bounds the method label to the ones HTTP defines.
+func method(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// Operation records the time a GraphQL operation took.
+func (m *Metrics) Operation(name string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.operations.WithLabelValues(m.operationLabel(name)).Observe(took.Seconds())
+}
+
+func (m *Metrics) operationLabel(name string) string {
+	if name == "" {
+		return "anonymous"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.names[name] {
+		if len(m.names) >= maxOperationNames || len(name) > 64 {
+			return "other"
+		}
+		m.names[name] = true
+	}
+	return name
+}
+
+// GraphQLError counts an error answered with code; the query limits' codes
+// count as refusals too.
+func (m *Metrics) GraphQLError(code string) {
+	if m == nil {
+		return
+	}
+	if code == "" {
+		code = "none"
+	}
+	if refusalCodes[code] {
+		m.refusals.WithLabelValues(code).Inc()
+	}
+	if len(code) > 40 {
+		code = "other"
+	}
+	m.errors.WithLabelValues(code).Inc()
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush sends what is written so far (@defer answers in parts).
+func (s *statusWriter) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
