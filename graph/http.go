@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
+	"github.com/propertyrecords/inventory/internal/tracing"
 )
 
 // MaxRequestBytes bounds a request body: operations are small, and a client
@@ -102,7 +103,9 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 		writeRequestErrors(w, exec.DispatchError(graphql.WithOperationContext(r.Context(), opCtx), errs))
 		return
 	}
-	responses, ctx := exec.DispatchOperation(r.Context(), opCtx)
+	ctx, span := tracing.Operation(r.Context(), opCtx.Operation.Name)
+	defer span.End()
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	res := responses(ctx)
 	setRetryAfter(w.Header(), res)
 	writeResponse(w, res)

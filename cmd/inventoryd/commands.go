@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -35,6 +36,9 @@ var (
 // openStore opens and migrates the configured database.
 func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error) {
 	tenant.SetAuditLog(cfg.AuditLog)
+	// What the command logs (the audit lines of its writes among it) is the
+	// same JSON as the server's.
+	slog.SetDefault(newLogger(std.errOut, cfg))
 	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.storeOptions()...)
 	if err != nil {
 		return nil, err
@@ -307,6 +311,10 @@ func exportCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	out := std.out
 	if len(rest) == 1 && rest[0] != "-" {
+		// As the files folder is made when needed, so is the file's.
+		if err := os.MkdirAll(filepath.Dir(rest[0]), 0o755); err != nil {
+			return err
+		}
 		f, err := os.Create(rest[0])
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,8 @@ import (
 func runCommand(t *testing.T, url, dataDir string, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
+	prev := slog.Default() // commands make their logger the default
+	defer slog.SetDefault(prev)
 	args = append([]string{args[0], "--database-url", url, "--data-dir", dataDir}, args[1:]...)
 	err := run(context.Background(), args, func(string) string { return "" }, stdio{strings.NewReader(stdin), &out, &errOut})
 	return out.String(), errOut.String(), err
@@ -47,7 +50,8 @@ func TestGenerateExportImportCommands(t *testing.T) {
 		t.Errorf("generating the same seed twice: got %v, want a refusal", err)
 	}
 
-	exportDir := t.TempDir()
+	// Into a folder that does not exist yet, as the README's example does.
+	exportDir := filepath.Join(t.TempDir(), "out")
 	file := filepath.Join(exportDir, "company.ndjson")
 	company := datagen.DemoCompanies[0].String()
 	if _, errOut, err := runCommand(t, source, data, "", "export", "--company", company, "--files", exportDir, file); err != nil || !strings.Contains(errOut, "exported 6 inventories") {
@@ -60,9 +64,13 @@ func TestGenerateExportImportCommands(t *testing.T) {
 
 	// Into a new database: files resolve next to the import file.
 	target, targetData := testdb.URL(t), t.TempDir()
-	out, _, err = runCommand(t, target, targetData, "", "import", file)
+	out, importLog, err := runCommand(t, target, targetData, "", "import", file)
 	if err != nil || !strings.Contains(out, "imported 6 inventories (6 created, 0 updated), rejected 0") {
 		t.Fatalf("import: %q, %v", out, err)
+	}
+	// Its audit line is the server's JSON, not Go's default text logger.
+	if !strings.Contains(importLog, `{"time":`) || !strings.Contains(importLog, `"msg":"tenancy: unrestricted context"`) {
+		t.Errorf("import's log is not JSON with its audit line:\n%s", importLog)
 	}
 	again, _, err := runCommand(t, target, targetData, "", "export", "--company", company, "--files", t.TempDir())
 	if err != nil || again != string(exported) {

@@ -26,6 +26,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/tracing"
 )
 
 func main() {
@@ -90,7 +91,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 		return err
 	}
 	tenant.SetAuditLog(cfg.AuditLog)
-	m := &Main{Config: cfg, Log: newLogger(std.errOut, cfg)}
+	traced, stopTracing, err := tracing.Setup(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
+	m := &Main{Config: cfg, Log: newLogger(std.errOut, cfg), Tracing: traced}
 	// tenant.Unrestricted writes its audit lines to the default logger.
 	slog.SetDefault(m.Log)
 	tuneGC(getenv)
@@ -140,6 +146,9 @@ func newLogger(w io.Writer, cfg Config) *slog.Logger {
 type Main struct {
 	Config Config
 	Log    *slog.Logger
+	// Tracing spans requests, operations and statements (tracing.Setup
+	// installed an exporter).
+	Tracing bool
 
 	store    *store.Store
 	files    *files.Store
@@ -165,7 +174,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, m.Config.DatabaseURL, m.Config.storeOptions()...)
+	storeOptions := m.Config.storeOptions()
+	if m.Tracing {
+		storeOptions = append(storeOptions, store.WithDriver(tracing.Driver))
+	}
+	st, err := store.Open(ctx, m.Config.DatabaseURL, storeOptions...)
 	if err != nil {
 		return err
 	}
@@ -212,7 +225,7 @@ func (m *Main) Run(ctx context.Context) error {
 			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
 			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog,
-			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Auth: m.Config.Auth, Verifier: verifier,
+			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
 			Limiter: auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
 		}),
 		ReadHeaderTimeout: 5 * time.Second,

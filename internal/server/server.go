@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -49,6 +50,8 @@ type Options struct {
 	// SeparateMetrics (the binary serves them on an address of their own).
 	Metrics         *metrics.Metrics
 	SeparateMetrics bool
+	// Tracing wraps each request in a span (tracing.Setup installed an exporter).
+	Tracing bool
 	// AccessLog is the level of the line logged for each request: "info",
 	// "debug" (the default here; the binary's is info) or "off".
 	AccessLog string
@@ -98,15 +101,21 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	}
 	var authenticated http.Handler = auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
 		Open: open, WriteError: writeErrorFor(api), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
+	// route names a request by the pattern of the endpoint it reaches, never
+	// by its path, whose values clients choose.
+	route := func(r *http.Request) string {
+		_, pattern := mux.Handler(r)
+		return pattern
+	}
 	if opts.Metrics != nil {
 		// Refusals (401, 429) count too, under the route they asked for.
-		authenticated = opts.Metrics.Middleware(func(r *http.Request) string {
-			_, pattern := mux.Handler(r)
-			return pattern
-		}, authenticated)
+		authenticated = opts.Metrics.Middleware(route, authenticated)
 	}
-	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(logRequests(log, opts.AccessLog,
-		securityHeaders(withCaller(withDeadline(timeout, authenticated)))))))
+	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, authenticated))))
+	if opts.Tracing {
+		served = tracing.Handler(served, route)
+	}
+	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served)))
 }
 
 // open reports the requests anyone may send, credential or not: health and
