@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -83,32 +85,45 @@ type Options struct {
 // and scopes it to the caller's company.
 func Middleware(o Options, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.Open(r) || r.Method == http.MethodOptions {
+		// CORS preflights are answered before this (server.crossOrigin).
+		if o.Open(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		address := clientAddress(r)
 		if o.Mode == Header {
-			if o.limited(w, r, "address "+clientAddress(r), "") {
+			if o.limited(w, r, "address "+address, "") {
 				return
 			}
 			next.ServeHTTP(w, r)
 			return
 		}
+		// Each refusal costs a lookup or a signature check and a log line:
+		// an address refused a burst of times waits, unverified and unlogged.
+		refusals := "refused " + address
+		if retry, exhausted := o.Limiter.Exhausted(refusals); exhausted {
+			tooMany(w, retry)
+			o.WriteError(w, r, apperr.Errorf(apperr.RateLimited, "too many requests without a valid credential: retry after the Retry-After seconds"))
+			return
+		}
 		credential, err := credentialOf(r)
 		if err != nil {
+			o.Limiter.Allow(refusals)
 			o.unauthenticated(w, r, err, credential != "")
 			return
 		}
 		caller, err := o.Verifier.Verify(r.Context(), credential)
 		switch {
 		case errors.Is(err, ErrInvalid):
+			o.Limiter.Allow(refusals)
 			o.unauthenticated(w, r, err, true)
 			return
 		case err != nil:
 			o.WriteError(w, r, err)
 			return
 		}
-		if o.limited(w, r, "caller "+caller.Name, caller.Name) {
+		// Names are unique within a company only (tokens' subjects).
+		if o.limited(w, r, "caller "+caller.Company.String()+"/"+caller.Name, caller.Name) {
 			return
 		}
 		if named, ok := otherCompany(r, caller.Company); ok {
@@ -126,9 +141,14 @@ func (o Options) limited(w http.ResponseWriter, r *http.Request, key, caller str
 	if ok {
 		return false
 	}
-	w.Header().Set("Retry-After", fmt.Sprint(int(retry.Seconds()+0.999)))
+	tooMany(w, retry)
 	o.refuse(w, r, caller, apperr.Errorf(apperr.RateLimited, "too many requests: retry after the Retry-After seconds"))
 	return true
+}
+
+// tooMany says when to come back, in whole seconds.
+func tooMany(w http.ResponseWriter, retry time.Duration) {
+	w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
 }
 
 func (o Options) unauthenticated(w http.ResponseWriter, r *http.Request, err error, given bool) {
@@ -156,11 +176,11 @@ func (o Options) refuse(w http.ResponseWriter, r *http.Request, caller string, e
 func credentialOf(r *http.Request) (string, error) {
 	var given []string
 	for _, v := range r.Header.Values("Authorization") {
-		scheme, token, _ := strings.Cut(strings.TrimSpace(v), " ")
-		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		parts := strings.Fields(v)
+		if len(parts) != 2 || !strings.EqualFold(parts[0], "Bearer") {
 			return v, invalid("the Authorization header must be Bearer <key or token>")
 		}
-		given = append(given, strings.TrimSpace(token))
+		given = append(given, parts[1])
 	}
 	for _, v := range r.Header.Values("X-Api-Key") {
 		given = append(given, strings.TrimSpace(v))
@@ -198,10 +218,14 @@ func otherCompany(r *http.Request, own uuid.UUID) (string, bool) {
 
 // clientAddress is the connection's address without its port: a proxy's,
 // behind one (X-Forwarded-For is the client's to write, so never trusted).
+// An IPv6 address counts by its /64, which one client usually holds whole.
 func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 	}
 	return host
 }

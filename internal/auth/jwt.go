@@ -31,6 +31,9 @@ type JWTOptions struct {
 	HTTPClient *http.Client
 }
 
+// jwksTimeout bounds each fetch of the JWKS, the first one at start included.
+const jwksTimeout = 5 * time.Second
+
 // signingMethods are the algorithms taken: asymmetric only, so that no
 // public key can ever be used as an HMAC secret.
 var signingMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -45,9 +48,10 @@ type JWTVerifier struct {
 	parser *jwt.Parser
 }
 
-// NewJWT checks the options and prepares the keys. The JWKS is fetched in
-// the background, so that the service starts while the issuer is
-// unreachable; until it answers, tokens are refused. ctx ends the refreshes.
+// NewJWT checks the options and prepares the keys. The JWKS is fetched
+// first at start, for at most jwksTimeout; an issuer that does not answer
+// then does not stop the start: the first token naming a key refetches it
+// (tokens are refused until it answers). ctx ends the refreshes.
 func NewJWT(ctx context.Context, o JWTOptions) (*JWTVerifier, error) {
 	switch {
 	case (o.JWKSURL == "") == (o.KeyFile == ""):
@@ -66,10 +70,11 @@ func NewJWT(ctx context.Context, o JWTOptions) (*JWTVerifier, error) {
 		jwt.WithLeeway(o.Skew),
 	)}
 	if o.KeyFile == "" {
-		// A token naming an unknown key does not wait for the next refetch
-		// allowed: it is refused now, and the request keeps its deadline.
+		// A token naming an unknown key refetches the JWKS at once when a
+		// refetch is allowed (one per five minutes), else is refused; either
+		// way within the request's deadline, whose context bounds the fetch.
 		k, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{o.JWKSURL},
-			keyfunc.Override{Client: o.HTTPClient, RateLimitWaitMax: time.Millisecond})
+			keyfunc.Override{Client: o.HTTPClient, HTTPTimeout: jwksTimeout, RateLimitWaitMax: jwksTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("jwt: %w", err)
 		}
@@ -118,7 +123,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Caller, error) 
 	}
 	claim, _ := claims[v.opts.CompanyClaim].(string)
 	company, err := uuid.Parse(claim)
-	if err != nil {
+	if err != nil || company == uuid.Nil {
 		return Caller{}, invalid("the token's %q claim is not a company's UUID", v.opts.CompanyClaim)
 	}
 	name, _ := claims.GetSubject()

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,16 +29,24 @@ var keyLength = len(keyPrefix) + base64.RawURLEncoding.EncodedLen(32)
 const lastUsedEvery = time.Minute
 
 // Keys are the API keys in the database.
-type Keys struct{ client *ent.Client }
+type Keys struct {
+	client *ent.Client
+
+	mu   sync.Mutex
+	used map[uuid.UUID]time.Time // last_used_at as this process last wrote it
+}
 
 // NewKeys returns the API keys kept through client.
-func NewKeys(client *ent.Client) *Keys { return &Keys{client: client} }
+func NewKeys(client *ent.Client) *Keys { return &Keys{client: client, used: map[uuid.UUID]time.Time{}} }
 
 // Create makes a key for company under name and returns it: the only time
 // it is seen, since only its hash is kept.
 func (k *Keys) Create(ctx context.Context, company uuid.UUID, name string) (string, *ent.APIKey, error) {
 	if company == uuid.Nil {
 		return "", nil, fmt.Errorf("apikey: give the company's UUID")
+	}
+	if _, err := uuid.Parse(name); err == nil {
+		return "", nil, fmt.Errorf("apikey: a name cannot be a UUID: revoke takes either, and would read it as an id")
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
@@ -94,11 +103,31 @@ func (k *Keys) Verify(ctx context.Context, key string) (Caller, error) {
 	case rec.RevokedAt != nil:
 		return Caller{}, invalid("API key %q was revoked", rec.Name)
 	}
-	if now := time.Now().UTC(); rec.LastUsedAt == nil || now.Sub(*rec.LastUsedAt) >= lastUsedEvery {
-		// Best effort: a key is no less valid for a missed note of its use.
-		_ = k.client.APIKey.UpdateOne(rec).SetLastUsedAt(now.Truncate(time.Minute)).Exec(ctx)
-	}
+	k.noteUse(ctx, rec)
 	return Caller{Company: rec.CompanyID, Name: rec.Name}, nil
+}
+
+// noteUse writes the key's last_used_at, at most once a minute per key in
+// this process, after the request (a write must not hold up a read, on
+// SQLite least of all), and best effort: a key is no less valid for a lost
+// note of its use.
+func (k *Keys) noteUse(ctx context.Context, rec *ent.APIKey) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	k.mu.Lock()
+	last, seen := k.used[rec.ID]
+	stale := (!seen || now.Sub(last) >= lastUsedEvery) && (rec.LastUsedAt == nil || now.Sub(*rec.LastUsedAt) >= lastUsedEvery)
+	if stale {
+		k.used[rec.ID] = now
+	}
+	k.mu.Unlock()
+	if !stale {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = k.client.APIKey.UpdateOneID(rec.ID).SetLastUsedAt(now).Exec(ctx)
+	}()
 }
 
 func hash(key string) string {

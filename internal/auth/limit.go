@@ -72,3 +72,22 @@ func (l *Limiter) forgetFull(now time.Time) {
 		delete(l.buckets, key)
 	}
 }
+
+// Exhausted reports, without taking anything, whether key's bucket is
+// empty, and how long until it is not.
+func (l *Limiter) Exhausted(key string) (retryAfter time.Duration, exhausted bool) {
+	if l == nil {
+		return 0, false
+	}
+	l.mu.Lock()
+	bucket := l.buckets[key]
+	l.mu.Unlock()
+	if bucket == nil {
+		return 0, false
+	}
+	now := time.Now()
+	if tokens := bucket.TokensAt(now); tokens < 1 {
+		return time.Duration((1 - tokens) / float64(l.perSecond) * float64(time.Second)), true
+	}
+	return 0, false
+}

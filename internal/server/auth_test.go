@@ -7,10 +7,13 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
+	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/internal/apitest"
@@ -196,9 +200,30 @@ func TestAPIKeysBindTheCallerToItsCompany(t *testing.T) {
 	if status, _, body := request(t, http.MethodGet, srv.URL+"/inventory/detail/"+a.inventory.String(), http.Header{"X-Api-Key": {keyA}}, nil); status != http.StatusOK {
 		t.Errorf("the key in X-Api-Key: %d %s, want 200", status, body)
 	}
-	listed, err := keys.List(ctx, a.company)
+	// last_used_at is written after the request, in the background.
+	var listed []*ent.APIKey
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if listed, err = keys.List(ctx, a.company); err != nil || len(listed) == 1 && listed[0].LastUsedAt != nil {
+			break
+		}
+	}
 	if err != nil || len(listed) != 1 || listed[0].LastUsedAt == nil || listed[0].Hash == keyA {
 		t.Errorf("listing A's keys: %+v, %v: want one, used, stored as a hash", listed, err)
+	}
+	if _, _, err := keys.Create(ctx, a.company, uuid.NewString()); err == nil {
+		t.Errorf("a key named like a UUID: want an error (revoke would read the name as an id)")
+	}
+	// No spelling of a path reaches a closed endpoint through an open one.
+	for _, path := range []string{"//graphql", "/healthz/../graphql", "/ide/../graphql", "/ide/%2e%2e/graphql",
+		"/files/photos/..%2F..%2Fgraphql", "/openapi.json/../api/v1/inventories"} {
+		status, _, body := request(t, http.MethodPost, srv.URL+path, nil, nodeQuery(a.inventory))
+		if status == http.StatusOK || strings.Contains(string(body), a.inventory.String()) {
+			t.Errorf("POST %s without a credential: %d %.200s", path, status, body)
+		}
+	}
+	underOpen := apitest.NewServerWith(t, st, server.Options{Files: fs, Auth: auth.APIKey, Verifier: keys, RESTBaseURL: files.PhotoPath + "x"})
+	if status, _, body := request(t, http.MethodGet, underOpen.URL+files.PhotoPath+"x/inventories?x-company-id="+a.company.String(), nil, nil); status != http.StatusUnauthorized {
+		t.Errorf("B1 under the photos' open prefix without a credential: %d %.200s, want 401", status, body)
 	}
 	if _, err := keys.Revoke(ctx, "app-a"); err != nil {
 		t.Fatal(err)
@@ -236,15 +261,32 @@ func TestAPIKeysBindTheCallerToItsCompany(t *testing.T) {
 	}
 }
 
-// rsaJWKS serves key's public half as a JWKS under kid.
-func rsaJWKS(t *testing.T, key *rsa.PrivateKey, kid string) string {
+// issuerKeys is an issuer's JWKS endpoint, whose keys can rotate.
+type issuerKeys struct {
+	mu   sync.Mutex
+	keys map[string]*rsa.PrivateKey
+}
+
+func (i *issuerKeys) set(keys map[string]*rsa.PrivateKey) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.keys = keys
+}
+
+// serve serves the public halves of the keys as a JWKS.
+func (i *issuerKeys) serve(t *testing.T) string {
 	t.Helper()
 	enc := base64.RawURLEncoding
-	set := map[string]any{"keys": []any{map[string]any{"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
-		"n": enc.EncodeToString(key.N.Bytes()), "e": enc.EncodeToString(big.NewInt(int64(key.E)).Bytes())}}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		i.mu.Lock()
+		var keys []any
+		for kid, key := range i.keys {
+			keys = append(keys, map[string]any{"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+				"n": enc.EncodeToString(key.N.Bytes()), "e": enc.EncodeToString(big.NewInt(int64(key.E)).Bytes())})
+		}
+		i.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(set)
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": keys})
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -262,27 +304,29 @@ func TestOpenIDConnectTokensBindTheCallerToItsCompany(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	verifier, err := auth.NewJWT(ctx, auth.JWTOptions{JWKSURL: rsaJWKS(t, key, "k1"), Issuer: "https://id.example.com",
+	issuer := &issuerKeys{keys: map[string]*rsa.PrivateKey{"k1": key}}
+	verifier, err := auth.NewJWT(ctx, auth.JWTOptions{JWKSURL: issuer.serve(t), Issuer: "https://id.example.com",
 		Audience: "inventory", CompanyClaim: "company_id", Skew: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := apitest.NewServerWith(t, st, server.Options{Files: fs, Auth: auth.JWT, Verifier: verifier})
 	token := func(signer *rsa.PrivateKey, change func(jwt.MapClaims)) string {
-		claims := jwt.MapClaims{"iss": "https://id.example.com", "aud": "inventory", "sub": "user-1",
-			"company_id": a.company.String(), "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()}
-		if change != nil {
-			change(claims)
-		}
-		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
-		tok.Header["kid"] = "k1"
-		signed, err := tok.SignedString(signer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return signed
+		return signed(t, signer, "k1", a.company, change)
 	}
 	credentialsBindTheCompany(t, srv, a, b, bearer(token(key, nil)))
+
+	// The issuer rotates in a new key: the first token signed with it makes
+	// the service fetch the keys again, at once.
+	rotated, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer.set(map[string]*rsa.PrivateKey{"k1": key, "k2": rotated})
+	if status, _, body := request(t, http.MethodGet, srv.URL+"/inventory/detail/"+a.inventory.String(),
+		bearer(signed(t, rotated, "k2", a.company, nil)), nil); status != http.StatusOK {
+		t.Errorf("a token signed with a key just rotated in: %d %s, want 200", status, body)
+	}
 
 	for name, bad := range map[string]string{
 		"expired":        token(key, func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-2 * time.Minute).Unix() }),
@@ -292,6 +336,7 @@ func TestOpenIDConnectTokensBindTheCallerToItsCompany(t *testing.T) {
 		"badly signed":   token(forger, nil),
 		"no company":     token(key, func(c jwt.MapClaims) { delete(c, "company_id") }),
 		"not a company":  token(key, func(c jwt.MapClaims) { c["company_id"] = "acme" }),
+		"nil company":    token(key, func(c jwt.MapClaims) { c["company_id"] = uuid.Nil.String() }),
 		"unsigned":       unsignedToken(t),
 	} {
 		status, header, body := request(t, http.MethodGet, srv.URL+"/inventory/detail/"+a.inventory.String(), bearer(bad), nil)
@@ -299,6 +344,24 @@ func TestOpenIDConnectTokensBindTheCallerToItsCompany(t *testing.T) {
 			t.Errorf("%s token: %d %s, want 401 invalid_token", name, status, body)
 		}
 	}
+}
+
+// signed is a token of company for user-1, signed by signer under kid, as
+// change alters its claims.
+func signed(t *testing.T, signer *rsa.PrivateKey, kid string, company uuid.UUID, change func(jwt.MapClaims)) string {
+	t.Helper()
+	claims := jwt.MapClaims{"iss": "https://id.example.com", "aud": "inventory", "sub": "user-1",
+		"company_id": company.String(), "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()}
+	if change != nil {
+		change(claims)
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	tok.Header["kid"] = kid
+	out, err := tok.SignedString(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func unsignedToken(t *testing.T) string {
@@ -342,6 +405,17 @@ func TestCallersBeyondTheirRateAreToldToWait(t *testing.T) {
 	}
 	if status, _, body := request(t, http.MethodGet, srv.URL+"/api/v1/inventories", bearer(keyB), nil); status != http.StatusOK {
 		t.Errorf("another caller: %d %s, want 200", status, body)
+	}
+
+	// An address that keeps sending bad credentials is told to wait, before
+	// any is checked.
+	var refused []int
+	for i := range 5 {
+		status, _, _ := request(t, http.MethodGet, srv.URL+"/api/v1/inventories", bearer(fmt.Sprintf("ik_guess%d", i)), nil)
+		refused = append(refused, status)
+	}
+	if !slices.Equal(refused, []int{401, 401, 401, 429, 429}) {
+		t.Errorf("5 bad credentials with a burst of 3: %v, want 3 refusals then 429s", refused)
 	}
 
 	// In header mode, when a rate is set, the caller is its address.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,7 +99,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		timeout = DefaultRequestTimeout
 	}
 	var authenticated http.Handler = auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
-		Open: open, WriteError: writeErrorFor(api), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
+		Open: openOn(mux), WriteError: writeErrorFor(api, log), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
 	// route names a request by the pattern of the endpoint it reaches, never
 	// by its path, whose values clients choose.
 	route := func(r *http.Request) string {
@@ -118,27 +117,44 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served)))
 }
 
-// open reports the requests anyone may send, credential or not: health and
-// readiness, the IDE page and its assets, the OpenAPI document, and signed
-// photo URLs (their signature is the credential: browsers load them in img
-// tags, which send no header).
-func open(r *http.Request) bool {
-	p := r.URL.Path
-	return p == "/" || p == "/healthz" || p == "/readyz" || p == "/openapi.json" || p == "/metrics" ||
-		strings.HasPrefix(p, "/ide/") || strings.HasPrefix(p, files.PhotoPath)
+// openPatterns are the endpoints anyone may call, credential or not: health
+// and readiness, metrics, the IDE page and its assets, the OpenAPI document,
+// and signed photo URLs (their signature is the credential: browsers load
+// them in img tags, which send no header). Matched by the pattern that
+// serves the request, so that no spelling of a path, and no base URL set
+// under an open prefix, opens another endpoint.
+var openPatterns = map[string]bool{
+	"GET /{$}": true, "GET /ide/": true, "GET /healthz": true, "GET /readyz": true, "GET /metrics": true,
+	"/openapi.json": true, files.PhotoPath + "{reference}": true,
+}
+
+// openOn reports whether mux serves r with an open endpoint.
+func openOn(mux *http.ServeMux) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		_, pattern := mux.Handler(r)
+		return openPatterns[pattern]
+	}
 }
 
 // writeErrorFor answers a refused request as what it asked for: a GraphQL
-// error at /graphql, the REST error body elsewhere.
-func writeErrorFor(api *rest.API) func(http.ResponseWriter, *http.Request, error) {
+// error at /graphql, the REST error body elsewhere; classified and logged
+// the same way in both.
+func writeErrorFor(api *rest.API, log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		if r.URL.Path != "/graphql" {
 			api.WriteError(w, r, err)
 			return
 		}
-		public, _ := apperr.Public(err)
-		if public.Code == apperr.Unavailable {
+		public, internal := apperr.Public(err)
+		if expired, ok := apperr.Expired(r.Context()); ok && internal {
+			public, internal = expired, false
+		}
+		switch {
+		case internal:
+			log.ErrorContext(r.Context(), "auth: internal error", "path", r.URL.Path, "err", err)
+		case public.Code == apperr.Unavailable:
 			apperr.SetRetryAfter(w.Header())
+			log.WarnContext(r.Context(), "auth: database unavailable", "path", r.URL.Path, "err", err)
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(apperr.HTTPStatus(public.Code))
