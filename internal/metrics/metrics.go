@@ -96,18 +96,17 @@ func From(ctx context.Context) *Metrics {
 	return m
 }
 
-// Middleware counts and times each request under its route, as route names
-// it (the pattern of the handler it reaches: never the raw path, whose
-// values a client chooses).
-func (m *Metrics) Middleware(route func(*http.Request) string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), ctxKey{}, m)))
-		name := route(r)
-		m.requests.WithLabelValues(name, method(r.Method), strconv.Itoa(rec.status)).Inc()
-		m.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
-	})
+// WithContext makes ctx record to m (see From).
+func (m *Metrics) WithContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ctxKey{}, m)
+}
+
+// Request counts and times an answered request under its route (the
+// pattern of the handler it reached: never the raw path, whose values a
+// client chooses).
+func (m *Metrics) Request(route, verb string, status int, took time.Duration) {
+	m.requests.WithLabelValues(route, method(verb), strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(took.Seconds())
 }
 
 // method bounds the method label to the ones HTTP defines.
@@ -160,18 +159,3 @@ func (m *Metrics) GraphQLError(code string) {
 	}
 	m.errors.WithLabelValues(code).Inc()
 }
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// Flush sends what is written so far (@defer answers in parts).
-func (s *statusWriter) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }

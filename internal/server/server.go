@@ -108,7 +108,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	}
 	if opts.Metrics != nil {
 		// Refusals (401, 429) count too, under the route they asked for.
-		authenticated = opts.Metrics.Middleware(route, authenticated)
+		authenticated = countRequests(opts.Metrics, route, authenticated)
 	}
 	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, authenticated))))
 	if opts.Tracing {
@@ -311,6 +311,17 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 
 // Flush sends what is written so far: answers in parts (@defer) need it.
 func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
+
+// countRequests records each request in m under its route, and makes m the
+// request's metrics (metrics.From) for what it records within.
+func countRequests(m *metrics.Metrics, route func(*http.Request) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r.WithContext(m.WithContext(r.Context())))
+		m.Request(route(r), r.Method, rec.status, time.Since(start))
+	})
+}
 
 // logRequests writes the access log: a line per request at level ("info",
 // "debug" when empty, "off"), with its request id.

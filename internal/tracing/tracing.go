@@ -76,17 +76,11 @@ func Driver(d dialect.Driver) dialect.Driver { return driver{d} }
 type driver struct{ dialect.Driver }
 
 func (d driver) Exec(ctx context.Context, query string, args, v any) error {
-	ctx, span := statement(ctx, query)
-	err := d.Driver.Exec(ctx, query, args, v)
-	end(span, err)
-	return err
+	return traced(ctx, query, func(ctx context.Context) error { return d.Driver.Exec(ctx, query, args, v) })
 }
 
 func (d driver) Query(ctx context.Context, query string, args, v any) error {
-	ctx, span := statement(ctx, query)
-	err := d.Driver.Query(ctx, query, args, v)
-	end(span, err)
-	return err
+	return traced(ctx, query, func(ctx context.Context) error { return d.Driver.Query(ctx, query, args, v) })
 }
 
 func (d driver) Tx(ctx context.Context) (dialect.Tx, error) {
@@ -100,15 +94,17 @@ func (d driver) Tx(ctx context.Context) (dialect.Tx, error) {
 type txDriver struct{ dialect.Tx }
 
 func (t txDriver) Exec(ctx context.Context, query string, args, v any) error {
-	ctx, span := statement(ctx, query)
-	err := t.Tx.Exec(ctx, query, args, v)
-	end(span, err)
-	return err
+	return traced(ctx, query, func(ctx context.Context) error { return t.Tx.Exec(ctx, query, args, v) })
 }
 
 func (t txDriver) Query(ctx context.Context, query string, args, v any) error {
+	return traced(ctx, query, func(ctx context.Context) error { return t.Tx.Query(ctx, query, args, v) })
+}
+
+// traced runs a statement inside its span.
+func traced(ctx context.Context, query string, run func(context.Context) error) error {
 	ctx, span := statement(ctx, query)
-	err := t.Tx.Query(ctx, query, args, v)
+	err := run(ctx)
 	end(span, err)
 	return err
 }
