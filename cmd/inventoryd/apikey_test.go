@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
@@ -64,9 +67,14 @@ func TestTheServerLogsItsAuthenticationMode(t *testing.T) {
 		{"0.0.0.0:0", auth.Header, true},
 		{"0.0.0.0:0", auth.APIKey, false},
 	} {
+		listener, err := net.Listen("tcp", tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var logs apitest.LogBuffer
-		m := launchLogged(t, logs.Logger(0), func(c *Config) { c.Addr = tt.addr; c.Auth = tt.mode })
-		m.Close()
+		m := &Main{Config: Config{Auth: tt.mode}, Log: logs.Logger(0), listener: listener}
+		m.logAuthentication()
+		listener.Close()
 		lines := logs.String()
 		if !strings.Contains(lines, `"msg":"authentication","mode":"`+string(tt.mode)+`"`) {
 			t.Errorf("%s on %s: no line naming the mode:\n%.1500s", tt.mode, tt.addr, lines)
@@ -77,22 +85,31 @@ func TestTheServerLogsItsAuthenticationMode(t *testing.T) {
 	}
 }
 
-// The container's health check: ready while the server serves, not once it
-// is gone.
+// The container's health check: ready while /readyz says so, not when it
+// says otherwise or nothing answers.
 func TestHealthcheckCommandAsksTheServerOnItsAddress(t *testing.T) {
-	m := launch(t)
-	addr := strings.TrimSuffix(strings.TrimPrefix(m.URL(), "http://"), "/")
-	_, port, _ := strings.Cut(addr, ":")
+	var ready atomic.Bool
+	ready.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" || !ready.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	_, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
 	check := func() error {
 		env := map[string]string{"INVENTORY_ADDR": "0.0.0.0:" + port}
 		var out, errOut strings.Builder
 		return run(t.Context(), []string{"healthcheck"}, func(k string) string { return env[k] }, stdio{nil, &out, &errOut})
 	}
 	if err := check(); err != nil {
-		t.Errorf("healthcheck of a serving server: %v", err)
+		t.Errorf("healthcheck of a ready server: %v", err)
 	}
-	m.Close()
+	ready.Store(false)
 	if err := check(); err == nil {
-		t.Errorf("healthcheck of a stopped server: want an error")
+		t.Errorf("healthcheck of a server that is not ready: want an error")
+	}
+	srv.Close()
+	if err := check(); err == nil {
+		t.Errorf("healthcheck with nothing listening: want an error")
 	}
 }

@@ -237,11 +237,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()
-	m.Log.Info("authentication", "mode", m.Config.Auth, "rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
-	if m.Config.Auth == auth.Header && !loopback(m.listener.Addr()) {
-		m.Log.Warn("auth is header: any client that reaches this address may name any company in X-Company-Id; " +
-			"serve it only behind a gateway that sets that header, or use --auth apikey or jwt")
-	}
+	m.logAuthentication()
 	m.Log.Info("serving", "url", "http://"+m.listener.Addr().String()+"/", "graphql", "http://"+m.listener.Addr().String()+"/graphql")
 	return nil
 }
@@ -315,6 +311,17 @@ func (m *Main) close() error {
 		errs = append(errs, m.files.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// logAuthentication says how callers are authenticated, and warns when
+// header mode listens beyond this machine: anyone who reaches it may name
+// any company.
+func (m *Main) logAuthentication() {
+	m.Log.Info("authentication", "mode", m.Config.Auth, "rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
+	if m.Config.Auth == auth.Header && !loopback(m.listener.Addr()) {
+		m.Log.Warn("auth is header: any client that reaches this address may name any company in X-Company-Id; " +
+			"serve it only behind a gateway that sets that header, or use --auth apikey or jwt")
+	}
 }
 
 // verifier checks the credentials of the configured mode: the API keys in

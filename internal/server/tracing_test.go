@@ -30,7 +30,7 @@ func TestANestedRequestIsOneTraceOfHTTPGraphQLAndSQLSpans(t *testing.T) {
 	t.Cleanup(func() { tracing.Use(noop.NewTracerProvider()) })
 
 	st := testdb.Open(t, store.WithDriver(tracing.Driver))
-	if _, err := datagen.Load(tenant.Unrestricted(context.Background(), "test: demo data"), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
+	if _, err := datagen.Load(tenant.Unrestricted(context.Background(), "test: demo data"), st.Client, nil, datagen.DemoSeed, smallDataset); err != nil {
 		t.Fatal(err)
 	}
 	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), Tracing: true})
