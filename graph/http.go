@@ -296,6 +296,18 @@ func writeRequestErrors(w io.Writer, res *graphql.Response) {
 	_, _ = w.Write(b)
 }
 
+// WriteError answers a request refused before it reached GraphQL (by
+// authentication or a rate limit) as a GraphQL error, presented, logged and
+// counted as errors of operations are, with the status of its code.
+func (e *Executor) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	presented := e.presenter(r.Context(), err)
+	code := codeOf(presented)
+	if code == apperr.Unavailable {
+		apperr.SetRetryAfter(w.Header())
+	}
+	writeGraphQLError(w, apperr.HTTPStatus(code), presented)
+}
+
 func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 	gqlErr, ok := err.(*gqlerror.Error)
 	if !ok {

@@ -118,8 +118,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	present := presentErrorOf(log)
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		out := present(ctx, err)
-		code, _ := out.Extensions["code"].(string)
-		metrics.From(ctx).GraphQLError(code)
+		metrics.From(ctx).GraphQLError(string(codeOf(out)))
 		if id := requestid.From(ctx); id != "" {
 			if out.Extensions == nil {
 				out.Extensions = map[string]any{}
@@ -128,6 +127,18 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
+}
+
+// codeOf is err's extensions.code: an apperr.Code from our presenter, a
+// string from gqlgen's and entgql's own errors, "" when it has none.
+func codeOf(err *gqlerror.Error) apperr.Code {
+	switch code := err.Extensions["code"].(type) {
+	case apperr.Code:
+		return code
+	case string:
+		return apperr.Code(code)
+	}
+	return ""
 }
 
 func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {

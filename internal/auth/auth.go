@@ -85,19 +85,20 @@ type Options struct {
 // and scopes it to the caller's company.
 func Middleware(o Options, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Header mode asks for no credential: at most a rate per address.
+		if o.Mode == Header {
+			if o.Limiter != nil && !o.Open(r) && o.limited(w, r, "address "+clientAddress(r), "") {
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
 		// CORS preflights are answered before this (server.crossOrigin).
 		if o.Open(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		address := clientAddress(r)
-		if o.Mode == Header {
-			if o.limited(w, r, "address "+address, "") {
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
 		// Each refusal costs a lookup or a signature check and a log line:
 		// an address refused a burst of times waits, unverified and unlogged.
 		refusals := "refused " + address

@@ -28,6 +28,7 @@ func TestMetricsCountRequestsOperationsErrorsAndThePool(t *testing.T) {
 	request(t, http.MethodGet, srv.URL+"/api/v1/inventories?pageSize=x", header, nil)
 	request(t, http.MethodGet, srv.URL+"/inventory/detail/"+strings.Repeat("f", 8), header, nil)
 	request(t, http.MethodPost, srv.URL+"/graphql", header, []byte(`{"query":"query Tree { inventories(first: 1) { totalCount } }"}`))
+	request(t, http.MethodPost, srv.URL+"/graphql", nil, []byte(`{"query":"{ inventories(first: 1) { totalCount } }"}`))
 	// A document over the complexity limit: every inventory's every photo.
 	_, _, refused := request(t, http.MethodPost, srv.URL+"/graphql", header, []byte(`{"query":"{ inventories(first: 100) { edges { node { `+
 		`environments { items { photos { id } a: photos { id } b: photos { id } c: photos { id } } } } } } }"}`))
@@ -70,6 +71,7 @@ func TestMetricsCountRequestsOperationsErrorsAndThePool(t *testing.T) {
 		{"inventory_http_request_duration_seconds", map[string]string{"route": "/graphql"}},
 		{"inventory_graphql_operation_duration_seconds", map[string]string{"operation": "Tree"}},
 		{"inventory_graphql_errors_total", map[string]string{"code": "COMPLEXITY_LIMIT_EXCEEDED"}},
+		{"inventory_graphql_errors_total", map[string]string{"code": "UNAUTHENTICATED"}},
 		{"inventory_graphql_limit_refusals_total", map[string]string{"code": "COMPLEXITY_LIMIT_EXCEEDED"}},
 		{"inventory_db_connections_open", nil},
 		{"inventory_db_waits_total", nil},

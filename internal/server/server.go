@@ -3,7 +3,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/propertyrecords/inventory/graph"
-	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
@@ -99,7 +97,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		timeout = DefaultRequestTimeout
 	}
 	var authenticated http.Handler = auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
-		Open: openOn(mux), WriteError: writeErrorFor(api, log), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
+		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
 	// route names a request by the pattern of the endpoint it reaches, never
 	// by its path, whose values clients choose.
 	route := func(r *http.Request) string {
@@ -137,30 +135,14 @@ func openOn(mux *http.ServeMux) func(*http.Request) bool {
 }
 
 // writeErrorFor answers a refused request as what it asked for: a GraphQL
-// error at /graphql, the REST error body elsewhere; classified and logged
-// the same way in both.
-func writeErrorFor(api *rest.API, log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
+// error at /graphql, the REST error body elsewhere.
+func writeErrorFor(api *rest.API, exec *graph.Executor) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
-		if r.URL.Path != "/graphql" {
-			api.WriteError(w, r, err)
+		if r.URL.Path == "/graphql" {
+			exec.WriteError(w, r, err)
 			return
 		}
-		public, internal := apperr.Public(err)
-		if expired, ok := apperr.Expired(r.Context()); ok && internal {
-			public, internal = expired, false
-		}
-		switch {
-		case internal:
-			log.ErrorContext(r.Context(), "auth: internal error", "path", r.URL.Path, "err", err)
-		case public.Code == apperr.Unavailable:
-			apperr.SetRetryAfter(w.Header())
-			log.WarnContext(r.Context(), "auth: database unavailable", "path", r.URL.Path, "err", err)
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(apperr.HTTPStatus(public.Code))
-		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"message": public.Message, "extensions": map[string]any{"code": public.Code, "requestId": requestid.From(r.Context())},
-		}}})
+		api.WriteError(w, r, err)
 	}
 }
 

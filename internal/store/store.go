@@ -228,17 +228,25 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if s.dialect == dialect.Postgres {
 		return migrations.Apply(ctx, s.db)
 	}
+	// What PostgreSQL's migration files copy by hand: a database from before
+	// signature_sort_date_desc gets the column with its default, which is
+	// right for unsigned inventories only. Asked first, so that the copy
+	// (a scan of every inventory) runs once, not at every start.
+	var columns, has int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(name = 'signature_sort_date_desc'), 0)
+		FROM pragma_table_info('inventories')`).Scan(&columns, &has); err != nil {
+		return nil, fmt.Errorf("store: migrating: %w", err)
+	}
 	// Atlas reads the schema with rows it asserts are *sql.Rows, so the
 	// migration goes around the guard, as PostgreSQL's does.
 	if err := ent.NewClient(ent.Driver(s.guard.Driver)).Schema.Create(ctx); err != nil {
 		return nil, fmt.Errorf("store: migrating: %w", err)
 	}
-	// What PostgreSQL's migration files copy by hand: a database from before
-	// signature_sort_date_desc got the column with its default, which is
-	// right for unsigned inventories only. Once done, it changes no row.
-	if _, err := s.db.ExecContext(ctx, `UPDATE inventories SET signature_sort_date_desc = signature_date
-		WHERE signature_date IS NOT NULL AND signature_sort_date_desc <> signature_date`); err != nil {
-		return nil, fmt.Errorf("store: migrating: %w", err)
+	if columns > 0 && has == 0 {
+		if _, err := s.db.ExecContext(ctx, `UPDATE inventories SET signature_sort_date_desc = signature_date
+			WHERE signature_date IS NOT NULL`); err != nil {
+			return nil, fmt.Errorf("store: migrating: %w", err)
+		}
 	}
 	return nil, nil
 }
