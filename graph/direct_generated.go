@@ -11,6 +11,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/scalar"
+	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -104,7 +105,9 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 				return err
 			}
 			_ = fc
-			v, err := obj.BoundedItems(ctx, fc.Args["first"].(int))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Environment", "items")
+			v, err := obj.BoundedItems(spanCtx, fc.Args["first"].(int))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -250,7 +253,9 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				return err
 			}
 			_ = fc
-			v, err := obj.BoundedEnvironments(ctx, fc.Args["first"].(int))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Inventory", "environments")
+			v, err := obj.BoundedEnvironments(spanCtx, fc.Args["first"].(int))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -410,7 +415,9 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 				return err
 			}
 			_ = fc
-			v, err := obj.Data(ctx)
+			spanCtx, endSpan := tracing.Resolver(ctx, "InventoryPage", "data")
+			v, err := obj.Data(spanCtx)
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -555,7 +562,9 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 				return err
 			}
 			_ = fc
-			v, err := obj.BoundedPhotos(ctx, fc.Args["first"].(int))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Item", "photos")
+			v, err := obj.BoundedPhotos(spanCtx, fc.Args["first"].(int))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -684,7 +693,9 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 				return err
 			}
 			_ = fc
-			v, err := obj.PagedItems(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Material", "items")
+			v, err := obj.PagedItems(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -886,7 +897,9 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 				return err
 			}
 			_ = fc
-			v, err := obj.PagedInventories(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Property", "inventories")
+			v, err := obj.PagedInventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -997,7 +1010,9 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				return err
 			}
 			_ = fc
-			v, err := obj.Data(ctx)
+			spanCtx, endSpan := tracing.Resolver(ctx, "PropertyPage", "data")
+			v, err := obj.Data(spanCtx)
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -1075,7 +1090,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 			_ = fc
-			v, err := x.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]uuid.UUID))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "nodes")
+			v, err := x.Resolvers.Query().Nodes(spanCtx, fc.Args["ids"].([]uuid.UUID))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -1100,7 +1117,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 			_ = fc
-			v, err := x.Resolvers.Query().Inventories(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "inventories")
+			v, err := x.Resolvers.Query().Inventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -1116,7 +1135,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 			_ = fc
-			v, err := x.Resolvers.Query().Properties(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "properties")
+			v, err := x.Resolvers.Query().Properties(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -1132,7 +1153,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 			_ = fc
-			v, err := x.Resolvers.Query().InventoryPage(ctx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "inventoryPage")
+			v, err := x.Resolvers.Query().InventoryPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}
@@ -1148,7 +1171,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return err
 			}
 			_ = fc
-			v, err := x.Resolvers.Query().PropertyPage(ctx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "propertyPage")
+			v, err := x.Resolvers.Query().PropertyPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
+			endSpan()
 			if err != nil {
 				return direct.ErrFallback
 			}

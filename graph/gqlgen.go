@@ -27,7 +27,9 @@ func main() {
 		"Decimal github.com/shopspring/decimal.Decimal":                                  "x.w.Set(scalar.AppendDecimal(x.w.Bytes(), v))",
 		"InventoryType github.com/propertyrecords/inventory/internal/inventorytype.Type": "v.MarshalGQL(x.w)",
 	}
-	direct := directgen.New("graph/direct_generated.go", scalars, "github.com/propertyrecords/inventory/internal/scalar")
+	direct := directgen.New("graph/direct_generated.go", scalars, "github.com/propertyrecords/inventory/internal/scalar",
+		"github.com/propertyrecords/inventory/internal/tracing")
+	direct.ListSpan = "tracing.Resolver"
 	if err := api.Generate(cfg, api.AddPlugin(direct)); err != nil {
 		log.Fatalf("running gqlgen: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -20,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
+	"github.com/propertyrecords/inventory/internal/tracing"
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
@@ -36,13 +38,15 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.SetQueryCache(queries)
 	exec.SetParserTokenLimit(limits.Tokens)
 	// The direct executor runs no field, root field, operation or response
-	// middleware: an extension that adds one must be served by it too.
+	// middleware: an extension that adds one must be served by it too (as
+	// listSpans is, by code generated for it).
 	exec.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	exec.Use(limitsExtension{limits: limits, cache: queries})
 	exec.Use(extension.Introspection{})
 	exec.Use(inputsExtension{limits: limits, schema: schema.Schema()})
 	exec.Use(costExtension{limit: limits.Cost, lists: lists})
 	exec.Use(deferExtension{})
+	exec.Use(listSpans{}) // the direct executor's code makes the same spans (graph/gqlgen.go: ListSpan)
 	presenter, recoverer := presentError(log), recoverPanic(log)
 	exec.SetErrorPresenter(presenter)
 	exec.SetRecoverFunc(recoverer)
@@ -182,4 +186,36 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 		log.ErrorContext(ctx, "graphql: panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		return errors.New("panic") // shown to the client as "internal error"
 	}
+}
+
+// listSpans gives each resolver of a list field its trace span, when gqlgen's
+// executor runs the operation.
+type listSpans struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.FieldInterceptor
+} = listSpans{}
+
+func (listSpans) ExtensionName() string                   { return "ListSpans" }
+func (listSpans) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (listSpans) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !(fc.IsResolver || fc.IsMethod) || !returnsList(fc.Field.Definition) {
+		return next(ctx)
+	}
+	ctx, end := tracing.Resolver(ctx, fc.Object, fc.Field.Name)
+	defer end()
+	return next(ctx)
+}
+
+// returnsList says whether a field's value is a list, or a connection or
+// page of one (by the schema's naming), as directgen decides.
+func returnsList(def *ast.FieldDefinition) bool {
+	if def == nil {
+		return false
+	}
+	name := def.Type.Name()
+	return def.Type.Elem != nil || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,11 +14,10 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/google/uuid"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/transfer"
@@ -27,8 +25,8 @@ import (
 
 var (
 	migrateCommand  = command{name: "migrate", summary: "brings the database schema up to date and exits (PostgreSQL: applies the versioned migrations)"}
-	generateCommand = command{name: "generate", summary: "writes a deterministic synthetic dataset straight into the database"}
-	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)"}
+	generateCommand = command{name: "generate", summary: "writes a deterministic synthetic dataset straight into the database", reportsProgress: true}
+	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)", reportsProgress: true}
 	exportCommand   = command{name: "export", args: "[FILE]", summary: "writes one company's inventories as newline-delimited JSON"}
 	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, apikeyCommand, healthcheckCommand}
 )
@@ -152,12 +150,19 @@ func generateCmd(ctx context.Context, args []string, getenv func(string) string,
 		}
 		defer fstore.Close()
 	}
+	instruments := metrics.New()
+	stopMetrics, err := serveJobMetrics(cfg.MetricsAddr, instruments)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	properties := int64(size.Companies * size.PropertiesPerCompany)
+	shown := newProgress(std, false, instruments.Job("generate", "properties", properties), "generating", "properties", properties)
 	started := time.Now()
-	bar := newProgressBar(std.errOut, int64(size.Companies*size.PropertiesPerCompany), false, "generating", "properties")
 	stats, err := datagen.Load(ctx, st.Client, fstore, seed, size, datagen.WithProgress(func(s datagen.Stats) {
-		bar.Set(s.Properties)
+		shown.set(int64(s.Properties))
 	}))
-	bar.Finish()
+	shown.clear()
 	if err != nil {
 		return err
 	}
@@ -210,7 +215,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	cmd := importCommand
 	cmd.flags = func(fs *flag.FlagSet) {
 		fs.StringVar(&filesDir, "files", "", "folder that PdfFile and File paths are relative to (default: FILE's folder, or . for -)")
-		fs.BoolVar(&quiet, "quiet", false, "no progress bar")
+		fs.BoolVar(&quiet, "quiet", false, "no progress line on a terminal")
 	}
 	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
 	if err != nil {
@@ -246,17 +251,25 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer fstore.Close()
-	bar := newProgressBar(std.errOut, size, quiet, "importing", "bytes")
+	instruments := metrics.New()
+	stopMetrics, err := serveJobMetrics(cfg.MetricsAddr, instruments)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	job := instruments.Job("import", "bytes", size)
+	shown := newProgress(std, quiet, job, "importing", "bytes", size)
 	im := &transfer.Importer{
 		Client: st.Client, Files: fstore, FilesDir: filesDir,
 		Rejected: func(r transfer.Rejection) {
-			bar.Clear()
+			job.Rejected()
+			shown.clear()
 			fmt.Fprintln(std.errOut, r)
 		},
-		Progress: func(read int64) { bar.Set64(read) },
+		Progress: shown.set,
 	}
 	sum, err := im.Import(ctx, in)
-	bar.Finish()
+	shown.clear()
 	if err == nil && sum.Created+sum.Updated > 0 {
 		if err = st.Analyze(ctx); err != nil {
 			err = fmt.Errorf("the import is done, but refreshing the planner's statistics failed: %w", err)
@@ -274,21 +287,6 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return rejected
 	}
 	return err
-}
-
-// newProgressBar draws on a terminal only: logs and pipes get the summary.
-func newProgressBar(w io.Writer, size int64, quiet bool, what, unit string) *progressbar.ProgressBar {
-	if f, ok := w.(*os.File); quiet || !ok || !term.IsTerminal(int(f.Fd())) {
-		return progressbar.DefaultSilent(size)
-	}
-	return progressbar.NewOptions64(size,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowBytes(unit == "bytes"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
 }
 
 func exportCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {

@@ -76,10 +76,16 @@ type setting struct {
 	serveOnly             bool
 }
 
+// takenBy says whether cmd takes the setting.
+func (s setting) takenBy(cmd command) bool {
+	return !s.serveOnly || cmd.serves || cmd.reportsProgress && s.flag == "metrics-addr"
+}
+
 // command is what one subcommand adds to the shared configuration.
 type command struct {
 	name, args, summary string
 	serves              bool                   // takes the server's settings too
+	reportsProgress     bool                   // long-running: takes --metrics-addr to show its progress
 	flags               func(fs *flag.FlagSet) // its own flags, if any
 }
 
@@ -120,7 +126,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
-		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr)", &cfg.MetricsAddr, true},
+		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr); import and generate serve their progress there", &cfg.MetricsAddr, true},
 		{"access-log", "INVENTORY_ACCESS_LOG", "info", "level of the line logged per request, with its request id: info, debug or off", &cfg.AccessLog, true},
 		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
 		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
@@ -150,7 +156,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		fmt.Fprintf(usage, "Settings (a flag overrides its environment variable):\n")
 		fmt.Fprintf(usage, "  %-18s %-26s %-22s %s\n", "flag", "environment", "default", "meaning")
 		for _, s := range settings {
-			if !s.serveOnly || cmd.serves {
+			if s.takenBy(cmd) {
 				fmt.Fprintf(usage, "  --%-16s %-26s %-22s %s\n", s.flag, s.env, s.def, s.usage)
 			}
 		}
@@ -172,7 +178,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if v := getenv(s.env); v != "" {
 			def = v
 		}
-		if !s.serveOnly || cmd.serves {
+		if s.takenBy(cmd) {
 			fs.StringVar(s.target, s.flag, def, s.usage)
 		} else {
 			*s.target = def

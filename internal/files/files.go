@@ -1,6 +1,7 @@
 // Package files keeps the evidence of an inventory, its signed PDF and its
-// item photos, in blob storage (gocloud.dev/blob): a folder under the data
-// directory by default, or S3-compatible, GCS or Azure storage named by URL.
+// item photos, in blob storage: a folder under the data directory by
+// default, or S3-compatible storage named by URL (GCS and Azure in builds
+// with their tags).
 package files
 
 import (
@@ -9,19 +10,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/memblob" // mem://
-	_ "gocloud.dev/blob/s3blob"  // s3://bucket?region=...&endpoint=... (S3-compatible too: MinIO, R2, GCS's interoperability)
-	"gocloud.dev/gcerrors"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/storageref"
@@ -33,6 +28,9 @@ import (
 // their tag built.
 var unbuiltStores = map[string]string{"gs": "gcs", "azblob": "azblob"}
 
+// openCloud opens the stores of the tagged builds (stores_gocloud.go).
+var openCloud func(ctx context.Context, url string) (bucket, error)
+
 func scheme(url string) string {
 	s, _, _ := strings.Cut(url, "://")
 	return strings.ToLower(s)
@@ -40,15 +38,16 @@ func scheme(url string) string {
 
 // Store is the blob store.
 type Store struct {
-	bucket *blob.Bucket
+	bucket bucket
 	signer *signer // set for local folders, whose URLs this service signs and serves
 	ttl    time.Duration
 }
 
 // Options configure Open.
 type Options struct {
-	// URL names the store: "" for DataDir/blobs, or a gocloud URL
-	// (file:///path, mem://, s3://, gs://, azblob://).
+	// URL names the store: "" for DataDir/blobs, file:///path, mem://,
+	// s3://bucket?region=...&endpoint=...&use_path_style=true, and in
+	// tagged builds gs://bucket and azblob://container.
 	URL     string
 	DataDir string
 	// SigningKey signs the photo URLs of local stores.
@@ -64,21 +63,28 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{ttl: opts.URLTTL}
 	var err error
-	switch {
+	switch sch := scheme(opts.URL); {
 	case opts.URL == "":
-		dir := filepath.Join(opts.DataDir, "blobs")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("files: creating %s: %w", dir, err)
+		s.bucket, err = openFolder(filepath.Join(opts.DataDir, "blobs"))
+	case sch == "file":
+		dir := strings.TrimPrefix(opts.URL, "file://")
+		if dir == "" || !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("files: %q does not name an absolute folder (file:///path)", opts.URL)
 		}
-		s.bucket, err = fileblob.OpenBucket(dir, &fileblob.Options{CreateDir: true})
+		s.bucket, err = openFolder(dir)
+	case sch == "mem":
+		s.bucket = &memory{files: map[string]memoryFile{}}
+	case sch == "s3":
+		s.bucket, err = openS3(opts.URL)
+	case unbuiltStores[sch] != "":
+		return nil, fmt.Errorf("files: this binary was built without %s:// stores: build it with -tags %s (see the README)", sch, unbuiltStores[sch])
+	case openCloud != nil && (sch == "gs" || sch == "azblob"):
+		s.bucket, err = openCloud(ctx, opts.URL)
 	default:
-		if tag, missing := unbuiltStores[scheme(opts.URL)]; missing {
-			return nil, fmt.Errorf("files: this binary was built without %s:// stores: build it with -tags %s (see the README)", scheme(opts.URL), tag)
-		}
-		s.bucket, err = blob.OpenBucket(ctx, opts.URL)
+		return nil, fmt.Errorf("files: unknown store %q: use s3://, file://, mem://, gs:// or azblob://", opts.URL)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("files: opening the store: %w", err)
+		return nil, err
 	}
 	if opts.URL == "" || strings.HasPrefix(opts.URL, "file://") || strings.HasPrefix(opts.URL, "mem://") {
 		if len(opts.SigningKey) < 16 {
@@ -90,7 +96,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.bucket.Close() }
+func (s *Store) Close() error { return s.bucket.close() }
 
 // PDFKey is where an inventory's signed PDF is stored.
 func PDFKey(inventory string) string { return "pdf/" + inventory + ".pdf" }
@@ -115,8 +121,7 @@ func ContentType(key string) string {
 // record so that a client can prove the file has not changed since.
 func (s *Store) Put(ctx context.Context, key string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
-	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: ContentType(key)})
-	if err != nil {
+	if err := s.bucket.write(ctx, key, data, ContentType(key)); err != nil {
 		return "", fmt.Errorf("files: writing %s: %w", key, err)
 	}
 	return hex.EncodeToString(sum[:]), nil
@@ -124,11 +129,30 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) (string, error
 
 // Get reads a whole stored file (for tests and exports).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	data, err := s.bucket.ReadAll(ctx, key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	obj, err := s.open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	return io.ReadAll(obj)
+}
+
+// List calls each for every stored key under prefix ("pdf/", "photos/"), in
+// no set order.
+func (s *Store) List(ctx context.Context, prefix string, each func(key string) error) error {
+	return s.bucket.list(ctx, prefix, each)
+}
+
+// open opens a stored file, a missing one being NotFound.
+func (s *Store) open(ctx context.Context, key string) (object, error) {
+	obj, err := s.bucket.open(ctx, key)
+	if errors.Is(err, errNotFound) {
 		return nil, apperr.Errorf(apperr.NotFound, "file %s not found", path.Base(key))
 	}
-	return data, err
+	if err != nil {
+		return nil, fmt.Errorf("files: opening %s: %w", key, err)
+	}
+	return obj, nil
 }
 
 // streamTimeout bounds reading one stored file while it is sent.
@@ -157,12 +181,9 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 	// fail), so does the server's write timeout, and so does streamTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), streamTimeout)
 	defer cancel()
-	reader, err := s.bucket.NewReader(ctx, d.Key, nil)
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return apperr.Errorf(apperr.NotFound, "file %s not found", path.Base(d.Key))
-	}
+	reader, err := s.open(ctx, d.Key)
 	if err != nil {
-		return fmt.Errorf("files: opening %s: %w", d.Key, err)
+		return err
 	}
 	defer reader.Close()
 	h := w.Header()
@@ -179,7 +200,7 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 	}
 	modified := d.Modified
 	if modified.IsZero() {
-		modified = reader.ModTime()
+		modified = reader.modTime()
 	}
 	http.ServeContent(w, withoutManyRanges(r), path.Base(d.Key), modified, reader)
 	return nil

@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +245,41 @@ func TestManyRangesGetTheWholeFileOnce(t *testing.T) {
 				t.Errorf("%d ranges: got %d %s with %d bytes, want 206 with %d parts", files.MaxRanges, res.StatusCode, res.Header.Get("Content-Type"), len(body), files.MaxRanges)
 			}
 		})
+	}
+}
+
+// The local folder store reads the folders gocloud's fileblob wrote before
+// it (the same paths, plus .attrs side files it ignores), lists only stored
+// files, and leaves no temporary file behind a write.
+func TestLocalStoresReadTheFoldersTheyWroteBefore(t *testing.T) {
+	dataDir := t.TempDir()
+	photos := filepath.Join(dataDir, "blobs", "photos")
+	if err := os.MkdirAll(photos, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(photos, "old.jpg"), []byte("an old photo"), 0o644)
+	os.WriteFile(filepath.Join(photos, "old.jpg.attrs"), []byte(`{"user.content_type":"image/jpeg"}`), 0o644)
+	s, err := files.Open(context.Background(), files.Options{DataDir: dataDir, SigningKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Get(context.Background(), "photos/old.jpg"); err != nil || string(got) != "an old photo" {
+		t.Errorf("an earlier photo: %q, %v", got, err)
+	}
+	if _, err := s.Put(context.Background(), "photos/new.jpg", []byte("a new photo")); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	if err := s.List(context.Background(), "photos/", func(k string) error { listed = append(listed, k); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(listed)
+	if strings.Join(listed, " ") != "photos/new.jpg photos/old.jpg" {
+		t.Errorf("listed %v, want the two photos only", listed)
+	}
+	entries, _ := os.ReadDir(photos)
+	if len(entries) != 3 {
+		t.Errorf("the folder holds %d entries, want the two photos and the old side file", len(entries))
 	}
 }

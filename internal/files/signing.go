@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"gocloud.dev/blob"
-
 	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
@@ -39,7 +37,7 @@ func (s *Store) PhotoURL(ctx context.Context, baseURL, reference string, now tim
 		return "", err
 	}
 	if s.signer == nil {
-		return s.bucket.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: s.ttl})
+		return s.bucket.signedURL(ctx, key, s.ttl)
 	}
 	expires := now.Add(s.ttl).Unix()
 	q := url.Values{"expires": {strconv.FormatInt(expires, 10)}, "signature": {s.signer.sign(key, expires)}}

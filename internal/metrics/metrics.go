@@ -159,3 +159,37 @@ func (m *Metrics) GraphQLError(code string) {
 	}
 	m.errors.WithLabelValues(code).Inc()
 }
+
+// Job is the progress of a long command (import, generate) on the /metrics
+// it serves while it runs: how much is done, of how much when that is
+// known, in the job's unit, and the records it refused.
+type Job struct {
+	done     prometheus.Gauge
+	rejected prometheus.Counter
+}
+
+// Job registers the progress of the job name, counted in unit; size < 0
+// means unknown (an import from standard input), and leaves its gauge out.
+func (m *Metrics) Job(name, unit string, size int64) *Job {
+	labels := prometheus.Labels{"job": name, "unit": unit}
+	j := &Job{
+		done: prometheus.NewGauge(prometheus.GaugeOpts{Name: "inventory_job_done",
+			Help: "How much of a running import or generate is done, in its unit.", ConstLabels: labels}),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{Name: "inventory_job_rejected_records_total",
+			Help: "Records a running import refused.", ConstLabels: prometheus.Labels{"job": name}}),
+	}
+	m.registry.MustRegister(j.done, j.rejected)
+	if size >= 0 {
+		total := prometheus.NewGauge(prometheus.GaugeOpts{Name: "inventory_job_size",
+			Help: "How much a running import or generate has to do in all, in its unit.", ConstLabels: labels})
+		total.Set(float64(size))
+		m.registry.MustRegister(total)
+	}
+	return j
+}
+
+// Done records how much is done.
+func (j *Job) Done(n int64) { j.done.Set(float64(n)) }
+
+// Rejected counts a refused record.
+func (j *Job) Rejected() { j.rejected.Inc() }

@@ -31,6 +31,12 @@ type Plugin struct {
 	// writes a value v of it without gqlgen's marshaler (which allocates). Each
 	// must write what the marshaler does: the differential test holds them to it.
 	scalars map[scalarKey]string
+	// ListSpan, when set, names a function of the exec package's imports,
+	// func(ctx context.Context, object, field string) (context.Context, func()),
+	// called around each resolver or method that returns a list or a page of
+	// one, with the context the call then takes: a trace's span per list
+	// resolver, as gqlgen's field middleware would give it.
+	ListSpan string
 }
 
 type scalarKey struct{ graphQL, goType string }
@@ -205,6 +211,13 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 		if !f.IsResolver {
 			call = "obj." + f.GoFieldName + "(" + f.CallArgs() + ")"
 		}
+		if spanned := strings.Replace(call, "(ctx", "(spanCtx", 1); g.ListSpan != "" && returnsList(f) && spanned != call {
+			// The span's context goes to the call only: what the value's
+			// fields resolve to later is not this resolver's work.
+			g.printf("\t\t\tspanCtx, endSpan := %s(ctx, %q, %q)\n", g.ListSpan, o.Name, f.Name)
+			g.getThen(spanned, f.NoErr && !f.IsResolver, "endSpan()")
+			break
+		}
 		g.get(call, f.NoErr && !f.IsResolver)
 	case f.IsMethod():
 		g.get("obj."+f.GoFieldName+"()", f.NoErr)
@@ -217,12 +230,29 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 	return g.value(f.TypeReference, "v", "\t\t\t")
 }
 
-func (g *gen) get(call string, noErr bool) {
+// returnsList says whether a field's value is a list, or a connection or
+// page of one (by the schema's naming).
+func returnsList(f *codegen.Field) bool {
+	name := f.TypeReference.Definition.Name
+	return f.TypeReference.IsSlice() || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
+}
+
+func (g *gen) get(call string, noErr bool) { g.getThen(call, noErr, "") }
+
+// getThen is get with a statement run right after the call, whatever it
+// returned.
+func (g *gen) getThen(call string, noErr bool, then string) {
 	if noErr {
 		g.printf("\t\t\tv := %s\n", call)
-		return
+	} else {
+		g.printf("\t\t\tv, err := %s\n", call)
 	}
-	g.printf("\t\t\tv, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn direct.ErrFallback\n\t\t\t}\n", call)
+	if then != "" {
+		g.printf("\t\t\t%s\n", then)
+	}
+	if !noErr {
+		g.printf("\t\t\tif err != nil {\n\t\t\t\treturn direct.ErrFallback\n\t\t\t}\n")
+	}
 }
 
 // value writes the statements that write v, of type ref.

@@ -1,0 +1,190 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// bucket is what the store needs of a blob store: a few verbs, so that the
+// default build carries no cloud SDK for the local folder and memory stores
+// (they are a page of code each) and a small S3 client for s3://.
+type bucket interface {
+	write(ctx context.Context, key string, data []byte, contentType string) error
+	// open returns errNotFound for a key that holds nothing.
+	open(ctx context.Context, key string) (object, error)
+	// signedURL is the provider's own time-limited download URL; local
+	// stores are signed by this service instead (signing.go) and never asked.
+	signedURL(ctx context.Context, key string, ttl time.Duration) (string, error)
+	// list calls each for every key under prefix, in no set order.
+	list(ctx context.Context, prefix string, each func(key string) error) error
+	close() error
+}
+
+// object is an open stored file: seekable, so that http.ServeContent can
+// answer Range requests without reading what it skips.
+type object interface {
+	io.ReadSeekCloser
+	modTime() time.Time
+}
+
+var errNotFound = errors.New("files: not found")
+
+// folder is a store in a local folder, one file per key. os.Root keeps every
+// key inside it whatever it holds, and a write lands whole or not at all
+// (a temporary file renamed), so a reader never sees half a PDF.
+// It reads folders written by gocloud's fileblob (which this replaced): the
+// same paths; its .attrs side files are ignored.
+type folder struct{ root *os.Root }
+
+func openFolder(dir string) (*folder, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("files: creating %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("files: opening %s: %w", dir, err)
+	}
+	return &folder{root: root}, nil
+}
+
+func (f *folder) write(_ context.Context, key string, data []byte, _ string) error {
+	if dir := path.Dir(key); dir != "." {
+		if err := f.root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	temp := fmt.Sprintf("%s.%d.%d.tmp", key, os.Getpid(), time.Now().UnixNano())
+	file, err := f.root.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = file.Write(data)
+	if err == nil {
+		err = file.Sync()
+	}
+	if closeErr := file.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = f.root.Rename(temp, key)
+	}
+	if err != nil {
+		_ = f.root.Remove(temp)
+	}
+	return err
+}
+
+type folderObject struct {
+	*os.File
+	modified time.Time
+}
+
+func (o folderObject) modTime() time.Time { return o.modified }
+
+func (f *folder) open(_ context.Context, key string) (object, error) {
+	file, err := f.root.Open(key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := file.Stat()
+	if err != nil || info.IsDir() {
+		file.Close()
+		if err == nil {
+			err = errNotFound
+		}
+		return nil, err
+	}
+	return folderObject{file, info.ModTime()}, nil
+}
+
+func (f *folder) signedURL(context.Context, string, time.Duration) (string, error) {
+	return "", errors.New("files: a local folder has no provider URLs")
+}
+
+func (f *folder) list(ctx context.Context, prefix string, each func(string) error) error {
+	return fs.WalkDir(f.root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(name, ".attrs") || strings.HasSuffix(name, ".tmp") || !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		return each(name)
+	})
+}
+
+func (f *folder) close() error { return f.root.Close() }
+
+// memory is a store in memory, for tests and trials (mem://).
+type memory struct {
+	mu    sync.RWMutex
+	files map[string]memoryFile
+}
+
+type memoryFile struct {
+	data     []byte
+	modified time.Time
+}
+
+type memoryObject struct {
+	*bytes.Reader
+	modified time.Time
+}
+
+func (o memoryObject) Close() error       { return nil }
+func (o memoryObject) modTime() time.Time { return o.modified }
+
+func (m *memory) write(_ context.Context, key string, data []byte, _ string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.files[key] = memoryFile{bytes.Clone(data), time.Now().UTC()}
+	return nil
+}
+
+func (m *memory) open(_ context.Context, key string) (object, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	file, ok := m.files[key]
+	if !ok {
+		return nil, errNotFound
+	}
+	return memoryObject{bytes.NewReader(file.data), file.modified}, nil
+}
+
+func (m *memory) signedURL(context.Context, string, time.Duration) (string, error) {
+	return "", errors.New("files: memory has no provider URLs")
+}
+
+func (m *memory) list(_ context.Context, prefix string, each func(string) error) error {
+	m.mu.RLock()
+	keys := make([]string, 0, len(m.files))
+	for key := range m.files {
+		if strings.HasPrefix(key, prefix) {
+			keys = append(keys, key)
+		}
+	}
+	m.mu.RUnlock()
+	for _, key := range keys {
+		if err := each(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memory) close() error { return nil }
