@@ -36,7 +36,11 @@ func (r *photoResolver) ContentType(ctx context.Context, obj *ent.Photo) (string
 
 // URL is the resolver for the url field.
 func (r *photoResolver) URL(ctx context.Context, obj *ent.Photo) (string, error) {
-	return r.files.PhotoURL(ctx, files.BaseURL(ctx), obj.StorageReference, time.Now())
+	var digest string
+	if obj.Sha256 != nil {
+		digest = *obj.Sha256
+	}
+	return r.files.PhotoURL(ctx, files.BaseURL(ctx), obj.StorageReference, digest, time.Now())
 }
 
 // InventoryPage is the resolver for the inventoryPage field.

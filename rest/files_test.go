@@ -51,6 +51,7 @@ func TestA2ServesTheSignedPDF(t *testing.T) {
 	disposition := res.header.Get("Content-Disposition")
 	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(res.body, []byte("%PDF-")) ||
 		hex.EncodeToString(sum[:]) != gql.Node.PDFSha256 || res.header.Get("ETag") != `"`+gql.Node.PDFSha256+`"` ||
+		res.header.Get("Repr-Digest") != reprDigest(sum) ||
 		!strings.HasPrefix(disposition, `attachment; filename="inventario-`) || !strings.Contains(disposition, `filename*=UTF-8''inventario-`) {
 		t.Fatalf("A2: got %d %v (%d bytes): want the PDF whose SHA-256 GraphQL states, as an attachment", res.status, res.header, len(res.body))
 	}
@@ -176,6 +177,8 @@ func TestFilesNotStoredAre404(t *testing.T) {
 		t.Errorf("digest recorded after the first A2: got %v, want the served PDF's %x", recorded, sum)
 	case first.header.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"`:
 		t.Errorf("ETag %s, want the PDF's SHA-256", first.header.Get("ETag"))
+	case first.header.Get("Repr-Digest") != reprDigest(sum):
+		t.Errorf("Repr-Digest %q, want %q (RFC 9530)", first.header.Get("Repr-Digest"), reprDigest(sum))
 	}
 	if text := pdfText(t, first.body); !strings.Contains(text, inv.InventoryID) {
 		t.Errorf("the rendered PDF does not name its inventory:\n%.500s", text)
@@ -203,6 +206,11 @@ func TestFilesNotStoredAre404(t *testing.T) {
 	}
 }
 
+// reprDigest is an RFC 9530 Repr-Digest field of a SHA-256.
+func reprDigest(sum [32]byte) string {
+	return "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
+}
+
 // TestTraversalNeverReachesStorage sends references that try to leave the
 // photo folder to the real server, some even with a valid signature for the
 // traversing key (the test store's key is known): none is served.
@@ -212,7 +220,7 @@ func TestTraversalNeverReachesStorage(t *testing.T) {
 	sign := func(key string) string {
 		expires := time.Now().Add(time.Minute).Unix()
 		mac := hmac.New(sha256.New, []byte(apitest.SigningKey))
-		fmt.Fprintf(mac, "%s\n%d", key, expires)
+		fmt.Fprintf(mac, "%s\n%d\n%s", key, expires, "")
 		return fmt.Sprintf("expires=%d&signature=%s", expires, base64.RawURLEncoding.EncodeToString(mac.Sum(nil)))
 	}
 	pdf := "pdf/" + inv.InventoryID + ".pdf"
@@ -281,7 +289,8 @@ func TestA3PhotoURLsDownloadTheStatedImages(t *testing.T) {
 					sum := sha256.Sum256(body)
 					if img.StatusCode != http.StatusOK || img.Header.Get("Content-Type") != p["ContentType"] || p["ContentType"] != "image/jpeg" ||
 						hex.EncodeToString(sum[:]) != p["Sha256"] || img.Header.Get("X-Content-Type-Options") != "nosniff" ||
-						!cachedAtMostAsLongAsTheURL(img.Header.Get("Cache-Control")) || !bytes.HasPrefix(body, []byte{0xff, 0xd8}) {
+						!cachedAtMostAsLongAsTheURL(img.Header.Get("Cache-Control")) || !bytes.HasPrefix(body, []byte{0xff, 0xd8}) ||
+						img.Header.Get("Repr-Digest") != reprDigest(sum) {
 						t.Errorf("photo %s: got %d %v, SHA-256 %x, want the JPEG whose SHA-256 is %s", p["StorageReference"], img.StatusCode, img.Header, sum, p["Sha256"])
 					}
 					checked++

@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/transfer"
+	"github.com/propertyrecords/inventory/internal/verify"
 )
 
 var (
@@ -28,7 +29,8 @@ var (
 	generateCommand = command{name: "generate", summary: "writes a deterministic synthetic dataset straight into the database", reportsProgress: true}
 	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)", reportsProgress: true}
 	exportCommand   = command{name: "export", args: "[FILE]", summary: "writes one company's inventories as newline-delimited JSON"}
-	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, apikeyCommand, healthcheckCommand}
+	verifyCommand   = command{name: "verify", summary: "re-hashes every stored PDF and photo against its recorded SHA-256; exits 1 on any changed or missing"}
+	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, verifyCommand, apikeyCommand, healthcheckCommand}
 )
 
 // openStore opens and migrates the configured database.
@@ -287,6 +289,35 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return rejected
 	}
 	return err
+}
+
+func verifyCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	cfg, rest, err := parseCommandConfig(verifyCommand, args, getenv, std.errOut)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("verify takes no arguments, got %q", rest)
+	}
+	st, err := openStore(ctx, cfg, std)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fstore, err := openFiles(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer fstore.Close()
+	sum, err := verify.Run(ctx, st.Client, fstore, func(p verify.Problem) { fmt.Fprintln(std.out, p) })
+	if err != nil {
+		return fmt.Errorf("verify stopped after it %s: %w", sum, err)
+	}
+	fmt.Fprintln(std.out, sum)
+	if !sum.OK() {
+		return fmt.Errorf("%d stored file(s) do not match their records", sum.Changed+sum.Missing)
+	}
+	return nil
 }
 
 func exportCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {

@@ -33,7 +33,7 @@ func TestCloudStoresGiveTheProvidersSignedURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	raw, err := s.PhotoURL(context.Background(), "http://unused", "a-1.jpg", time.Now())
+	raw, err := s.PhotoURL(context.Background(), "http://unused", "a-1.jpg", "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestCloudStoresGiveTheProvidersSignedURLs(t *testing.T) {
 		!strings.HasPrefix(u.Query().Get("X-Amz-Credential"), "AKIDEXAMPLE/") {
 		t.Errorf("got %s, want an S3 presigned URL for photos/a-1.jpg valid 15 minutes", raw)
 	}
-	if _, err := s.PhotoURL(context.Background(), "", "../x.jpg", time.Now()); err == nil {
+	if _, err := s.PhotoURL(context.Background(), "", "../x.jpg", "", time.Now()); err == nil {
 		t.Error("a reference with a path: got a URL")
 	}
 }
@@ -92,7 +92,7 @@ func TestS3StoresKeepAndServeFiles(t *testing.T) {
 		t.Errorf("range: %d %q %q, want 206 %q image/jpeg", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"), photo[4:9])
 	}
 
-	raw, err := s.PhotoURL(ctx, "", "a-1.jpg", time.Now())
+	raw, err := s.PhotoURL(ctx, "", "a-1.jpg", sum, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ package files
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -191,6 +192,11 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 	h.Set("X-Content-Type-Options", "nosniff")
 	if d.SHA256 != "" {
 		h.Set("ETag", `"`+d.SHA256+`"`)
+		if digest, err := hex.DecodeString(d.SHA256); err == nil {
+			// RFC 9530: the digest of the whole file, on a range's answer too,
+			// so a client can check what it put together.
+			h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(digest)+":")
+		}
 	}
 	if d.Filename != "" {
 		h.Set("Content-Disposition", attachment(d.Filename))
@@ -259,4 +265,19 @@ func pathEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Digest is the SHA-256 (hex) of a stored file, read as a stream: a large
+// file never sits in memory whole.
+func (s *Store) Digest(ctx context.Context, key string) (string, error) {
+	obj, err := s.open(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	defer obj.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, obj); err != nil {
+		return "", fmt.Errorf("files: reading %s: %w", key, err)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }

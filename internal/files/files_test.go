@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -110,7 +111,8 @@ func TestSignedPhotoURLs(t *testing.T) {
 			put(t, s)
 			now := time.Now()
 			srv := serve(t, s, func() time.Time { return now })
-			photoURL, err := s.PhotoURL(context.Background(), srv.URL, "a-1.jpg", now)
+			digest := sha256.Sum256(jpeg)
+			photoURL, err := s.PhotoURL(context.Background(), srv.URL, "a-1.jpg", hex.EncodeToString(digest[:]), now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,6 +121,10 @@ func TestSignedPhotoURLs(t *testing.T) {
 				res.Header.Get("X-Content-Type-Options") != "nosniff" || !strings.HasPrefix(res.Header.Get("Cache-Control"), "private, max-age=") {
 				t.Errorf("valid URL: got %d %q %v", res.StatusCode, body, res.Header)
 			}
+			// The recorded digest, signed into the URL, is stated as RFC 9530 has it.
+			if got, want := res.Header.Get("Repr-Digest"), "sha-256=:"+base64.StdEncoding.EncodeToString(digest[:])+":"; got != want {
+				t.Errorf("Repr-Digest %q, want %q", got, want)
+			}
 
 			u, _ := url.Parse(photoURL)
 			q := u.Query()
@@ -126,6 +132,8 @@ func TestSignedPhotoURLs(t *testing.T) {
 				{"expires": q["expires"], "signature": {q.Get("signature")[1:] + "A"}},
 				{"expires": {"9999999999"}, "signature": q["signature"]},
 				{"expires": q["expires"]},
+				// A digest of the client's choosing would be stated as the record's.
+				{"expires": q["expires"], "signature": q["signature"], "sha256": {strings.Repeat("0", 64)}},
 			}
 			for _, tq := range tampered {
 				u.RawQuery = tq.Encode()
@@ -163,7 +171,7 @@ func TestReferencesCannotLeaveThePhotoFolder(t *testing.T) {
 				}
 			}
 			// A stored reference that was never written is a 404, not a 500.
-			missing, _ := s.PhotoURL(context.Background(), srv.URL, "missing.jpg", time.Now())
+			missing, _ := s.PhotoURL(context.Background(), srv.URL, "missing.jpg", "", time.Now())
 			if res, _ := get(t, missing, nil); res.StatusCode != http.StatusNotFound {
 				t.Errorf("missing photo: got %d, want 404", res.StatusCode)
 			}

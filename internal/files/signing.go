@@ -22,16 +22,18 @@ const PhotoPath = "/files/photos/"
 // expiry, so a URL cannot be altered or used after it expires.
 type signer struct{ key []byte }
 
-func (s *signer) sign(key string, expires int64) string {
+func (s *signer) sign(key string, expires int64, digest string) string {
 	mac := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(mac, "%s\n%d", key, expires)
+	fmt.Fprintf(mac, "%s\n%d\n%s", key, expires, digest)
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // PhotoURL is a URL that downloads the photo for a limited time: signed by
 // this service under baseURL for local stores, the provider's own signed URL
-// for cloud stores.
-func (s *Store) PhotoURL(ctx context.Context, baseURL, reference string, now time.Time) (string, error) {
+// for cloud stores. digest, the photo's recorded SHA-256 when known, is
+// signed into a local store's URL, whose download then states it (ETag,
+// Repr-Digest) without a database lookup.
+func (s *Store) PhotoURL(ctx context.Context, baseURL, reference, digest string, now time.Time) (string, error) {
 	key, err := PhotoKey(reference)
 	if err != nil {
 		return "", err
@@ -40,7 +42,10 @@ func (s *Store) PhotoURL(ctx context.Context, baseURL, reference string, now tim
 		return s.bucket.signedURL(ctx, key, s.ttl)
 	}
 	expires := now.Add(s.ttl).Unix()
-	q := url.Values{"expires": {strconv.FormatInt(expires, 10)}, "signature": {s.signer.sign(key, expires)}}
+	q := url.Values{"expires": {strconv.FormatInt(expires, 10)}, "signature": {s.signer.sign(key, expires, digest)}}
+	if digest != "" {
+		q.Set("sha256", digest)
+	}
 	return baseURL + PhotoPath + url.PathEscape(reference) + "?" + q.Encode(), nil
 }
 
@@ -56,12 +61,13 @@ func (s *Store) ServeSignedPhoto(w http.ResponseWriter, r *http.Request, referen
 	}
 	q := r.URL.Query()
 	expires, err := strconv.ParseInt(q.Get("expires"), 10, 64)
-	if err != nil || !hmac.Equal([]byte(q.Get("signature")), []byte(s.signer.sign(key, expires))) {
+	digest := q.Get("sha256")
+	if err != nil || !hmac.Equal([]byte(q.Get("signature")), []byte(s.signer.sign(key, expires, digest))) {
 		return apperr.Errorf(apperr.Forbidden, "the photo URL is not valid: ask for a new one")
 	}
 	if now.Unix() > expires {
 		return apperr.Errorf(apperr.Forbidden, "the photo URL expired: ask for a new one")
 	}
 	maxAge := max(expires-now.Unix(), 0)
-	return s.Serve(w, r, Download{Key: key, CacheControl: fmt.Sprintf("private, max-age=%d", maxAge)})
+	return s.Serve(w, r, Download{Key: key, SHA256: digest, CacheControl: fmt.Sprintf("private, max-age=%d", maxAge)})
 }
