@@ -185,6 +185,8 @@ func (p *pricer) field(f *ast.Field, mult, inventories int, sized *sizedFields) 
 	switch {
 	case f.Definition != nil && f.Definition.Type.Name() == "Inventory":
 		inventories = childMult
+	case f.Definition != nil && f.Definition.Type.Name() == "InventoryComparison":
+		inventories = saturate(2 * childMult) // the trees of two inventories, side by side
 	case ls == nil || ls.sized != nil:
 		inventories = 0
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/tracing"
@@ -40,6 +41,97 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
 	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
+}
+
+func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, obj *ent.Photo) error {
+	fields, err := x.fields.Of(sel, comparedPhotoImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"ComparedPhoto\"")
+		case "storageReference":
+			v := obj.StorageReference
+			x.w.String(v)
+		case "sha256":
+			v := obj.Sha256
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "contentType":
+			ctx, fc, err := x.contexts.Of(ctx, "ComparedPhoto", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.ComparedPhoto().ContentType(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			x.w.String(v)
+		case "url":
+			ctx, fc, err := x.contexts.Of(ctx, "ComparedPhoto", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.ComparedPhoto().URL(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			x.w.String(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSet, obj *compare.Summary) error {
+	fields, err := x.fields.Of(sel, comparisonSummaryImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"ComparisonSummary\"")
+		case "unchanged":
+			v := obj.Unchanged
+			x.w.Int(v)
+		case "worse":
+			v := obj.Worse
+			x.w.Int(v)
+		case "better":
+			v := obj.Better
+			x.w.Int(v)
+		case "added":
+			v := obj.Added
+			x.w.Int(v)
+		case "removed":
+			v := obj.Removed
+			x.w.Int(v)
+		case "newlyToRepair":
+			v := obj.NewlyToRepair
+			x.w.Int(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
 }
 
 func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj *ent.Environment) error {
@@ -126,6 +218,76 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 				}
 				x.w.Byte(']')
 			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.SelectionSet, obj *compare.Environment) error {
+	fields, err := x.fields.Of(sel, environmentComparisonImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"EnvironmentComparison\"")
+		case "name":
+			v := obj.Name
+			x.w.String(v)
+		case "level":
+			v := obj.Level
+			x.w.Int(v)
+		case "presence":
+			v := obj.Presence
+			x.marshalNEnvironmentPresence2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐPresence(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "fromEnvironmentId":
+			v := obj.FromEnvironmentID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "toEnvironmentId":
+			v := obj.ToEnvironmentID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "items":
+			v := obj.Items
+			if v == nil {
+				return direct.ErrFallback
+			}
+			x.w.Byte('[')
+			for i2, e2 := range v {
+				x.w.Comma(i2)
+				if e2 == nil {
+					return direct.ErrFallback
+				}
+				if err := x._ItemComparison(ctx, field.Selections, e2); err != nil {
+					return err
+				}
+			}
+			x.w.Byte(']')
 		default:
 			return direct.ErrFallback
 		}
@@ -263,12 +425,12 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				x.w.Null()
 			} else {
 				x.w.Byte('[')
-				for i2, e2 := range v {
-					x.w.Comma(i2)
-					if e2 == nil {
+				for i3, e3 := range v {
+					x.w.Comma(i3)
+					if e3 == nil {
 						return direct.ErrFallback
 					}
-					if err := x._Environment(ctx, field.Selections, e2); err != nil {
+					if err := x._Environment(ctx, field.Selections, e3); err != nil {
 						return err
 					}
 				}
@@ -322,6 +484,78 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 	return nil
 }
 
+func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.SelectionSet, obj *compare.Comparison) error {
+	fields, err := x.fields.Of(sel, inventoryComparisonImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"InventoryComparison\"")
+		case "from":
+			ctx, fc, err := x.contexts.Of(ctx, "InventoryComparison", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.InventoryComparison().From(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		case "to":
+			ctx, fc, err := x.contexts.Of(ctx, "InventoryComparison", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.InventoryComparison().To(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		case "summary":
+			v := obj.Summary
+			if err := x._ComparisonSummary(ctx, field.Selections, &v); err != nil {
+				return err
+			}
+		case "environments":
+			v := obj.Environments
+			if v == nil {
+				return direct.ErrFallback
+			}
+			x.w.Byte('[')
+			for i4, e4 := range v {
+				x.w.Comma(i4)
+				if e4 == nil {
+					return direct.ErrFallback
+				}
+				if err := x._EnvironmentComparison(ctx, field.Selections, e4); err != nil {
+					return err
+				}
+			}
+			x.w.Byte(']')
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
 func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.InventoryConnection) error {
 	fields, err := x.fields.Of(sel, inventoryConnectionImplementors)
 	if err != nil {
@@ -339,12 +573,12 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 				x.w.Null()
 			} else {
 				x.w.Byte('[')
-				for i3, e3 := range v {
-					x.w.Comma(i3)
-					if e3 == nil {
+				for i5, e5 := range v {
+					x.w.Comma(i5)
+					if e5 == nil {
 						x.w.Null()
 					} else {
-						if err := x._InventoryEdge(ctx, field.Selections, e3); err != nil {
+						if err := x._InventoryEdge(ctx, field.Selections, e5); err != nil {
 							return err
 						}
 					}
@@ -425,12 +659,12 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 				return direct.ErrFallback
 			}
 			x.w.Byte('[')
-			for i4, e4 := range v {
-				x.w.Comma(i4)
-				if e4 == nil {
+			for i6, e6 := range v {
+				x.w.Comma(i6)
+				if e6 == nil {
 					return direct.ErrFallback
 				}
-				if err := x._Inventory(ctx, field.Selections, e4); err != nil {
+				if err := x._Inventory(ctx, field.Selections, e6); err != nil {
 					return err
 				}
 			}
@@ -572,17 +806,193 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 				x.w.Null()
 			} else {
 				x.w.Byte('[')
-				for i5, e5 := range v {
-					x.w.Comma(i5)
-					if e5 == nil {
+				for i7, e7 := range v {
+					x.w.Comma(i7)
+					if e7 == nil {
 						return direct.ErrFallback
 					}
-					if err := x._Photo(ctx, field.Selections, e5); err != nil {
+					if err := x._Photo(ctx, field.Selections, e7); err != nil {
 						return err
 					}
 				}
 				x.w.Byte(']')
 			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, obj *compare.Item) error {
+	fields, err := x.fields.Of(sel, itemComparisonImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"ItemComparison\"")
+		case "name":
+			v := obj.Name
+			x.w.String(v)
+		case "change":
+			v := obj.Change
+			x.marshalNItemChange2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐChange(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "fromItemId":
+			v := obj.FromItemID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "toItemId":
+			v := obj.ToItemID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "fromRating":
+			v := obj.FromRating
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Int(v)
+				}
+			}
+		case "toRating":
+			v := obj.ToRating
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Int(v)
+				}
+			}
+		case "ratingChange":
+			v := obj.RatingChange
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Int(v)
+				}
+			}
+		case "fromToRepair":
+			v := obj.FromToRepair
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Bool(v)
+				}
+			}
+		case "toToRepair":
+			v := obj.ToToRepair
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Bool(v)
+				}
+			}
+		case "becameToRepair":
+			v := obj.BecameToRepair
+			x.w.Bool(v)
+		case "fromDescription":
+			v := obj.FromDescription
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "toDescription":
+			v := obj.ToDescription
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "fromMaterial":
+			v := obj.FromMaterial
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "toMaterial":
+			v := obj.ToMaterial
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "fromPhotos":
+			v := obj.FromPhotos
+			if v == nil {
+				return direct.ErrFallback
+			}
+			x.w.Byte('[')
+			for i8, e8 := range v {
+				x.w.Comma(i8)
+				if e8 == nil {
+					return direct.ErrFallback
+				}
+				if err := x._ComparedPhoto(ctx, field.Selections, e8); err != nil {
+					return err
+				}
+			}
+			x.w.Byte(']')
+		case "toPhotos":
+			v := obj.ToPhotos
+			if v == nil {
+				return direct.ErrFallback
+			}
+			x.w.Byte('[')
+			for i9, e9 := range v {
+				x.w.Comma(i9)
+				if e9 == nil {
+					return direct.ErrFallback
+				}
+				if err := x._ComparedPhoto(ctx, field.Selections, e9); err != nil {
+					return err
+				}
+			}
+			x.w.Byte(']')
 		default:
 			return direct.ErrFallback
 		}
@@ -608,12 +1018,12 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 			} else {
 				x.w.Byte('[')
-				for i6, e6 := range v {
-					x.w.Comma(i6)
-					if e6 == nil {
+				for i10, e10 := range v {
+					x.w.Comma(i10)
+					if e10 == nil {
 						x.w.Null()
 					} else {
-						if err := x._ItemEdge(ctx, field.Selections, e6); err != nil {
+						if err := x._ItemEdge(ctx, field.Selections, e10); err != nil {
 							return err
 						}
 					}
@@ -934,12 +1344,12 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 				x.w.Null()
 			} else {
 				x.w.Byte('[')
-				for i7, e7 := range v {
-					x.w.Comma(i7)
-					if e7 == nil {
+				for i11, e11 := range v {
+					x.w.Comma(i11)
+					if e11 == nil {
 						x.w.Null()
 					} else {
-						if err := x._PropertyEdge(ctx, field.Selections, e7); err != nil {
+						if err := x._PropertyEdge(ctx, field.Selections, e11); err != nil {
 							return err
 						}
 					}
@@ -1020,12 +1430,12 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				return direct.ErrFallback
 			}
 			x.w.Byte('[')
-			for i8, e8 := range v {
-				x.w.Comma(i8)
-				if e8 == nil {
+			for i12, e12 := range v {
+				x.w.Comma(i12)
+				if e12 == nil {
 					return direct.ErrFallback
 				}
-				if err := x._Property(ctx, field.Selections, e8); err != nil {
+				if err := x._Property(ctx, field.Selections, e12); err != nil {
 					return err
 				}
 			}
@@ -1100,12 +1510,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return direct.ErrFallback
 			}
 			x.w.Byte('[')
-			for i9, e9 := range v {
-				x.w.Comma(i9)
-				if e9 == nil {
+			for i13, e13 := range v {
+				x.w.Comma(i13)
+				if e13 == nil {
 					x.w.Null()
 				} else {
-					if err := x._Node(ctx, field.Selections, e9); err != nil {
+					if err := x._Node(ctx, field.Selections, e13); err != nil {
 						return err
 					}
 				}
@@ -1145,6 +1555,22 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return direct.ErrFallback
 			}
 			if err := x._PropertyConnection(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		case "inventoryComparison":
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventoryComparison_args)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.Query().InventoryComparison(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._InventoryComparison(ctx, field.Selections, v); err != nil {
 				return err
 			}
 		case "inventoryPage":

@@ -18,6 +18,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/shopspring/decimal"
@@ -35,7 +36,9 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	ComparedPhoto() ComparedPhotoResolver
 	Inventory() InventoryResolver
+	InventoryComparison() InventoryComparisonResolver
 	Photo() PhotoResolver
 	Query() QueryResolver
 }
@@ -50,10 +53,18 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ComparedPhotoResolver interface {
+	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
+	URL(ctx context.Context, obj *ent.Photo) (string, error)
+}
 type InventoryResolver interface {
 	InventoryTypeCode(ctx context.Context, obj *ent.Inventory) (int, error)
 	InventoryTypeName(ctx context.Context, obj *ent.Inventory) (string, error)
 	PDFURL(ctx context.Context, obj *ent.Inventory) (*string, error)
+}
+type InventoryComparisonResolver interface {
+	From(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
+	To(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
 }
 type PhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
@@ -64,6 +75,7 @@ type QueryResolver interface {
 	Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error)
 	Inventories(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.InventoryOrder, where *ent.InventoryWhereInput) (*ent.InventoryConnection, error)
 	Properties(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.PropertyOrder, where *ent.PropertyWhereInput) (*ent.PropertyConnection, error)
+	InventoryComparison(ctx context.Context, from uuid.UUID, to uuid.UUID) (*compare.Comparison, error)
 	InventoryPage(ctx context.Context, page int, pageSize int, where *ent.InventoryWhereInput, orderBy *ent.InventoryOrder) (*InventoryPage, error)
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
 }
@@ -158,7 +170,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "ent.graphql" "records.graphql" "scalars.graphql"
+//go:embed "comparison.graphql" "ent.graphql" "records.graphql" "scalars.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -170,6 +182,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "comparison.graphql", Input: sourceData("comparison.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 	{Name: "records.graphql", Input: sourceData("records.graphql"), BuiltIn: false},
 	{Name: "scalars.graphql", Input: sourceData("scalars.graphql"), BuiltIn: false},
@@ -179,6 +192,38 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "storageReference":
+		return ec.fieldContext_ComparedPhoto_storageReference(ctx, field)
+	case "sha256":
+		return ec.fieldContext_ComparedPhoto_sha256(ctx, field)
+	case "contentType":
+		return ec.fieldContext_ComparedPhoto_contentType(ctx, field)
+	case "url":
+		return ec.fieldContext_ComparedPhoto_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComparedPhoto", field.Name)
+}
+
+func (ec *executionContext) childFields_ComparisonSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "unchanged":
+		return ec.fieldContext_ComparisonSummary_unchanged(ctx, field)
+	case "worse":
+		return ec.fieldContext_ComparisonSummary_worse(ctx, field)
+	case "better":
+		return ec.fieldContext_ComparisonSummary_better(ctx, field)
+	case "added":
+		return ec.fieldContext_ComparisonSummary_added(ctx, field)
+	case "removed":
+		return ec.fieldContext_ComparisonSummary_removed(ctx, field)
+	case "newlyToRepair":
+		return ec.fieldContext_ComparisonSummary_newlyToRepair(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComparisonSummary", field.Name)
+}
 
 func (ec *executionContext) childFields_Environment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -202,6 +247,24 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 		return ec.fieldContext_Environment_items(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Environment", field.Name)
+}
+
+func (ec *executionContext) childFields_EnvironmentComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_EnvironmentComparison_name(ctx, field)
+	case "level":
+		return ec.fieldContext_EnvironmentComparison_level(ctx, field)
+	case "presence":
+		return ec.fieldContext_EnvironmentComparison_presence(ctx, field)
+	case "fromEnvironmentId":
+		return ec.fieldContext_EnvironmentComparison_fromEnvironmentId(ctx, field)
+	case "toEnvironmentId":
+		return ec.fieldContext_EnvironmentComparison_toEnvironmentId(ctx, field)
+	case "items":
+		return ec.fieldContext_EnvironmentComparison_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EnvironmentComparison", field.Name)
 }
 
 func (ec *executionContext) childFields_Inventory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -246,6 +309,20 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_pdfUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Inventory", field.Name)
+}
+
+func (ec *executionContext) childFields_InventoryComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_InventoryComparison_from(ctx, field)
+	case "to":
+		return ec.fieldContext_InventoryComparison_to(ctx, field)
+	case "summary":
+		return ec.fieldContext_InventoryComparison_summary(ctx, field)
+	case "environments":
+		return ec.fieldContext_InventoryComparison_environments(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InventoryComparison", field.Name)
 }
 
 func (ec *executionContext) childFields_InventoryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -320,6 +397,44 @@ func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.
 		return ec.fieldContext_Item_photos(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Item", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ItemComparison_name(ctx, field)
+	case "change":
+		return ec.fieldContext_ItemComparison_change(ctx, field)
+	case "fromItemId":
+		return ec.fieldContext_ItemComparison_fromItemId(ctx, field)
+	case "toItemId":
+		return ec.fieldContext_ItemComparison_toItemId(ctx, field)
+	case "fromRating":
+		return ec.fieldContext_ItemComparison_fromRating(ctx, field)
+	case "toRating":
+		return ec.fieldContext_ItemComparison_toRating(ctx, field)
+	case "ratingChange":
+		return ec.fieldContext_ItemComparison_ratingChange(ctx, field)
+	case "fromToRepair":
+		return ec.fieldContext_ItemComparison_fromToRepair(ctx, field)
+	case "toToRepair":
+		return ec.fieldContext_ItemComparison_toToRepair(ctx, field)
+	case "becameToRepair":
+		return ec.fieldContext_ItemComparison_becameToRepair(ctx, field)
+	case "fromDescription":
+		return ec.fieldContext_ItemComparison_fromDescription(ctx, field)
+	case "toDescription":
+		return ec.fieldContext_ItemComparison_toDescription(ctx, field)
+	case "fromMaterial":
+		return ec.fieldContext_ItemComparison_fromMaterial(ctx, field)
+	case "toMaterial":
+		return ec.fieldContext_ItemComparison_toMaterial(ctx, field)
+	case "fromPhotos":
+		return ec.fieldContext_ItemComparison_fromPhotos(ctx, field)
+	case "toPhotos":
+		return ec.fieldContext_ItemComparison_toPhotos(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemComparison", field.Name)
 }
 
 func (ec *executionContext) childFields_ItemConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -764,6 +879,28 @@ func (ec *executionContext) field_Query_inventories_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_inventoryComparison_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_inventoryPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -995,6 +1132,236 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _ComparedPhoto_storageReference(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedPhoto_storageReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StorageReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedPhoto_storageReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedPhoto", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComparedPhoto_sha256(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedPhoto_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedPhoto_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedPhoto", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComparedPhoto_contentType(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedPhoto_contentType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ComparedPhoto().ContentType(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedPhoto_contentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedPhoto", field, true, true, "String")
+}
+
+func (ec *executionContext) _ComparedPhoto_url(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedPhoto_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ComparedPhoto().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedPhoto_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedPhoto", field, true, true, "String")
+}
+
+func (ec *executionContext) _ComparisonSummary_unchanged(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_unchanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unchanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_unchanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ComparisonSummary_worse(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_worse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Worse, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_worse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ComparisonSummary_better(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_better(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Better, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_better(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ComparisonSummary_added(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ComparisonSummary_removed(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_removed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Removed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_removed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ComparisonSummary_newlyToRepair(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_newlyToRepair(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewlyToRepair, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_newlyToRepair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
 
 func (ec *executionContext) _Environment_id(ctx context.Context, field graphql.CollectedField, obj *ent.Environment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -1229,6 +1596,153 @@ func (ec *executionContext) fieldContext_Environment_items(ctx context.Context, 
 	if fc.Args, err = ec.field_Environment_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EnvironmentComparison_name(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "String")
+}
+
+func (ec *executionContext) _EnvironmentComparison_level(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "Int")
+}
+
+func (ec *executionContext) _EnvironmentComparison_presence(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_presence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Presence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v compare.Presence) graphql.Marshaler {
+			return ec.marshalNEnvironmentPresence2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐPresence(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_presence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "EnvironmentPresence")
+}
+
+func (ec *executionContext) _EnvironmentComparison_fromEnvironmentId(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_fromEnvironmentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromEnvironmentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_fromEnvironmentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "ID")
+}
+
+func (ec *executionContext) _EnvironmentComparison_toEnvironmentId(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_toEnvironmentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToEnvironmentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_toEnvironmentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "ID")
+}
+
+func (ec *executionContext) _EnvironmentComparison_items(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*compare.Item) graphql.Marshaler {
+			return ec.marshalNItemComparison2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EnvironmentComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ItemComparison(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -1698,6 +2212,134 @@ func (ec *executionContext) _Inventory_pdfUrl(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Inventory_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, true, true, "String")
+}
+
+func (ec *executionContext) _InventoryComparison_from(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryComparison_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.InventoryComparison().From(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryComparison_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InventoryComparison",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InventoryComparison_to(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryComparison_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.InventoryComparison().To(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryComparison_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InventoryComparison",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InventoryComparison_summary(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryComparison_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v compare.Summary) graphql.Marshaler {
+			return ec.marshalNComparisonSummary2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryComparison_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InventoryComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparisonSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InventoryComparison_environments(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryComparison_environments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*compare.Environment) graphql.Marshaler {
+			return ec.marshalNEnvironmentComparison2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐEnvironmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryComparison_environments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InventoryComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EnvironmentComparison(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _InventoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.InventoryConnection) (ret graphql.Marshaler) {
@@ -2346,6 +2988,392 @@ func (ec *executionContext) fieldContext_Item_photos(ctx context.Context, field 
 	if fc.Args, err = ec.field_Item_photos_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ItemComparison_name(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "String")
+}
+
+func (ec *executionContext) _ItemComparison_change(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v compare.Change) graphql.Marshaler {
+			return ec.marshalNItemChange2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "ItemChange")
+}
+
+func (ec *executionContext) _ItemComparison_fromItemId(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_fromItemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_fromItemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ItemComparison_toItemId(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_toItemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_toItemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ItemComparison_fromRating(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_fromRating(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromRating, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_fromRating(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ItemComparison_toRating(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_toRating(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToRating, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_toRating(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ItemComparison_ratingChange(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_ratingChange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RatingChange, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_ratingChange(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ItemComparison_fromToRepair(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_fromToRepair(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromToRepair, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_fromToRepair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ItemComparison_toToRepair(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_toToRepair(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToToRepair, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_toToRepair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ItemComparison_becameToRepair(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_becameToRepair(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BecameToRepair, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_becameToRepair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ItemComparison_fromDescription(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_fromDescription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromDescription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_fromDescription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "String")
+}
+
+func (ec *executionContext) _ItemComparison_toDescription(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_toDescription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToDescription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_toDescription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "String")
+}
+
+func (ec *executionContext) _ItemComparison_fromMaterial(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_fromMaterial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromMaterial, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_fromMaterial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "String")
+}
+
+func (ec *executionContext) _ItemComparison_toMaterial(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_toMaterial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToMaterial, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_toMaterial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "String")
+}
+
+func (ec *executionContext) _ItemComparison_fromPhotos(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_fromPhotos(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromPhotos, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Photo) graphql.Marshaler {
+			return ec.marshalNComparedPhoto2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhotoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_fromPhotos(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ItemComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedPhoto(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ItemComparison_toPhotos(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_toPhotos(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToPhotos, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Photo) graphql.Marshaler {
+			return ec.marshalNComparedPhoto2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhotoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_toPhotos(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ItemComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedPhoto(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -3623,6 +4651,50 @@ func (ec *executionContext) fieldContext_Query_properties(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_properties_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_inventoryComparison(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_inventoryComparison(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().InventoryComparison(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *compare.Comparison) graphql.Marshaler {
+			return ec.marshalNInventoryComparison2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐComparison(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_inventoryComparison(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InventoryComparison(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_inventoryComparison_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7162,6 +8234,114 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var comparedPhotoImplementors = []string{"ComparedPhoto"}
+
+func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, obj *ent.Photo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, comparedPhotoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComparedPhoto")
+		case "storageReference":
+			out.Values[i] = ec._ComparedPhoto_storageReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sha256":
+			out.Values[i] = ec._ComparedPhoto_sha256(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "contentType":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ComparedPhoto_contentType(ctx, field, obj)
+				})
+		case "url":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ComparedPhoto_url(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var comparisonSummaryImplementors = []string{"ComparisonSummary"}
+
+func (ec *executionContext) _ComparisonSummary(ctx context.Context, sel ast.SelectionSet, obj *compare.Summary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, comparisonSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComparisonSummary")
+		case "unchanged":
+			out.Values[i] = ec._ComparisonSummary_unchanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "worse":
+			out.Values[i] = ec._ComparisonSummary_worse(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "better":
+			out.Values[i] = ec._ComparisonSummary_better(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._ComparisonSummary_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removed":
+			out.Values[i] = ec._ComparisonSummary_removed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newlyToRepair":
+			out.Values[i] = ec._ComparisonSummary_newlyToRepair(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var environmentImplementors = []string{"Environment", "Node"}
 
 func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionSet, obj *ent.Environment) graphql.Marshaler {
@@ -7220,6 +8400,64 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_items(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var environmentComparisonImplementors = []string{"EnvironmentComparison"}
+
+func (ec *executionContext) _EnvironmentComparison(ctx context.Context, sel ast.SelectionSet, obj *compare.Environment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, environmentComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EnvironmentComparison")
+		case "name":
+			out.Values[i] = ec._EnvironmentComparison_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "level":
+			out.Values[i] = ec._EnvironmentComparison_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "presence":
+			out.Values[i] = ec._EnvironmentComparison_presence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromEnvironmentId":
+			out.Values[i] = ec._EnvironmentComparison_fromEnvironmentId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toEnvironmentId":
+			out.Values[i] = ec._EnvironmentComparison_toEnvironmentId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._EnvironmentComparison_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7348,6 +8586,56 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_pdfUrl(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var inventoryComparisonImplementors = []string{"InventoryComparison"}
+
+func (ec *executionContext) _InventoryComparison(ctx context.Context, sel ast.SelectionSet, obj *compare.Comparison) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, inventoryComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InventoryComparison")
+		case "from":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._InventoryComparison_from(ctx, field, obj)
+				})
+		case "to":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._InventoryComparison_to(ctx, field, obj)
+				})
+		case "summary":
+			out.Values[i] = ec._InventoryComparison_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "environments":
+			out.Values[i] = ec._InventoryComparison_environments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7589,6 +8877,114 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_photos(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var itemComparisonImplementors = []string{"ItemComparison"}
+
+func (ec *executionContext) _ItemComparison(ctx context.Context, sel ast.SelectionSet, obj *compare.Item) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ItemComparison")
+		case "name":
+			out.Values[i] = ec._ItemComparison_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change":
+			out.Values[i] = ec._ItemComparison_change(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromItemId":
+			out.Values[i] = ec._ItemComparison_fromItemId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toItemId":
+			out.Values[i] = ec._ItemComparison_toItemId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fromRating":
+			out.Values[i] = ec._ItemComparison_fromRating(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toRating":
+			out.Values[i] = ec._ItemComparison_toRating(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ratingChange":
+			out.Values[i] = ec._ItemComparison_ratingChange(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fromToRepair":
+			out.Values[i] = ec._ItemComparison_fromToRepair(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toToRepair":
+			out.Values[i] = ec._ItemComparison_toToRepair(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "becameToRepair":
+			out.Values[i] = ec._ItemComparison_becameToRepair(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromDescription":
+			out.Values[i] = ec._ItemComparison_fromDescription(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toDescription":
+			out.Values[i] = ec._ItemComparison_toDescription(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fromMaterial":
+			out.Values[i] = ec._ItemComparison_fromMaterial(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toMaterial":
+			out.Values[i] = ec._ItemComparison_toMaterial(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fromPhotos":
+			out.Values[i] = ec._ItemComparison_fromPhotos(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toPhotos":
+			out.Values[i] = ec._ItemComparison_toPhotos(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8122,6 +9518,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_properties(ctx, field)
 				})
+		case "inventoryComparison":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_inventoryComparison(ctx, field)
+				})
 		case "inventoryPage":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -8541,6 +9943,34 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNComparedPhoto2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhotoᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Photo) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNComparedPhoto2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhoto(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNComparedPhoto2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhoto(ctx context.Context, sel ast.SelectionSet, v *ent.Photo) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ComparedPhoto!")
+		return graphql.Null
+	}
+	return ec._ComparedPhoto(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNComparisonSummary2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐSummary(ctx context.Context, sel ast.SelectionSet, v compare.Summary) graphql.Marshaler {
+	return ec._ComparisonSummary(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[uuid.UUID], error) {
 	res, err := scalar.UnmarshalCursor(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8575,6 +10005,40 @@ func (ec *executionContext) marshalNEnvironment2ᚖgithubᚗcomᚋpropertyrecord
 		return graphql.Null
 	}
 	return ec._Environment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEnvironmentComparison2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐEnvironmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*compare.Environment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEnvironmentComparison2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐEnvironment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEnvironmentComparison2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐEnvironment(ctx context.Context, sel ast.SelectionSet, v *compare.Environment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "EnvironmentComparison!")
+		return graphql.Null
+	}
+	return ec._EnvironmentComparison(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNEnvironmentPresence2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐPresence(ctx context.Context, v any) (compare.Presence, error) {
+	var res compare.Presence
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEnvironmentPresence2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐPresence(ctx context.Context, sel ast.SelectionSet, v compare.Presence) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx context.Context, v any) (uuid.UUID, error) {
@@ -8658,6 +10122,14 @@ func (ec *executionContext) marshalNInventory2ᚖgithubᚗcomᚋpropertyrecords�
 	return ec._Inventory(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNInventoryComparison2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐComparison(ctx context.Context, sel ast.SelectionSet, v *compare.Comparison) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "InventoryComparison!")
+		return graphql.Null
+	}
+	return ec._InventoryComparison(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNInventoryConnection2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.InventoryConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "InventoryConnection!")
@@ -8709,6 +10181,40 @@ func (ec *executionContext) marshalNItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinv
 		return graphql.Null
 	}
 	return ec._Item(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNItemChange2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐChange(ctx context.Context, v any) (compare.Change, error) {
+	var res compare.Change
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNItemChange2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐChange(ctx context.Context, sel ast.SelectionSet, v compare.Change) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNItemComparison2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*compare.Item) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNItemComparison2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNItemComparison2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐItem(ctx context.Context, sel ast.SelectionSet, v *compare.Item) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ItemComparison!")
+		return graphql.Null
+	}
+	return ec._ItemComparison(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNItemConnection2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ItemConnection) graphql.Marshaler {

@@ -108,6 +108,15 @@ func TestEveryListIsBounded(t *testing.T) {
 			}
 			slicing := argStrings(d, "slicingArguments")
 			maxSize, _ := strconv.Atoi(d.Arguments.ForName("max").Value.Raw)
+			if len(slicing) == 0 {
+				// Returned whole (a comparison's lists): bounded by what an
+				// inventory may hold, and priced at that bound.
+				if priced := d.Arguments.ForName("priceAt"); maxSize <= 0 || priced == nil || priced.Value.Raw != strconv.Itoa(maxSize) {
+					t.Errorf("%s: a list returned whole needs a positive max and priceAt equal to it", name)
+				}
+				checked++
+				continue
+			}
 			hasDefault := d.Arguments.ForName("default") != nil
 			for _, arg := range f.Args {
 				if slices.Contains(slicing, arg.Name) && (arg.DefaultValue != nil || arg.Type.Kind == "NON_NULL") {

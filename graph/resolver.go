@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 )
@@ -80,4 +81,15 @@ func isNotFound(err error) bool {
 		return true
 	}
 	return ent.IsNotFound(err) || apperr.CodeOf(err) == apperr.NotFound
+}
+
+// comparedInventory loads one side of a comparison with what the query
+// selects below it (CollectFields): its tree costs the statements of one
+// nested read, whatever is asked of it.
+func (r *inventoryComparisonResolver) comparedInventory(ctx context.Context, id uuid.UUID) (*ent.Inventory, error) {
+	q, err := r.client.Inventory.Query().Where(inventory.ID(id)).CollectFields(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return q.Only(ctx)
 }

@@ -183,3 +183,25 @@ func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request, p *p
 	writeEnvelope(w, out.InventoryPage)
 	return nil
 }
+
+// B4 GET {base_url}/inventories/comparison?from=&to=
+func (a *API) inventoryComparison(w http.ResponseWriter, r *http.Request, p *params) error {
+	// Parse: the two inventories and the company.
+	from, to := p.uuid("from"), p.uuid("to")
+	company := p.company()
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the comparison, which refuses inventories of two properties and
+	// reads another company's as missing.
+	var out struct {
+		InventoryComparison json.RawMessage `json:"inventoryComparison"`
+	}
+	vars := map[string]any{"from": from.String(), "to": to.String()}
+	if err := a.run(tenant.WithCompany(r.Context(), company), "b4_inventory_comparison", vars, &out); err != nil {
+		return err
+	}
+	// Encode: the envelope around the comparison, as GraphQL shaped it.
+	writeEnvelope(w, out.InventoryComparison)
+	return nil
+}

@@ -1,0 +1,145 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+const comparisonQuery = `query($from: ID!, $to: ID!) {
+  inventoryComparison(from: $from, to: $to) {
+    from { id inventoryTypeName }
+    to { id inventoryTypeName environments { name items { name photos { storageReference } } } }
+    summary { unchanged worse better added removed newlyToRepair }
+    environments {
+      name level presence fromEnvironmentId toEnvironmentId
+      items {
+        name change fromRating toRating ratingChange becameToRepair fromToRepair toToRepair
+        fromDescription toDescription fromMaterial toMaterial fromItemId toItemId
+        fromPhotos { storageReference url contentType }
+        toPhotos { storageReference url }
+      }
+    }
+  }
+}`
+
+type comparedItem struct {
+	Name, Change                       string
+	FromRating, ToRating, RatingChange *int
+	BecameToRepair                     bool
+	FromDescription, ToDescription     *string
+	FromMaterial, ToMaterial           *string
+	FromItemID                         *string `json:"fromItemId"`
+	ToItemID                           *string `json:"toItemId"`
+	FromPhotos, ToPhotos               []struct{ StorageReference, URL, ContentType string }
+}
+
+type comparison struct {
+	InventoryComparison struct {
+		From, To struct {
+			ID                string
+			InventoryTypeName string
+			Environments      []struct {
+				Name  string
+				Items []struct{ Name string }
+			}
+		}
+		Summary      map[string]int
+		Environments []struct {
+			Name, Presence                     string
+			Level                              int
+			FromEnvironmentID, ToEnvironmentID *string `json:"-"`
+			Items                              []comparedItem
+		}
+	}
+}
+
+// A move-in and its move-out compare item by item: rooms and items matched by
+// name whatever the case, accents and spaces (several of a name in their
+// order), each kind of change, the summary, and the photos of both sides.
+func TestComparisonMatchesItemsAcrossAMoveInAndAMoveOut(t *testing.T) {
+	var counter testdb.Counter
+	st := testdb.Open(t, counter.Option())
+	company := uuid.New()
+	moveIn, moveOut, _ := apitest.ComparisonFixture(t, st.Client, company)
+	srv := apitest.NewServer(t, st, nil)
+
+	counter.Reset()
+	var got comparison
+	srv.MustData(t, company.String(), comparisonQuery, map[string]any{"from": moveIn, "to": moveOut}, &got)
+	c := got.InventoryComparison
+	// Constant: the comparison's five (inventories, environments, items,
+	// materials, photos), and one per level of each side's own tree.
+	if n := counter.Count(); n > 10 {
+		t.Errorf("the comparison took %d statements, want at most 10:\n%s", n, counter.Statements())
+	}
+	if c.From.ID != moveIn.String() || c.To.ID != moveOut.String() || c.From.InventoryTypeName == "" || len(c.To.Environments) != 3 {
+		t.Errorf("from/to: %+v %+v", c.From, c.To)
+	}
+	want := map[string]int{"unchanged": 3, "worse": 1, "better": 1, "added": 2, "removed": 2, "newlyToRepair": 2}
+	for k, v := range want {
+		if c.Summary[k] != v {
+			t.Errorf("summary %s = %d, want %d (%v)", k, c.Summary[k], v, c.Summary)
+		}
+	}
+	var rooms []string
+	for _, e := range c.Environments {
+		rooms = append(rooms, e.Name+":"+e.Presence)
+	}
+	if strings.Join(rooms, " ") != "sala :BOTH Habitacion:BOTH Cocina:ADDED Baño:REMOVED" {
+		t.Errorf("rooms %v: want the move-out's in its order, then the removed one", rooms)
+	}
+	var changes []string
+	for _, it := range c.Environments[0].Items {
+		changes = append(changes, it.Name+":"+it.Change)
+	}
+	if strings.Join(changes, " ") != "piso:WORSE Puerta:UNCHANGED Ventana:BETTER VENTANA:UNCHANGED Cortina:ADDED Lámpara:REMOVED" {
+		t.Errorf("the living room's items: %v", changes)
+	}
+	piso := c.Environments[0].Items[0]
+	if *piso.FromRating != 4 || *piso.ToRating != 2 || *piso.RatingChange != -2 || !piso.BecameToRepair ||
+		*piso.FromDescription != "Piso en Sala" || *piso.ToDescription != "piso en sala " || piso.FromMaterial == nil ||
+		len(piso.FromPhotos) != 1 || len(piso.ToPhotos) != 1 || piso.FromPhotos[0].StorageReference == piso.ToPhotos[0].StorageReference ||
+		!strings.Contains(piso.FromPhotos[0].URL, "signature=") || piso.FromPhotos[0].ContentType != "image/jpeg" {
+		b, _ := json.Marshal(piso)
+		t.Errorf("the worsened floor: %s", b)
+	}
+	cortina, lampara := c.Environments[0].Items[4], c.Environments[0].Items[5]
+	if cortina.FromRating != nil || cortina.FromItemID != nil || cortina.RatingChange != nil || !cortina.BecameToRepair || len(cortina.FromPhotos) != 0 ||
+		lampara.ToRating != nil || lampara.ToItemID != nil || lampara.BecameToRepair || len(lampara.ToPhotos) != 0 || *lampara.FromRating != 4 {
+		t.Errorf("added %+v, removed %+v: want only the side each is in", cortina, lampara)
+	}
+}
+
+// Two inventories of different properties are refused; another company's
+// inventory reads as not found, as a missing one does.
+func TestComparisonRefusesOtherPropertiesAndOtherCompanies(t *testing.T) {
+	st := testdb.Open(t)
+	company, other := uuid.New(), uuid.New()
+	moveIn, _, _ := apitest.ComparisonFixture(t, st.Client, company)
+	_, secondProperty, _ := apitest.ComparisonFixture(t, st.Client, company)
+	_, othersMoveOut, _ := apitest.ComparisonFixture(t, st.Client, other)
+	srv := apitest.NewServer(t, st, nil)
+	for name, tc := range map[string]struct {
+		from, to uuid.UUID
+		code     string
+	}{
+		"different properties": {moveIn, secondProperty, "INVALID_ARGUMENT"},
+		"another company's":    {moveIn, othersMoveOut, "NOT_FOUND"},
+		"missing":              {moveIn, uuid.New(), "NOT_FOUND"},
+	} {
+		res := srv.GraphQL(t, company.String(), comparisonQuery, map[string]any{"from": tc.from, "to": tc.to})
+		if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code {
+			t.Errorf("%s: %+v, want one %s", name, res.Errors, tc.code)
+		}
+	}
+	res := srv.GraphQL(t, other.String(), comparisonQuery, map[string]any{"from": moveIn, "to": othersMoveOut})
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "NOT_FOUND" {
+		t.Errorf("the other company asking for this one's: %+v, want NOT_FOUND", res.Errors)
+	}
+}

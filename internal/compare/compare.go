@@ -1,0 +1,305 @@
+// Package compare says what changed between two inventories of the same
+// property, item by item: the evidence of a deposit dispute, where the
+// move-in (colocación) and the move-out (desocupación) that followed it are
+// set side by side.
+//
+// Items have no id shared across inventories: each inventory is a new
+// inspection. They are matched as an inspector reads the two documents:
+// environments by name and level, then items by name within matched
+// environments (names compared without case, accents or extra spaces); among
+// several of the same name, in their order. What finds no partner was added
+// or removed; a rename reads as one of each (see docs/decisions.md).
+package compare
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/google/uuid"
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/apperr"
+)
+
+// Change is how an item changed from one inventory to the other.
+type Change string
+
+const (
+	Unchanged Change = "UNCHANGED" // the same rating
+	Worse     Change = "WORSE"     // a lower rating
+	Better    Change = "BETTER"    // a higher rating (repaired)
+	Added     Change = "ADDED"     // only in the later inventory
+	Removed   Change = "REMOVED"   // only in the earlier one
+)
+
+// Presence is whether an environment is in both inventories.
+type Presence string
+
+const (
+	Both        Presence = "BOTH"
+	AddedRoom   Presence = "ADDED"
+	RemovedRoom Presence = "REMOVED"
+)
+
+// Comparison is the answer: the two inventories, their environments side
+// by side, and the counts.
+type Comparison struct {
+	FromID, ToID uuid.UUID
+	Environments []*Environment
+	Summary      Summary
+}
+
+// Summary counts the items by change, and those newly flagged to repair.
+type Summary struct {
+	Unchanged, Worse, Better, Added, Removed int
+	NewlyToRepair                            int
+}
+
+// Environment is a room matched across the two inventories.
+type Environment struct {
+	Name                               string
+	Level                              int
+	Presence                           Presence
+	FromEnvironmentID, ToEnvironmentID *uuid.UUID
+	Items                              []*Item
+}
+
+// Item is an item matched across the two inventories; the From fields are
+// empty for an added item, the To fields for a removed one.
+type Item struct {
+	Name                           string
+	Change                         Change
+	FromItemID, ToItemID           *uuid.UUID
+	FromRating, ToRating           *int
+	RatingChange                   *int
+	FromToRepair, ToToRepair       *bool
+	BecameToRepair                 bool
+	FromDescription, ToDescription *string
+	FromMaterial, ToMaterial       *string
+	FromPhotos, ToPhotos           []*ent.Photo
+}
+
+// Load reads the two inventories of the caller's company (ctx), their
+// environments, items, materials and photos, in a constant five statements,
+// and compares them. Either one missing, or another company's, is
+// NotFound; two of different properties are Invalid.
+func Load(ctx context.Context, client *ent.Client, from, to uuid.UUID) (*Comparison, error) {
+	found, err := client.Inventory.Query().
+		Where(inventory.IDIn(from, to)).
+		WithEnvironments(func(q *ent.EnvironmentQuery) {
+			q.Order(ent.Asc(environment.FieldOrder), ent.Asc(environment.FieldID)).
+				WithItems(func(q *ent.ItemQuery) { q.WithMaterial().WithPhotos() })
+		}).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[uuid.UUID]*ent.Inventory{}
+	for _, inv := range found {
+		byID[inv.ID] = inv
+	}
+	for _, id := range []uuid.UUID{from, to} {
+		if byID[id] == nil {
+			return nil, apperr.Errorf(apperr.NotFound, "inventory %s not found", id)
+		}
+	}
+	if byID[from].PropertyID != byID[to].PropertyID {
+		return nil, apperr.Errorf(apperr.Invalid,
+			"inventories %s and %s are of different properties: only inventories of the same property compare", from, to)
+	}
+	return Compare(byID[from], byID[to]), nil
+}
+
+// Compare sets two loaded inventories side by side: the later inventory's
+// environments and items in its order, then what only the earlier one has,
+// in the earlier one's order.
+func Compare(from, to *ent.Inventory) *Comparison {
+	c := &Comparison{FromID: from.ID, ToID: to.ID, Environments: []*Environment{}}
+	fromEnvs, toEnvs := from.Edges.Environments, to.Edges.Environments
+	pairs := match(fromEnvs, toEnvs, func(e *ent.Environment) envKey { return envKey{normalize(e.Name), e.Level} }, envOrder)
+	for _, p := range pairs {
+		env := &Environment{Presence: Both, Items: []*Item{}}
+		var fromItems, toItems []*ent.Item
+		switch {
+		case p.from == nil:
+			env.Presence = AddedRoom
+		case p.to == nil:
+			env.Presence = RemovedRoom
+		}
+		if p.from != nil {
+			env.Name, env.Level, env.FromEnvironmentID, fromItems = p.from.Name, p.from.Level, &p.from.ID, p.from.Edges.Items
+		}
+		if p.to != nil {
+			env.Name, env.Level, env.ToEnvironmentID, toItems = p.to.Name, p.to.Level, &p.to.ID, p.to.Edges.Items
+		}
+		for _, ip := range match(fromItems, toItems, func(i *ent.Item) string { return normalize(i.Name) }, itemOrder) {
+			item := compareItems(ip.from, ip.to)
+			c.Summary.count(item)
+			env.Items = append(env.Items, item)
+		}
+		c.Environments = append(c.Environments, env)
+	}
+	return c
+}
+
+func compareItems(from, to *ent.Item) *Item {
+	// Empty, not absent: both photo lists are in every answer.
+	item := &Item{FromPhotos: []*ent.Photo{}, ToPhotos: []*ent.Photo{}}
+	if from != nil {
+		item.Name, item.FromItemID, item.FromRating, item.FromToRepair = from.Name, &from.ID, &from.Rating, &from.ToRepair
+		item.FromDescription, item.FromMaterial = &from.Description, materialName(from)
+		item.FromPhotos = append(item.FromPhotos, from.Edges.Photos...)
+	}
+	if to != nil {
+		item.Name, item.ToItemID, item.ToRating, item.ToToRepair = to.Name, &to.ID, &to.Rating, &to.ToRepair
+		item.ToDescription, item.ToMaterial = &to.Description, materialName(to)
+		item.ToPhotos = append(item.ToPhotos, to.Edges.Photos...)
+		item.BecameToRepair = to.ToRepair && (from == nil || !from.ToRepair)
+	}
+	switch {
+	case from == nil:
+		item.Change = Added
+	case to == nil:
+		item.Change = Removed
+	default:
+		delta := to.Rating - from.Rating
+		item.RatingChange = &delta
+		item.Change = Unchanged
+		if delta < 0 {
+			item.Change = Worse
+		} else if delta > 0 {
+			item.Change = Better
+		}
+	}
+	return item
+}
+
+func materialName(i *ent.Item) *string {
+	if m := i.Edges.Material; m != nil {
+		return &m.Name
+	}
+	return nil
+}
+
+func (s *Summary) count(item *Item) {
+	switch item.Change {
+	case Unchanged:
+		s.Unchanged++
+	case Worse:
+		s.Worse++
+	case Better:
+		s.Better++
+	case Added:
+		s.Added++
+	case Removed:
+		s.Removed++
+	}
+	if item.BecameToRepair {
+		s.NewlyToRepair++
+	}
+}
+
+type envKey struct {
+	name  string
+	level int
+}
+
+func envOrder(a, b *ent.Environment) int {
+	return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.ID.String(), b.ID.String()))
+}
+
+// itemOrder puts items in their order, those without one last.
+func itemOrder(a, b *ent.Item) int {
+	switch {
+	case a.Order == nil && b.Order != nil:
+		return 1
+	case a.Order != nil && b.Order == nil:
+		return -1
+	case a.Order != nil && b.Order != nil && *a.Order != *b.Order:
+		return cmp.Compare(*a.Order, *b.Order)
+	}
+	return strings.Compare(a.ID.String(), b.ID.String())
+}
+
+type pair[T any] struct{ from, to T }
+
+// match pairs the records of two lists with the same key, the n-th of a key
+// in from with the n-th in to (each list in order); the pairs come in to's
+// order, then from's unpaired records in from's order.
+func match[T comparable, K comparable](from, to []T, key func(T) K, order func(a, b T) int) []pair[T] {
+	from, to = slices.SortedFunc(slices.Values(from), order), slices.SortedFunc(slices.Values(to), order)
+	waiting := map[K][]T{}
+	for _, f := range from {
+		waiting[key(f)] = append(waiting[key(f)], f)
+	}
+	var zero T
+	paired := map[T]bool{}
+	var pairs []pair[T]
+	for _, t := range to {
+		k := key(t)
+		if queue := waiting[k]; len(queue) > 0 {
+			pairs = append(pairs, pair[T]{queue[0], t})
+			paired[queue[0]] = true
+			waiting[k] = queue[1:]
+			continue
+		}
+		pairs = append(pairs, pair[T]{zero, t})
+	}
+	for _, f := range from {
+		if !paired[f] {
+			pairs = append(pairs, pair[T]{f, zero})
+		}
+	}
+	return pairs
+}
+
+// unaccent drops combining marks: "Habitación" and "Habitacion" are one room.
+var unaccent = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+
+// normalize is the name two records are matched on: without case, accents,
+// or spaces at the ends and in runs.
+func normalize(name string) string {
+	plain, _, err := transform.String(unaccent, name)
+	if err != nil {
+		plain = name
+	}
+	return strings.Join(strings.Fields(strings.ToLower(plain)), " ")
+}
+
+// MarshalGQL writes the change as its GraphQL enum value.
+func (c Change) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(c)) }
+
+// UnmarshalGQL reads a GraphQL enum value.
+func (c *Change) UnmarshalGQL(v any) error {
+	s, _ := v.(string)
+	switch Change(s) {
+	case Unchanged, Worse, Better, Added, Removed:
+		*c = Change(s)
+		return nil
+	}
+	return fmt.Errorf("%v is not an ItemChange", v)
+}
+
+// MarshalGQL writes the presence as its GraphQL enum value.
+func (p Presence) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(p)) }
+
+// UnmarshalGQL reads a GraphQL enum value.
+func (p *Presence) UnmarshalGQL(v any) error {
+	s, _ := v.(string)
+	switch Presence(s) {
+	case Both, AddedRoom, RemovedRoom:
+		*p = Presence(s)
+		return nil
+	}
+	return fmt.Errorf("%v is not an EnvironmentPresence", v)
+}

@@ -1,0 +1,69 @@
+package rest_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+// B4 answers a move-in and its move-out side by side in group B's envelope
+// (validated against the OpenAPI document), and refuses what GraphQL refuses
+// with the same codes: two properties a 400, another company's a 404.
+func TestB4ComparesTwoInventoriesOfAProperty(t *testing.T) {
+	st := testdb.Open(t)
+	company, other := uuid.New(), uuid.New()
+	moveIn, moveOut, _ := apitest.ComparisonFixture(t, st.Client, company)
+	_, elsewhere, _ := apitest.ComparisonFixture(t, st.Client, company)
+	_, othersMoveOut, _ := apitest.ComparisonFixture(t, st.Client, other)
+	a := withDocument(t, apitest.NewServer(t, st, nil))
+	path := func(from, to uuid.UUID) string {
+		return "/api/v1/inventories/comparison" + query("from", from.String(), "to", to.String(), "x-company-id", company.String())
+	}
+
+	res := a.get(t, path(moveIn, moveOut))
+	var got struct {
+		Success bool
+		Data    struct {
+			From, To struct {
+				InventoryID   string `json:"inventoryId"`
+				InventoryType int    `json:"inventoryType"`
+			}
+			Summary      map[string]int
+			Environments []struct {
+				Name, Presence string
+				Items          []struct {
+					Name, Change string
+					RatingChange *int `json:"ratingChange"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(res.body, &got); err != nil || res.status != http.StatusOK || !got.Success {
+		t.Fatalf("B4: %d %s", res.status, res.body)
+	}
+	d := got.Data
+	if d.From.InventoryID != moveIn.String() || d.To.InventoryID != moveOut.String() || d.From.InventoryType != 1 || d.To.InventoryType != 3 ||
+		d.Summary["worse"] != 1 || d.Summary["added"] != 2 || d.Summary["removed"] != 2 || d.Summary["newlyToRepair"] != 2 ||
+		len(d.Environments) != 4 || d.Environments[0].Items[0].Change != "WORSE" || *d.Environments[0].Items[0].RatingChange != -2 {
+		t.Errorf("B4: %s", res.body)
+	}
+
+	for name, tc := range map[string]struct {
+		path   string
+		status int
+	}{
+		"two properties":    {path(moveIn, elsewhere), http.StatusBadRequest},
+		"another company's": {path(moveIn, othersMoveOut), http.StatusNotFound},
+		"a malformed id":    {"/api/v1/inventories/comparison" + query("from", "x", "to", moveOut.String(), "x-company-id", company.String()), http.StatusBadRequest},
+		"no company":        {"/api/v1/inventories/comparison" + query("from", moveIn.String(), "to", moveOut.String()), http.StatusBadRequest},
+	} {
+		if res := a.get(t, tc.path); res.status != tc.status {
+			t.Errorf("%s: %d %s, want %d", name, res.status, res.body, tc.status)
+		}
+	}
+}
