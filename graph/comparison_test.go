@@ -143,3 +143,48 @@ func TestComparisonRefusesOtherPropertiesAndOtherCompanies(t *testing.T) {
 		t.Errorf("the other company asking for this one's: %+v, want NOT_FOUND", res.Errors)
 	}
 }
+
+// The comparison's statements do not grow with the inventories: one room of
+// one item each, and six rooms of ten, cost the same.
+func TestComparisonCostsTheSameStatementsForAnySize(t *testing.T) {
+	counts := map[int]int{}
+	for _, rooms := range []int{1, 6} {
+		var counter testdb.Counter
+		st := testdb.Open(t, counter.Option())
+		company := uuid.New()
+		from, to := apitest.LargeComparisonFixture(t, st.Client, company, rooms, rooms*rooms/3+1)
+		srv := apitest.NewServer(t, st, nil)
+		counter.Reset()
+		var got comparison
+		srv.MustData(t, company.String(), comparisonQuery, map[string]any{"from": from, "to": to}, &got)
+		counts[rooms] = counter.Count()
+		if n := len(got.InventoryComparison.Environments); n != rooms {
+			t.Errorf("%d rooms compared, want %d", n, rooms)
+		}
+	}
+	if counts[1] != counts[6] {
+		t.Errorf("statements: %d for one room, %d for six: want the same", counts[1], counts[6])
+	}
+}
+
+// BenchmarkComparison compares two inventories of 60 items each (6 rooms of
+// 10, a photo each, every third item worse) over real HTTP, on SQLite or on
+// PostgreSQL when TEST_DATABASE_URL is set.
+func BenchmarkComparison(b *testing.B) {
+	var counter testdb.Counter
+	st := testdb.Open(b, counter.Option())
+	from, to := apitest.LargeComparisonFixture(b, st.Client, uuid.MustParse(companyA), 6, 10)
+	srv := apitest.NewServer(b, st, nil)
+	vars := map[string]any{"from": from, "to": to}
+	counter.Reset()
+	if res := srv.GraphQL(b, companyA, comparisonQuery, vars); len(res.Errors) > 0 {
+		b.Fatal(res.Errors)
+	}
+	statements := counter.Count()
+	body, _ := json.Marshal(map[string]any{"query": comparisonQuery, "variables": vars})
+	b.ReportAllocs()
+	for b.Loop() {
+		post(b, srv.URL+"/graphql", body)
+	}
+	b.ReportMetric(float64(statements), "statements/op")
+}

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"golang.org/x/text/runes"
@@ -238,9 +239,10 @@ type pair[T any] struct{ from, to T }
 // order, then from's unpaired records in from's order.
 func match[T comparable, K comparable](from, to []T, key func(T) K, order func(a, b T) int) []pair[T] {
 	from, to = slices.SortedFunc(slices.Values(from), order), slices.SortedFunc(slices.Values(to), order)
-	waiting := map[K][]T{}
+	waiting := make(map[K][]T, len(from))
 	for _, f := range from {
-		waiting[key(f)] = append(waiting[key(f)], f)
+		k := key(f)
+		waiting[k] = append(waiting[k], f)
 	}
 	var zero T
 	paired := map[T]bool{}
@@ -269,9 +271,14 @@ var unaccent = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), nor
 // normalize is the name two records are matched on: without case, accents,
 // or spaces at the ends and in runs.
 func normalize(name string) string {
-	plain, _, err := transform.String(unaccent, name)
-	if err != nil {
-		plain = name
+	plain := name
+	for _, r := range name {
+		if r >= utf8.RuneSelf { // most names are plain ASCII: no transform to run
+			if out, _, err := transform.String(unaccent, name); err == nil {
+				plain = out
+			}
+			break
+		}
 	}
 	return strings.Join(strings.Fields(strings.ToLower(plain)), " ")
 }
