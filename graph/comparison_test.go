@@ -2,12 +2,16 @@ package graph_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -188,3 +192,62 @@ func BenchmarkComparison(b *testing.B) {
 	}
 	b.ReportMetric(float64(statements), "statements/op")
 }
+
+// The demo data gives each property a history: the IDE's comparison tab opens
+// on two inventories of one of them, which compare, and across the demo's
+// properties the consecutive inspections show every kind of change.
+func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
+	_, st := demo(t)
+	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), IDECompany: uuid.MustParse(companyA)})
+	res, body := srv.Get(t, "/", nil)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "CompareInventories") {
+		t.Fatalf("the IDE page: %d, without the comparison tab", res.StatusCode)
+	}
+	var ids []string
+	for _, id := range uuidPattern.FindAllString(string(body), -1) {
+		if id != companyA {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("the IDE page names %v, want the two inventories of its comparison tab", ids)
+	}
+	var opened comparison
+	srv.MustData(t, companyA, ide.ComparisonQuery, map[string]any{"from": ids[0], "to": ids[1]}, &opened)
+	if len(opened.InventoryComparison.Environments) == 0 {
+		t.Error("the IDE's comparison compares no rooms")
+	}
+
+	var list struct {
+		Properties struct {
+			Edges []struct {
+				Node struct {
+					Inventories struct{ Edges []struct{ Node struct{ ID string } } }
+				}
+			}
+		}
+	}
+	srv.MustData(t, companyA, `{ properties(first: 20) { edges { node {
+		inventories(first: 3, orderBy: {field: CREATED_AT, direction: ASC}) { edges { node { id } } } } } } }`, nil, &list)
+	total := map[string]int{}
+	for _, p := range list.Properties.Edges {
+		invs := p.Node.Inventories.Edges
+		for i := 1; i < len(invs); i++ {
+			var got comparison
+			srv.MustData(t, companyA, comparisonQuery, map[string]any{"from": invs[i-1].Node.ID, "to": invs[i].Node.ID}, &got)
+			for k, v := range got.InventoryComparison.Summary {
+				total[k] += v
+			}
+		}
+	}
+	for _, kind := range []string{"unchanged", "worse", "better", "added", "removed", "newlyToRepair"} {
+		if total[kind] == 0 {
+			t.Errorf("no %s item across the demo's histories: %v", kind, total)
+		}
+	}
+	if total["unchanged"] < total["worse"]+total["better"] {
+		t.Errorf("the demo's inspections change more items than they keep: %v", total)
+	}
+}
+
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)

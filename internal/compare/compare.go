@@ -310,3 +310,25 @@ func (p *Presence) UnmarshalGQL(v any) error {
 	}
 	return fmt.Errorf("%v is not an EnvironmentPresence", v)
 }
+
+// FirstPair finds two inventories worth comparing among the caller's
+// (ctx's company): the first two, oldest first, of the first property that
+// has two; ok is false when no property has. The IDE's comparison example
+// opens on them.
+func FirstPair(ctx context.Context, client *ent.Client) (from, to uuid.UUID, ok bool, err error) {
+	// A bounded read: a property's history is a handful of inventories, so
+	// the first 500 by property hold a pair unless nearly every property
+	// has only one.
+	invs, err := client.Inventory.Query().
+		Order(ent.Asc(inventory.FieldPropertyID), ent.Asc(inventory.FieldCreatedAt), ent.Asc(inventory.FieldID)).
+		Limit(500).Select(inventory.FieldID, inventory.FieldPropertyID).All(ctx)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, false, err
+	}
+	for i := 1; i < len(invs); i++ {
+		if invs[i].PropertyID == invs[i-1].PropertyID {
+			return invs[i-1].ID, invs[i].ID, true, nil
+		}
+	}
+	return uuid.Nil, uuid.Nil, false, nil
+}

@@ -261,12 +261,16 @@ func (g *generator) property(company uuid.UUID, n int, size Size) {
 	info := report.Inventory{PropertyCode: code, PropertyType: kind.name, City: place.name, PropertyLevels: levels}
 	info.Address, _ = p.Address()
 	info.Neighborhood, _ = p.Neighborhood()
+	// Each inventory after the first re-inspects the rooms of the one before
+	// it, later: the history a comparison reads (see derive).
+	var previous *report.Inventory
 	for i := 0; i < size.InventoriesPerProperty; i++ {
-		g.inventory(company, id, info, created, size)
+		doc := g.inventory(company, id, info, created, size, previous)
+		previous, created = &doc, doc.CreatedAt
 	}
 }
 
-func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory, after time.Time, size Size) {
+func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory, after time.Time, size Size, previous *report.Inventory) report.Inventory {
 	id := g.id()
 	levels := doc.PropertyLevels
 	// Types rotate so that every type appears in any dataset of four or more inventories.
@@ -289,11 +293,16 @@ func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory,
 	}
 	g.inventories = append(g.inventories, create)
 	g.stats.Inventories++
-	names := g.rng.Perm(len(rooms))
-	for e, n := 0, g.between(size.MinEnvironments, size.MaxEnvironments); e < n; e++ {
-		env := g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
-		doc.Environments = append(doc.Environments, env)
+	if previous != nil && len(previous.Environments) > 0 {
+		doc.Environments = g.derive(company, id, previous.Environments, size)
+	} else {
+		names := g.rng.Perm(len(rooms))
+		for e, n := 0, g.between(size.MinEnvironments, size.MaxEnvironments); e < n; e++ {
+			env := g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
+			doc.Environments = append(doc.Environments, env)
+		}
 	}
+	doc.CreatedAt = created
 	if m := create.Mutation(); g.files != nil && kind.Valid() {
 		if signed, _ := m.IsSigned(); signed {
 			doc.ID, doc.TypeName, doc.Currency, doc.CreatedAt = id.String(), kind.Name(), "COP", created
@@ -309,6 +318,7 @@ func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory,
 			}
 		}
 	}
+	return doc
 }
 
 func (g *generator) environment(company, inventory uuid.UUID, name string, level, order int, size Size) report.Environment {
@@ -326,14 +336,59 @@ func (g *generator) environment(company, inventory uuid.UUID, name string, level
 }
 
 func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) report.Item {
-	id := g.id()
 	rating := g.between(1, 5)
-	materialName := pick(g, materials)
-	description := pick(g, itemComments)
+	return g.writeItem(company, environment, report.Item{Name: name, Material: pick(g, materials), Rating: rating,
+		ToRepair: rating <= 2, Description: pick(g, itemComments)}, order, size)
+}
+
+// derive re-inspects the rooms of an earlier inventory, as the next
+// inspection of a property does: the same rooms and items, each with new
+// photos; about one item in five worse than before (to repair at 2 or
+// less), one in three of those rated 3 or less repaired to 5, and per
+// inventory one item gone and one new.
+func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Environment, size Size) []report.Environment {
+	gone, added := g.rng.IntN(len(earlier)), g.rng.IntN(len(earlier))
+	var out []report.Environment
+	for e, was := range earlier {
+		id := g.id()
+		g.envs = append(g.envs, g.tx.Environment.Create().SetID(id).SetCompanyID(company).SetInventoryID(inventory).
+			SetName(was.Name).SetDescription(was.Description).SetLevel(was.Level).SetOrder(e))
+		g.stats.Environments++
+		env := report.Environment{Name: was.Name, Level: was.Level, Description: was.Description}
+		skip := -1
+		// Within the size's bounds: a room keeps MinItems to MaxItems.
+		if e == gone && len(was.Items) > max(1, size.MinItems) {
+			skip = g.rng.IntN(len(was.Items))
+		}
+		for i, it := range was.Items {
+			if i == skip {
+				continue
+			}
+			switch {
+			case g.rng.IntN(5) == 0 && it.Rating > 1:
+				it.Rating = max(1, it.Rating-g.between(1, 2))
+				it.Description = pick(g, itemComments)
+			case it.Rating <= 3 && g.rng.IntN(3) == 0:
+				it.Rating, it.Description = 5, "Reparado"
+			}
+			it.ToRepair = it.Rating <= 2
+			env.Items = append(env.Items, g.writeItem(company, id, it, len(env.Items), size))
+		}
+		if e == added && len(env.Items) < size.MaxItems {
+			env.Items = append(env.Items, g.item(company, id, pick(g, itemNames), len(env.Items), size))
+		}
+		out = append(out, env)
+	}
+	return out
+}
+
+// writeItem writes an item as spec describes it, with its photos.
+func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, order int, size Size) report.Item {
+	id := g.id()
 	create := g.tx.Item.Create().SetID(id).SetCompanyID(company).SetEnvironmentID(environment).
-		SetMaterialID(g.materials[materialName]).
-		SetName(name).SetDescription(description).
-		SetRating(rating).SetToRepair(rating <= 2)
+		SetMaterialID(g.materials[spec.Material]).
+		SetName(spec.Name).SetDescription(spec.Description).
+		SetRating(spec.Rating).SetToRepair(spec.ToRepair)
 	// One item in ten, counted over the whole dataset so that even small
 	// sizes have some, was never ordered by the inspector: its order is null.
 	if g.stats.Items%10 != 9 {
@@ -350,7 +405,7 @@ func (g *generator) item(company, environment uuid.UUID, name string, order int,
 		g.photos = append(g.photos, photo)
 		g.stats.Photos++
 	}
-	return report.Item{Name: name, Material: materialName, Rating: rating, ToRepair: rating <= 2, Description: description}
+	return spec
 }
 
 // flush writes the pending rows, parents first, once a batch is full (or at

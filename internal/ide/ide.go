@@ -5,6 +5,7 @@ package ide
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"embed"
 	"encoding/json"
 	"html/template"
@@ -12,6 +13,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -27,6 +30,12 @@ var pageHTML string
 //go:embed example.graphql
 var ExampleQuery string
 
+// ComparisonQuery is the IDE's second tab: two inventories of a property
+// compared.
+//
+//go:embed comparison.graphql
+var ComparisonQuery string
+
 var page = template.Must(template.New("ide").Parse(pageHTML))
 
 // contentSecurityPolicy lets the browser load scripts, styles and data only
@@ -41,20 +50,38 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 // Page serves the IDE, opened on ExampleQuery with the X-Company-Id header of
 // company already filled in; or, when the server takes credentials
 // (withCredential), an Authorization header for the user to paste a key or
-// token into.
-func Page(endpoint string, company uuid.UUID, withCredential bool) http.Handler {
+// token into. Its second tab compares two inventories: pair, asked at the
+// first page served, names two of company's; placeholders stand in when it
+// finds none.
+func Page(endpoint string, company uuid.UUID, withCredential bool, pair func(context.Context) (from, to uuid.UUID, ok bool)) http.Handler {
 	initial := map[string]string{"X-Company-Id": company.String()}
 	if withCredential {
 		initial = map[string]string{"Authorization": "Bearer <paste your API key or token>"}
 	}
 	headers, _ := json.MarshalIndent(initial, "", "  ")
-	var buf bytes.Buffer
-	err := page.Execute(&buf, map[string]string{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers)})
-	if err != nil {
-		panic(err) // the template and its data are fixed at build time
+	var once sync.Once
+	var body []byte
+	render := func(ctx context.Context) {
+		vars := map[string]string{"from": "<an inventory id>", "to": "<a later inventory id of the same property>"}
+		if from, to, ok := pair(ctx); ok {
+			vars = map[string]string{"from": from.String(), "to": to.String()}
+		}
+		variables, _ := json.MarshalIndent(vars, "", "  ")
+		var buf bytes.Buffer
+		err := page.Execute(&buf, map[string]string{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers),
+			"ComparisonQuery": ComparisonQuery, "ComparisonVariables": string(variables)})
+		if err != nil {
+			panic(err) // the template and its data are fixed at build time
+		}
+		body = buf.Bytes()
 	}
-	body := buf.Bytes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			// Not the first visitor's to cancel: the page it renders is everyone's.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+			defer cancel()
+			render(ctx)
+		})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
 		// For browsers that predate frame-ancestors.
