@@ -11,6 +11,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/direct"
+	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -37,6 +38,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 			graphql.NewInputUnmarshaler("ItemWhereInput", ec.unmarshalInputItemWhereInput),
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
+			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
 		)
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
@@ -1609,6 +1611,105 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			if err := x._PropertyPage(ctx, field.Selections, v); err != nil {
 				return err
 			}
+		case "repairs":
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_repairs_args)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "repairs")
+			v, err := x.Resolvers.Query().Repairs(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["where"].(*repairs.Filter))
+			endSpan()
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._ItemConnection(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		case "repairPage":
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_repairPage_args)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "repairPage")
+			v, err := x.Resolvers.Query().RepairPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*repairs.Filter))
+			endSpan()
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._RepairPage(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj *RepairPage) error {
+	fields, err := x.fields.Of(sel, repairPageImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"RepairPage\"")
+		case "data":
+			ctx, fc, err := x.contexts.Of(ctx, "RepairPage", field, true, false, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "RepairPage", "data")
+			v, err := obj.Data(spanCtx)
+			endSpan()
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			x.w.Byte('[')
+			for i14, e14 := range v {
+				x.w.Comma(i14)
+				if e14 == nil {
+					return direct.ErrFallback
+				}
+				if err := x._Item(ctx, field.Selections, e14); err != nil {
+					return err
+				}
+			}
+			x.w.Byte(']')
+		case "page":
+			v := obj.Page
+			x.w.Int(v)
+		case "pageSize":
+			v := obj.PageSize
+			x.w.Int(v)
+		case "totalRecords":
+			v := obj.TotalRecords
+			x.w.Int(v)
+		case "totalPages":
+			v := obj.TotalPages
+			x.w.Int(v)
+		case "hasPreviousPage":
+			v := obj.HasPreviousPage
+			x.w.Bool(v)
+		case "hasNextPage":
+			v := obj.HasNextPage
+			x.w.Bool(v)
 		default:
 			return direct.ErrFallback
 		}

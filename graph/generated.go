@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/shopspring/decimal"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -78,6 +79,8 @@ type QueryResolver interface {
 	InventoryComparison(ctx context.Context, from uuid.UUID, to uuid.UUID) (*compare.Comparison, error)
 	InventoryPage(ctx context.Context, page int, pageSize int, where *ent.InventoryWhereInput, orderBy *ent.InventoryOrder) (*InventoryPage, error)
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
+	Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error)
+	RepairPage(ctx context.Context, page int, pageSize int, where *repairs.Filter) (*RepairPage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -110,6 +113,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ItemWhereInput", ec.unmarshalInputItemWhereInput),
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
+			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
 		)
 	}
 	first := true
@@ -170,7 +174,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "comparison.graphql" "ent.graphql" "records.graphql" "scalars.graphql"
+//go:embed "comparison.graphql" "ent.graphql" "records.graphql" "repairs.graphql" "scalars.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -185,6 +189,7 @@ var sources = []*ast.Source{
 	{Name: "comparison.graphql", Input: sourceData("comparison.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 	{Name: "records.graphql", Input: sourceData("records.graphql"), BuiltIn: false},
+	{Name: "repairs.graphql", Input: sourceData("repairs.graphql"), BuiltIn: false},
 	{Name: "scalars.graphql", Input: sourceData("scalars.graphql"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -575,6 +580,26 @@ func (ec *executionContext) childFields_PropertyPage(ctx context.Context, field 
 		return ec.fieldContext_PropertyPage_hasNextPage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PropertyPage", field.Name)
+}
+
+func (ec *executionContext) childFields_RepairPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_RepairPage_data(ctx, field)
+	case "page":
+		return ec.fieldContext_RepairPage_page(ctx, field)
+	case "pageSize":
+		return ec.fieldContext_RepairPage_pageSize(ctx, field)
+	case "totalRecords":
+		return ec.fieldContext_RepairPage_totalRecords(ctx, field)
+	case "totalPages":
+		return ec.fieldContext_RepairPage_totalPages(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_RepairPage_hasPreviousPage(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_RepairPage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RepairPage", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1056,6 +1081,66 @@ func (ec *executionContext) field_Query_propertyPage_args(ctx context.Context, r
 		return nil, err
 	}
 	args["orderBy"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_repairPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "pageSize",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pageSize"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*repairs.Filter, error) {
+			return ec.unmarshalORepairWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrepairsᚐFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_repairs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[uuid.UUID], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*repairs.Filter, error) {
+			return ec.unmarshalORepairWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrepairsᚐFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg2
 	return args, nil
 }
 
@@ -4789,6 +4874,94 @@ func (ec *executionContext) fieldContext_Query_propertyPage(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_repairs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_repairs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Repairs(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["where"].(*repairs.Filter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ItemConnection) graphql.Marshaler {
+			return ec.marshalNItemConnection2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_repairs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ItemConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_repairs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_repairPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_repairPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RepairPage(ctx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*repairs.Filter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RepairPage) graphql.Marshaler {
+			return ec.marshalNRepairPage2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRepairPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_repairPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RepairPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_repairPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4863,6 +5036,176 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RepairPage_data(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Item) graphql.Marshaler {
+			return ec.marshalNItem2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepairPage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Item(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RepairPage_page(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RepairPage_pageSize(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_pageSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_pageSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RepairPage_totalRecords(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_totalRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalRecords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_totalRecords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RepairPage_totalPages(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_totalPages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalPages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RepairPage_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _RepairPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -8183,6 +8526,62 @@ func UnmarshalPropertyWhereInput(ctx context.Context, raw any) (ent.PropertyWher
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRepairWhereInput(ctx context.Context, obj any) (repairs.Filter, error) {
+	var it repairs.Filter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"city", "propertyId", "since"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "propertyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyId"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropertyID = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRepairWhereInput unmarshals raw into the RepairWhereInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRepairWhereInput(ctx context.Context, raw any) (repairs.Filter, error) {
+	var out repairs.Filter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RepairWhereInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -9536,6 +9935,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_propertyPage(ctx, field)
 				})
+		case "repairs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_repairs(ctx, field)
+				})
+		case "repairPage":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_repairPage(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -9547,6 +9958,70 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___schema(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var repairPageImplementors = []string{"RepairPage"}
+
+func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj *RepairPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, repairPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RepairPage")
+		case "data":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RepairPage_data(ctx, field, obj)
+				})
+		case "page":
+			out.Values[i] = ec._RepairPage_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageSize":
+			out.Values[i] = ec._RepairPage_pageSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalRecords":
+			out.Values[i] = ec._RepairPage_totalRecords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalPages":
+			out.Values[i] = ec._RepairPage_totalPages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._RepairPage_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._RepairPage_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -10175,6 +10650,22 @@ func (ec *executionContext) unmarshalNInventoryWhereInput2ᚖgithubᚗcomᚋprop
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNItem2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Item) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx context.Context, sel ast.SelectionSet, v *ent.Item) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Item!")
@@ -10341,6 +10832,14 @@ func (ec *executionContext) marshalNPropertyPage2ᚖgithubᚗcomᚋpropertyrecor
 func (ec *executionContext) unmarshalNPropertyWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPropertyWhereInput(ctx context.Context, v any) (*ent.PropertyWhereInput, error) {
 	res, err := ec.unmarshalInputPropertyWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRepairPage2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRepairPage(ctx context.Context, sel ast.SelectionSet, v *RepairPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RepairPage!")
+		return graphql.Null
+	}
+	return ec._RepairPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -10989,6 +11488,14 @@ func (ec *executionContext) unmarshalOPropertyWhereInput2ᚖgithubᚗcomᚋprope
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputPropertyWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalORepairWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrepairsᚐFilter(ctx context.Context, v any) (*repairs.Filter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRepairWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -36,3 +36,17 @@ func (p *PropertyPage) Data(ctx context.Context) ([]*ent.Property, error) {
 	}
 	return q.All(ctx)
 }
+
+// RepairPage is one numbered page of the repair list; see InventoryPage.
+type RepairPage struct {
+	paging.Meta
+	query *ent.ItemQuery
+}
+
+func (p *RepairPage) Data(ctx context.Context) ([]*ent.Item, error) {
+	q, err := p.query.CollectFields(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return q.All(ctx)
+}
