@@ -222,7 +222,9 @@ func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
 		Properties struct {
 			Edges []struct {
 				Node struct {
-					Inventories struct{ Edges []struct{ Node struct{ ID string } } }
+					Inventories struct {
+						Edges []struct{ Node struct{ ID string } }
+					}
 				}
 			}
 		}

@@ -31,7 +31,7 @@ func TestB5RepairsPageAndExportAsCSV(t *testing.T) {
 						}
 					}
 				}
-				TotalRecords int `json:"totalRecords"`
+				TotalRecords int  `json:"totalRecords"`
 				HasNextPage  bool `json:"hasNextPage"`
 			}
 		}
