@@ -13,6 +13,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
+	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -1321,6 +1322,32 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 			if err := x._InventoryConnection(ctx, field.Selections, v); err != nil {
 				return err
 			}
+		case "timeline":
+			ctx, fc, err := x.contexts.Of(ctx, "Property", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Property", "timeline")
+			v, err := x.Resolvers.Property().Timeline(spanCtx, obj)
+			endSpan()
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			x.w.Byte('[')
+			for i11, e11 := range v {
+				x.w.Comma(i11)
+				if e11 == nil {
+					return direct.ErrFallback
+				}
+				if err := x._TimelineEvent(ctx, field.Selections, e11); err != nil {
+					return err
+				}
+			}
+			x.w.Byte(']')
 		default:
 			return direct.ErrFallback
 		}
@@ -1346,12 +1373,12 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 				x.w.Null()
 			} else {
 				x.w.Byte('[')
-				for i11, e11 := range v {
-					x.w.Comma(i11)
-					if e11 == nil {
+				for i12, e12 := range v {
+					x.w.Comma(i12)
+					if e12 == nil {
 						x.w.Null()
 					} else {
-						if err := x._PropertyEdge(ctx, field.Selections, e11); err != nil {
+						if err := x._PropertyEdge(ctx, field.Selections, e12); err != nil {
 							return err
 						}
 					}
@@ -1432,12 +1459,12 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				return direct.ErrFallback
 			}
 			x.w.Byte('[')
-			for i12, e12 := range v {
-				x.w.Comma(i12)
-				if e12 == nil {
+			for i13, e13 := range v {
+				x.w.Comma(i13)
+				if e13 == nil {
 					return direct.ErrFallback
 				}
-				if err := x._Property(ctx, field.Selections, e12); err != nil {
+				if err := x._Property(ctx, field.Selections, e13); err != nil {
 					return err
 				}
 			}
@@ -1512,12 +1539,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return direct.ErrFallback
 			}
 			x.w.Byte('[')
-			for i13, e13 := range v {
-				x.w.Comma(i13)
-				if e13 == nil {
+			for i14, e14 := range v {
+				x.w.Comma(i14)
+				if e14 == nil {
 					x.w.Null()
 				} else {
-					if err := x._Node(ctx, field.Selections, e13); err != nil {
+					if err := x._Node(ctx, field.Selections, e14); err != nil {
 						return err
 					}
 				}
@@ -1682,12 +1709,12 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 				return direct.ErrFallback
 			}
 			x.w.Byte('[')
-			for i14, e14 := range v {
-				x.w.Comma(i14)
-				if e14 == nil {
+			for i15, e15 := range v {
+				x.w.Comma(i15)
+				if e15 == nil {
 					return direct.ErrFallback
 				}
-				if err := x._Item(ctx, field.Selections, e14); err != nil {
+				if err := x._Item(ctx, field.Selections, e15); err != nil {
 					return err
 				}
 			}
@@ -1710,6 +1737,40 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 		case "hasNextPage":
 			v := obj.HasNextPage
 			x.w.Bool(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj *timeline.Event) error {
+	fields, err := x.fields.Of(sel, timelineEventImplementors)
+	if err != nil {
+		return err
+	}
+	x.w.Byte('{')
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"TimelineEvent\"")
+		case "at":
+			v := obj.At
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "kind":
+			v := obj.Kind
+			x.marshalNTimelineEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐKind(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "inventoryId":
+			v := obj.InventoryID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "inventoryType":
+			v := obj.InventoryType
+			v.MarshalGQL(x.w)
 		default:
 			return direct.ErrFallback
 		}

@@ -44,11 +44,15 @@ func (r *Resolver) Inventory() InventoryResolver { return &inventoryResolver{r} 
 // Photo returns PhotoResolver implementation.
 func (r *Resolver) Photo() PhotoResolver { return &photoResolver{r} }
 
+// Property returns PropertyResolver implementation.
+func (r *Resolver) Property() PropertyResolver { return &propertyResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
 	inventoryResolver struct{ *Resolver }
 	photoResolver     struct{ *Resolver }
+	propertyResolver  struct{ *Resolver }
 	queryResolver     struct{ *Resolver }
 )

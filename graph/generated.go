@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
+	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/shopspring/decimal"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -41,6 +42,7 @@ type ResolverRoot interface {
 	Inventory() InventoryResolver
 	InventoryComparison() InventoryComparisonResolver
 	Photo() PhotoResolver
+	Property() PropertyResolver
 	Query() QueryResolver
 }
 
@@ -70,6 +72,9 @@ type InventoryComparisonResolver interface {
 type PhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
 	URL(ctx context.Context, obj *ent.Photo) (string, error)
+}
+type PropertyResolver interface {
+	Timeline(ctx context.Context, obj *ent.Property) ([]*timeline.Event, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id uuid.UUID) (ent.Noder, error)
@@ -174,7 +179,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "comparison.graphql" "ent.graphql" "records.graphql" "repairs.graphql" "scalars.graphql"
+//go:embed "comparison.graphql" "ent.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -191,6 +196,7 @@ var sources = []*ast.Source{
 	{Name: "records.graphql", Input: sourceData("records.graphql"), BuiltIn: false},
 	{Name: "repairs.graphql", Input: sourceData("repairs.graphql"), BuiltIn: false},
 	{Name: "scalars.graphql", Input: sourceData("scalars.graphql"), BuiltIn: false},
+	{Name: "timeline.graphql", Input: sourceData("timeline.graphql"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -536,6 +542,8 @@ func (ec *executionContext) childFields_Property(ctx context.Context, field grap
 		return ec.fieldContext_Property_createdAt(ctx, field)
 	case "inventories":
 		return ec.fieldContext_Property_inventories(ctx, field)
+	case "timeline":
+		return ec.fieldContext_Property_timeline(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Property", field.Name)
 }
@@ -600,6 +608,20 @@ func (ec *executionContext) childFields_RepairPage(ctx context.Context, field gr
 		return ec.fieldContext_RepairPage_hasNextPage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RepairPage", field.Name)
+}
+
+func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_TimelineEvent_at(ctx, field)
+	case "kind":
+		return ec.fieldContext_TimelineEvent_kind(ctx, field)
+	case "inventoryId":
+		return ec.fieldContext_TimelineEvent_inventoryId(ctx, field)
+	case "inventoryType":
+		return ec.fieldContext_TimelineEvent_inventoryType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TimelineEvent", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4254,6 +4276,38 @@ func (ec *executionContext) fieldContext_Property_inventories(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Property_timeline(ctx context.Context, field graphql.CollectedField, obj *ent.Property) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Property_timeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Property().Timeline(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*timeline.Event) graphql.Marshaler {
+			return ec.marshalNTimelineEvent2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Property_timeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Property",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TimelineEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PropertyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.PropertyConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5206,6 +5260,98 @@ func (ec *executionContext) _RepairPage_hasNextPage(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RepairPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TimelineEvent_at(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TimelineEvent_kind(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v timeline.Kind) graphql.Marshaler {
+			return ec.marshalNTimelineEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "TimelineEventKind")
+}
+
+func (ec *executionContext) _TimelineEvent_inventoryId(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_inventoryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InventoryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_inventoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TimelineEvent_inventoryType(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_inventoryType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InventoryType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v inventorytype.Type) graphql.Marshaler {
+			return ec.marshalNInventoryType2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋinventorytypeᚐType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_inventoryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "InventoryType")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -9712,6 +9858,12 @@ func (ec *executionContext) _Property(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Property_inventories(ctx, field, obj)
 				})
+		case "timeline":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Property_timeline(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10024,6 +10176,54 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = ec._RepairPage_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var timelineEventImplementors = []string{"TimelineEvent"}
+
+func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj *timeline.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, timelineEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TimelineEvent")
+		case "at":
+			out.Values[i] = ec._TimelineEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._TimelineEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inventoryId":
+			out.Values[i] = ec._TimelineEvent_inventoryId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inventoryType":
+			out.Values[i] = ec._TimelineEvent_inventoryType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10897,6 +11097,40 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNTimelineEvent2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*timeline.Event) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTimelineEvent2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTimelineEvent2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐEvent(ctx context.Context, sel ast.SelectionSet, v *timeline.Event) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TimelineEvent!")
+		return graphql.Null
+	}
+	return ec._TimelineEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTimelineEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐKind(ctx context.Context, v any) (timeline.Kind, error) {
+	var res timeline.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTimelineEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋtimelineᚐKind(ctx context.Context, sel ast.SelectionSet, v timeline.Kind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

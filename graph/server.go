@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
+	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
 )
 
@@ -30,6 +31,9 @@ import (
 // presenter and the recover func.
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *Executor {
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}})
+	if client != nil { // nil: a schema priced, never run (cost tests)
+		noteProperties(client)
+	}
 	limits := DefaultLimits
 	lists := readListSizes(schema.Schema())
 	queries := defaultsCache{Cache: lru.New[*ast.QueryDocument](1000), lists: lists}
@@ -65,6 +69,7 @@ type Executor struct {
 }
 
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	ctx = timeline.WithLoader(ctx)
 	if data, ok := e.runDirect(ctx, opCtx); ok {
 		return graphql.OneShot(&graphql.Response{Data: data}), graphql.WithOperationContext(ctx, opCtx)
 	}
@@ -218,4 +223,18 @@ func returnsList(def *ast.FieldDefinition) bool {
 	}
 	name := def.Type.Name()
 	return def.Type.Elem != nil || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
+}
+
+// noteProperties notes the properties each operation loads, so that their
+// timelines, if asked for, are read together (internal/timeline).
+func noteProperties(client *ent.Client) {
+	client.Property.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier {
+		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
+			v, err := next.Query(ctx, q)
+			if properties, ok := v.([]*ent.Property); ok {
+				timeline.Seen(ctx, properties)
+			}
+			return v, err
+		})
+	}))
 }
