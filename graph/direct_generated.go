@@ -479,6 +479,23 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.String(v)
 				}
 			}
+		case "previous":
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.Inventory().Previous(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err != nil {
+					return err
+				}
+			}
 		default:
 			return direct.ErrFallback
 		}

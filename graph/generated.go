@@ -64,6 +64,7 @@ type InventoryResolver interface {
 	InventoryTypeCode(ctx context.Context, obj *ent.Inventory) (int, error)
 	InventoryTypeName(ctx context.Context, obj *ent.Inventory) (string, error)
 	PDFURL(ctx context.Context, obj *ent.Inventory) (*string, error)
+	Previous(ctx context.Context, obj *ent.Inventory) (*ent.Inventory, error)
 }
 type InventoryComparisonResolver interface {
 	From(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
@@ -318,6 +319,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_inventoryTypeName(ctx, field)
 	case "pdfUrl":
 		return ec.fieldContext_Inventory_pdfUrl(ctx, field)
+	case "previous":
+		return ec.fieldContext_Inventory_previous(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Inventory", field.Name)
 }
@@ -2319,6 +2322,38 @@ func (ec *executionContext) _Inventory_pdfUrl(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Inventory_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, true, true, "String")
+}
+
+func (ec *executionContext) _Inventory_previous(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_previous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Inventory().Previous(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalOInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Inventory",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _InventoryComparison_from(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
@@ -9130,6 +9165,12 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_pdfUrl(ctx, field, obj)
+				})
+		case "previous":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Inventory_previous(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/previous"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
@@ -32,7 +33,7 @@ import (
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *Executor {
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
-		noteProperties(client)
+		noteLoads(client)
 	}
 	limits := DefaultLimits
 	lists := readListSizes(schema.Schema())
@@ -69,7 +70,7 @@ type Executor struct {
 }
 
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
-	ctx = timeline.WithLoader(ctx)
+	ctx = previous.WithLoader(timeline.WithLoader(ctx))
 	if data, ok := e.runDirect(ctx, opCtx); ok {
 		return graphql.OneShot(&graphql.Response{Data: data}), graphql.WithOperationContext(ctx, opCtx)
 	}
@@ -225,9 +226,19 @@ func returnsList(def *ast.FieldDefinition) bool {
 	return def.Type.Elem != nil || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
 }
 
-// noteProperties notes the properties each operation loads, so that their
-// timelines, if asked for, are read together (internal/timeline).
-func noteProperties(client *ent.Client) {
+// noteLoads notes the properties and inventories each operation loads, so
+// that their timelines and predecessors, if asked for, are read together
+// (internal/timeline, internal/previous).
+func noteLoads(client *ent.Client) {
+	client.Inventory.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier {
+		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
+			v, err := next.Query(ctx, q)
+			if inventories, ok := v.([]*ent.Inventory); ok {
+				previous.Seen(ctx, inventories)
+			}
+			return v, err
+		})
+	}))
 	client.Property.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier {
 		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
 			v, err := next.Query(ctx, q)

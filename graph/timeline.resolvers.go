@@ -9,8 +9,14 @@ import (
 	"context"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/previous"
 	"github.com/propertyrecords/inventory/internal/timeline"
 )
+
+// Previous is the resolver for the previous field.
+func (r *inventoryResolver) Previous(ctx context.Context, obj *ent.Inventory) (*ent.Inventory, error) {
+	return previous.Of(ctx, r.client, obj)
+}
 
 // Timeline is the resolver for the timeline field.
 func (r *propertyResolver) Timeline(ctx context.Context, obj *ent.Property) ([]*timeline.Event, error) {

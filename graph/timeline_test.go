@@ -82,3 +82,62 @@ func TestTimelinesAreOldestFirstAndReadInOneStatement(t *testing.T) {
 		}
 	}
 }
+
+// Each inventory's previous is the same property's inventory created just
+// before it (null for the first), and a page of inventories asking for
+// theirs, with a nested selection below, costs a constant two statements
+// more than without.
+func TestPreviousIsTheInventoryBeforeAndReadForAWholePage(t *testing.T) {
+	var counter testdb.Counter
+	srv, _ := demo(t, counter.Option())
+	const page = `{ properties(first: 10) { edges { node { id inventories(first: 10, orderBy: {field: CREATED_AT, direction: ASC}) {
+		edges { node { id createdAt %s } } } } } } }`
+	var with struct {
+		Properties struct {
+			Edges []struct {
+				Node struct {
+					Inventories struct {
+						Edges []struct {
+							Node struct {
+								ID       string
+								Previous *struct {
+									ID           string
+									Environments []struct{ Items []struct{ ID string } }
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	counter.Reset()
+	srv.MustData(t, companyA, fmt.Sprintf(page, ""), nil, &struct{}{})
+	without := counter.Count()
+	counter.Reset()
+	srv.MustData(t, companyA, fmt.Sprintf(page, "previous { id environments { items { id } } }"), nil, &with)
+	// Two for the predecessors (their ids, then their rows), and one per
+	// level below them (environments, items).
+	if n := counter.Count() - without; n != 4 {
+		t.Errorf("previous on every inventory of 10 properties cost %d statements more, want 4:\n%s", n, counter.Statements())
+	}
+	checked := 0
+	for _, p := range with.Properties.Edges {
+		invs := p.Node.Inventories.Edges
+		for i, e := range invs {
+			switch {
+			case i == 0 && e.Node.Previous != nil:
+				t.Errorf("the first inventory %s has a previous %s", e.Node.ID, e.Node.Previous.ID)
+			case i > 0 && (e.Node.Previous == nil || e.Node.Previous.ID != invs[i-1].Node.ID):
+				t.Errorf("inventory %s: previous %+v, want %s", e.Node.ID, e.Node.Previous, invs[i-1].Node.ID)
+			case i > 0 && len(e.Node.Previous.Environments) == 0:
+				t.Errorf("inventory %s: its previous came without its rooms", e.Node.ID)
+			case i > 0:
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no inventory with a previous one was checked")
+	}
+}

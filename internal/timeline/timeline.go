@@ -95,15 +95,18 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 	if l == nil { // outside a request's operation: one statement for one
 		l = &Loader{loaded: map[uuid.UUID][]*Event{}}
 	}
+	// The lock is not held while reading (a read's rows are noted on their
+	// way back, under it).
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if events, ok := l.loaded[property]; ok {
+		l.mu.Unlock()
 		return events, nil
 	}
 	ids := append(l.pending, property)
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return cmp.Compare(a.String(), b.String()) })
 	ids = slices.Compact(ids)
 	l.pending = nil
+	l.mu.Unlock()
 	invs, err := client.Inventory.Query().Where(inventory.PropertyIDIn(ids...)).
 		Order(ent.Asc(inventory.FieldPropertyID), ent.Desc(inventory.FieldCreatedAt), ent.Desc(inventory.FieldID)).
 		Select(inventory.FieldID, inventory.FieldPropertyID, inventory.FieldInventoryType, inventory.FieldCreatedAt, inventory.FieldIsSigned,
@@ -112,6 +115,8 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 	if err != nil {
 		return nil, err
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, id := range ids {
 		l.loaded[id] = []*Event{}
 	}
