@@ -85,6 +85,16 @@ var (
 
 func adminDB(tb testing.TB, base string) *sql.DB {
 	tb.Helper()
+	admin, err := openAdmin(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return admin
+}
+
+// openAdmin is the process's one connection pool to TEST_DATABASE_URL, for
+// creating and dropping schemas and databases.
+func openAdmin(base string) (*sql.DB, error) {
 	adminOnce.Do(func() {
 		admin, adminErr = sql.Open("pgx", base)
 		if adminErr == nil {
@@ -92,9 +102,9 @@ func adminDB(tb testing.TB, base string) *sql.DB {
 		}
 	})
 	if adminErr != nil {
-		tb.Fatalf("connecting to %s at %s: %v", EnvURL, redacted(base), adminErr)
+		return nil, fmt.Errorf("connecting to %s at %s: %v", EnvURL, redacted(base), adminErr)
 	}
-	return admin
+	return admin, nil
 }
 
 func redacted(raw string) string {
