@@ -30,7 +30,14 @@ const EnvURL = "TEST_DATABASE_URL"
 // Open returns a migrated store that lives as long as the test.
 func Open(tb testing.TB, opts ...store.Option) *store.Store {
 	tb.Helper()
-	st, err := store.Open(context.Background(), URL(tb), opts...)
+	return OpenURL(tb, URL(tb), opts...)
+}
+
+// OpenURL returns a migrated store on the database at url (one of a
+// Cluster's, say) that is closed when the test ends.
+func OpenURL(tb testing.TB, url string, opts ...store.Option) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), url, opts...)
 	if err != nil {
 		tb.Fatalf("opening the test database: %v", err)
 	}
