@@ -1,6 +1,8 @@
 // Package testdb gives each test a fresh, migrated database of its own:
 // SQLite in a temporary folder by default, or PostgreSQL when
 // TEST_DATABASE_URL is set, in a schema created for the test and dropped after.
+// A Dataset gives each test its own copy of a database filled once per test
+// process (on PostgreSQL a database cloned from a template).
 package testdb
 
 import (
