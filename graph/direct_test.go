@@ -33,15 +33,12 @@ type differential struct {
 
 func newDifferential(t *testing.T) *differential {
 	t.Helper()
-	st := testdb.Open(t)
 	store, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte("a signing key of 32 bytes or so.")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	if _, err := datagen.Load(context.Background(), st.Client, store, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatal(err)
-	}
+	st := testdb.DemoWithFiles.Open(t, store)
 	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
 	ctx = files.WithBaseURL(ctx, "http://inventory.test")
 	return &differential{exec: NewExecutor(st.Client, st, store, slog.New(slog.NewTextHandler(io.Discard, nil))), ctx: ctx}

@@ -2,7 +2,6 @@ package graph_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
-	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
 	"github.com/propertyrecords/inventory/rest"
@@ -76,10 +74,7 @@ type fuzzServer struct {
 // answer is a client's: below 500, a JSON GraphQL response, no INTERNAL code,
 // nothing logged as ERROR.
 func FuzzGraphQLVariables(f *testing.F) {
-	st := testdb.Open(f)
-	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
-		f.Fatal(err)
-	}
+	st := testdb.DemoRecords.Open(f)
 	s := &fuzzServer{}
 	srv := httptest.NewServer(server.Handler(st, s.logs.Logger(slog.LevelError), server.Options{Files: apitest.Files(f), RESTBaseURL: rest.DefaultBaseURL}))
 	f.Cleanup(srv.Close)

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,14 +30,11 @@ var (
 	companyB = datagen.DemoCompanies[1].String()
 )
 
-// demo serves a fresh database holding the demo dataset's records (its
-// files are the REST tests' concern).
+// demo serves a database of the test's own holding the demo dataset's
+// records (its files are the REST tests' concern).
 func demo(t testing.TB, opts ...store.Option) (*apitest.Server, *store.Store) {
 	t.Helper()
-	st := testdb.Open(t, opts...)
-	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatalf("loading demo data: %v", err)
-	}
+	st := testdb.DemoRecords.Open(t, opts...)
 	return apitest.NewServer(t, st, nil), st
 }
 
@@ -673,10 +669,7 @@ func TestOversizedRequestsAreRefused(t *testing.T) {
 // Photo.url panics on a nil store: the client gets INTERNAL "internal error",
 // the log gets the panic, and the server goes on serving.
 func TestPanicsAreRecoveredAndNotShown(t *testing.T) {
-	st := testdb.Open(t)
-	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatal(err)
-	}
+	st := testdb.DemoRecords.Open(t)
 	var logs strings.Builder
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	hs := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL}))

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/apitest"
-	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -28,10 +26,7 @@ import (
 // loggedDemo serves the demo data, as demo does, keeping the server's log.
 func loggedDemo(t *testing.T, opts ...store.Option) (*apitest.Server, *store.Store, *apitest.LogBuffer) {
 	t.Helper()
-	st := testdb.Open(t, opts...)
-	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatalf("loading demo data: %v", err)
-	}
+	st := testdb.DemoRecords.Open(t, opts...)
 	logs := &apitest.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	hs := httptest.NewServer(server.Handler(st, log, server.Options{RESTBaseURL: rest.DefaultBaseURL, Files: apitest.Files(t)}))

@@ -56,10 +56,7 @@ func TestNestedQueryCostsTheSameStatementsForAnySize(t *testing.T) {
 
 func TestNodeLookupCostsOneStatementPlusOnePerType(t *testing.T) {
 	var counter testdb.Counter
-	st := testdb.Open(t, counter.Option())
-	if _, err := datagen.Load(context.Background(), st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatal(err)
-	}
+	st := testdb.DemoRecords.Open(t, counter.Option())
 	srv := apitest.NewServer(t, st, nil)
 	_, list := records(t, srv, companyA)
 	a, b := list.Inventories.Edges[0].Node, list.Inventories.Edges[1].Node

@@ -2,7 +2,6 @@ package rest_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
-	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
@@ -395,11 +393,8 @@ func TestDownloadURLsIgnoreAForgedHost(t *testing.T) {
 	}
 
 	// A name the operator allows is used as sent.
-	st := testdb.Open(t)
 	fs := apitest.Files(t)
-	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatal(err)
-	}
+	st := testdb.DemoWithFiles.Open(t, fs)
 	allowing := withDocument(t, apitest.NewServerWith(t, st, server.Options{Files: fs, AllowedHosts: []string{"inventory.example"}}))
 	if pdf, _ := downloadURLs(t, allowing, "inventory.example:8443", nil); !strings.HasPrefix(pdf, "http://inventory.example:8443/") {
 		t.Errorf("allowed host: got %s, want it under http://inventory.example:8443", pdf)

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -38,11 +37,8 @@ type fuzzServer struct {
 
 func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
-	st := testdb.Open(tb)
 	fs := apitest.Files(tb)
-	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, datagen.Demo); err != nil {
-		tb.Fatal(err)
-	}
+	st := testdb.DemoWithFiles.Open(tb, fs)
 	s := &fuzzServer{}
 	log := s.logs.Logger(slog.LevelError)
 	srv := httptest.NewServer(server.Handler(st, log, server.Options{Files: fs, RESTBaseURL: rest.DefaultBaseURL}))

@@ -35,17 +35,26 @@ type api struct {
 	router routers.Router
 }
 
-// serve loads a dataset (with its files when withFiles) and serves it.
+// serve loads a dataset (with its files when withFiles) and serves it. The
+// demo size is copied from the one testdb loads once per test process.
 func serve(t testing.TB, size datagen.Size, withFiles bool, opts ...store.Option) *api {
 	t.Helper()
-	st := testdb.Open(t, opts...)
 	fs := apitest.Files(t)
-	var written *files.Store
-	if withFiles {
-		written = fs
-	}
-	if _, err := datagen.Load(context.Background(), st.Client, written, datagen.DemoSeed, size); err != nil {
-		t.Fatal(err)
+	var st *store.Store
+	switch {
+	case size == datagen.Demo && withFiles:
+		st = testdb.DemoWithFiles.Open(t, fs, opts...)
+	case size == datagen.Demo:
+		st = testdb.DemoRecords.Open(t, opts...)
+	default:
+		st = testdb.Open(t, opts...)
+		var written *files.Store
+		if withFiles {
+			written = fs
+		}
+		if _, err := datagen.Load(context.Background(), st.Client, written, datagen.DemoSeed, size); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return withDocument(t, apitest.NewServer(t, st, fs))
 }

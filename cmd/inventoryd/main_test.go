@@ -22,21 +22,27 @@ import (
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
-// start runs the real program on a free port with a fresh database, and
-// checks that it closes cleanly after the test.
+// start runs the real program on a free port with a copy of the demo
+// records, and checks that it closes cleanly after the test.
 func start(t *testing.T) *Main {
 	t.Helper()
 	m := launch(t)
+	closeAfter(t, m)
+	return m
+}
+
+func closeAfter(t *testing.T, m *Main) {
 	t.Cleanup(func() {
 		if err := m.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return m
 }
 
-// launch runs the real program on a free port with a fresh database; the
-// caller closes it.
+// launch runs the real program on a free port with a copy of the demo
+// records (testdb.DemoRecords: loading them is most of a start's time under
+// the race detector, and only TestServerStartsWithDemoDataAndServesTheTree
+// is about that); the caller closes it.
 func launch(t *testing.T) *Main {
 	t.Helper()
 	return launchWith(t, nil)
@@ -51,12 +57,18 @@ func launchWith(t *testing.T, adjust func(*Config)) *Main {
 // launchLogged is launchWith, logging to log.
 func launchLogged(t *testing.T, log *slog.Logger, adjust func(*Config)) *Main {
 	t.Helper()
+	return launchOn(t, testdb.DemoRecords.URL(t), log, adjust)
+}
+
+// launchOn runs the real program on a free port with the database at url.
+func launchOn(t *testing.T, url string, log *slog.Logger, adjust func(*Config)) *Main {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--shutdown-delay", "0"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DatabaseURL = testdb.URL(t)
+	cfg.DatabaseURL = url
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -74,7 +86,12 @@ func get(t *testing.T, m *Main, path string) (*http.Response, string) {
 }
 
 func TestServerStartsWithDemoDataAndServesTheTree(t *testing.T) {
-	m := start(t)
+	var logs apitest.LogBuffer
+	m := launchOn(t, testdb.URL(t), logs.Logger(slog.LevelInfo), nil)
+	closeAfter(t, m)
+	if !strings.Contains(logs.String(), `"msg":"loaded demo data"`) {
+		t.Errorf("an empty database at start: no \"loaded demo data\" line in the log:\n%s", logs.String())
+	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if res, body := get(t, m, path); res.StatusCode != http.StatusOK || !strings.Contains(body, `"ok"`) {
 			t.Errorf("%s: got %d %s, want 200 ok", path, res.StatusCode, body)

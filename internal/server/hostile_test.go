@@ -145,11 +145,8 @@ func newHostileServer(t *testing.T) (*hostileServer, *hostileFixtures) {
 	// Eight workers share SQLite's two connections, and under the race
 	// detector a costly request holds one for seconds: the wait for a
 	// connection is made long, so that only a fault (not load) answers 503.
-	st := testdb.Open(t, store.WithPool(0, time.Minute))
 	fs := apitest.Files(t)
-	if _, err := datagen.Load(context.Background(), st.Client, fs, datagen.DemoSeed, datagen.Demo); err != nil {
-		t.Fatal(err)
-	}
+	st := testdb.DemoWithFiles.Open(t, fs, store.WithPool(0, time.Minute))
 	h := &hostileServer{}
 	text := slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})
 	logger := slog.New(errorLines{Handler: text, mu: &h.mu, lines: &h.errors})

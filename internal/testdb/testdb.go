@@ -1,6 +1,8 @@
 // Package testdb gives each test a fresh, migrated database of its own:
 // SQLite in a temporary folder by default, or PostgreSQL when
 // TEST_DATABASE_URL is set, in a schema created for the test and dropped after.
+// A Dataset gives each test its own copy of a database filled once per test
+// process (on PostgreSQL a database cloned from a template).
 package testdb
 
 import (
@@ -30,7 +32,14 @@ const EnvURL = "TEST_DATABASE_URL"
 // Open returns a migrated store that lives as long as the test.
 func Open(tb testing.TB, opts ...store.Option) *store.Store {
 	tb.Helper()
-	st, err := store.Open(context.Background(), URL(tb), opts...)
+	return OpenURL(tb, URL(tb), opts...)
+}
+
+// OpenURL returns a migrated store on the database at url (one of a
+// Cluster's, say) that is closed when the test ends.
+func OpenURL(tb testing.TB, url string, opts ...store.Option) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), url, opts...)
 	if err != nil {
 		tb.Fatalf("opening the test database: %v", err)
 	}
@@ -85,6 +94,16 @@ var (
 
 func adminDB(tb testing.TB, base string) *sql.DB {
 	tb.Helper()
+	admin, err := openAdmin(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return admin
+}
+
+// openAdmin is the process's one connection pool to TEST_DATABASE_URL, for
+// creating and dropping schemas and databases.
+func openAdmin(base string) (*sql.DB, error) {
 	adminOnce.Do(func() {
 		admin, adminErr = sql.Open("pgx", base)
 		if adminErr == nil {
@@ -92,9 +111,9 @@ func adminDB(tb testing.TB, base string) *sql.DB {
 		}
 	})
 	if adminErr != nil {
-		tb.Fatalf("connecting to %s at %s: %v", EnvURL, redacted(base), adminErr)
+		return nil, fmt.Errorf("connecting to %s at %s: %v", EnvURL, redacted(base), adminErr)
 	}
-	return admin
+	return admin, nil
 }
 
 func redacted(raw string) string {
