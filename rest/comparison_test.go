@@ -3,6 +3,7 @@ package rest_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -65,5 +66,34 @@ func TestB4ComparesTwoInventoriesOfAProperty(t *testing.T) {
 		if res := a.get(t, tc.path); res.status != tc.status {
 			t.Errorf("%s: %d %s, want %d", name, res.status, res.body, tc.status)
 		}
+	}
+}
+
+// B4's PDF shows the changes: the worsened floor with both its ratings, the
+// change named, the summary, and the page count; refused as B4 is.
+func TestB4ComparisonPDFShowsBothRatingsOfAChangedItem(t *testing.T) {
+	st := testdb.Open(t)
+	company := uuid.New()
+	moveIn, moveOut, _ := apitest.ComparisonFixture(t, st.Client, company)
+	_, elsewhere, _ := apitest.ComparisonFixture(t, st.Client, company)
+	a := withDocument(t, apitest.NewServer(t, st, nil))
+	path := func(from, to uuid.UUID) string {
+		return "/api/v1/inventories/comparison/pdf" + query("from", from.String(), "to", to.String(), "x-company-id", company.String())
+	}
+	res := a.get(t, path(moveIn, moveOut))
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pdf" ||
+		!strings.HasPrefix(res.header.Get("Repr-Digest"), "sha-256=:") || !strings.HasPrefix(res.header.Get("Content-Disposition"), "attachment;") {
+		t.Fatalf("B4 PDF: %d %v", res.status, res.header)
+	}
+	text := pdfText(t, res.body)
+	flat := strings.Join(strings.Fields(text), " ")
+	for _, want := range []string{"Comparación de inventarios", "piso", "4/5", "2/5 R", "empeoró", "mejoró", "ya no está", "nuevo",
+		"1 empeoraron", "2 nuevos", "página 1 de", "Cocina (nivel 1) - solo después", "Baño (nivel 1) - solo antes"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the comparison PDF lacks %q:\n%.1500s", want, flat)
+		}
+	}
+	if res := a.get(t, path(moveIn, elsewhere)); res.status != http.StatusBadRequest {
+		t.Errorf("two properties: %d, want 400", res.status)
 	}
 }

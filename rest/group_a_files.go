@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -55,11 +56,17 @@ type reportRecord struct {
 			Rating      int    `json:"rating"`
 			ToRepair    bool   `json:"toRepair"`
 			Description string `json:"description"`
+			Photos      []struct {
+				StorageReference string  `json:"storageReference"`
+				SHA256           *string `json:"sha256"`
+			} `json:"photos"`
 		} `json:"items"`
 	} `json:"environments"`
 }
 
-func (r reportRecord) report() report.Inventory {
+// report is the record as the report shows it, its photos read from the
+// store to be embedded (one missing is listed, not shown).
+func (r reportRecord) report(ctx context.Context, store *files.Store) report.Inventory {
 	doc := report.Inventory{
 		ID: r.ID, TypeName: r.InventoryTypeName, RentalPrice: r.RentalPrice, Currency: r.Currency,
 		CreatedAt: r.CreatedAt, AgentSigned: r.AgentSignatureDate, OwnerSigned: r.OwnerSignatureDate,
@@ -70,8 +77,12 @@ func (r reportRecord) report() report.Inventory {
 	for _, env := range r.Environments {
 		room := report.Environment{Name: env.Name, Level: env.Level, Description: env.Description}
 		for _, it := range env.Items {
-			room.Items = append(room.Items, report.Item{Name: it.Name, Material: it.Material.Name,
-				Rating: it.Rating, ToRepair: it.ToRepair, Description: it.Description})
+			item := report.Item{Name: it.Name, Material: it.Material.Name,
+				Rating: it.Rating, ToRepair: it.ToRepair, Description: it.Description}
+			for _, p := range it.Photos {
+				item.Photos = append(item.Photos, reportPhoto(ctx, store, p.StorageReference, p.SHA256))
+			}
+			room.Items = append(room.Items, item)
 		}
 		doc.Environments = append(doc.Environments, room)
 	}
@@ -99,7 +110,7 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 		if err != nil {
 			return err
 		}
-		sum, err := a.pdfs.Store(ctx, record.report())
+		sum, err := a.pdfs.Store(ctx, record.report(ctx, a.files))
 		if err != nil {
 			return err
 		}
@@ -149,4 +160,17 @@ func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request, p *params) erro
 	// Encode: the photos with their download URLs.
 	writeJSON(w, http.StatusOK, photos)
 	return nil
+}
+
+// reportPhoto is a stored photo as a report embeds it: its bytes when the
+// store has them.
+func reportPhoto(ctx context.Context, store *files.Store, reference string, digest *string) report.Photo {
+	p := report.Photo{Reference: reference}
+	if digest != nil {
+		p.SHA256 = *digest
+	}
+	if key, err := files.PhotoKey(reference); err == nil {
+		p.JPEG, _ = store.Get(ctx, key) // missing: listed without a picture
+	}
+	return p
 }

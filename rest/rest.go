@@ -150,6 +150,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle(a.baseURL+"/inventories/details", a.get(a.inventoryDetails))
 	mux.Handle(a.baseURL+"/inventories/by-property", a.get(a.inventoriesByProperty))
 	mux.Handle(a.baseURL+"/inventories/comparison", a.get(a.inventoryComparison))
+	mux.Handle(a.baseURL+"/inventories/comparison/pdf", a.get(a.inventoryComparisonPDF))
 	mux.Handle(a.baseURL+"/repairs", a.get(a.repairs))
 	mux.Handle("/openapi.json", a.get(func(w http.ResponseWriter, r *http.Request, _ *params) error {
 		w.Header().Set("Content-Type", "application/json")

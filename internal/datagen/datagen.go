@@ -396,11 +396,13 @@ func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, 
 	}
 	g.items = append(g.items, create)
 	g.stats.Items++
+	spec.Photos = nil // a new inspection's own photos
 	for p, n := 0, g.rng.IntN(size.MaxPhotos+1); p < n; p++ {
 		ref := fmt.Sprintf("%s-%d.jpg", id, p+1)
 		photo := g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref)
-		if sum := g.storePhoto(ref); sum != "" {
+		if sum, data := g.storePhoto(ref); sum != "" {
 			photo.SetSha256(sum)
+			spec.Photos = append(spec.Photos, report.Photo{Reference: ref, SHA256: sum, JPEG: data})
 		}
 		g.photos = append(g.photos, photo)
 		g.stats.Photos++

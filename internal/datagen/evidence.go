@@ -30,21 +30,23 @@ func (g *generator) storePDF(doc report.Inventory) string {
 }
 
 // storePhoto stores a small photo drawn from its reference (not from the
-// seeded generator, so ids do not depend on whether files are written).
-func (g *generator) storePhoto(ref string) string {
+// seeded generator, so ids do not depend on whether files are written), and
+// returns its SHA-256 and bytes (for the report to embed).
+func (g *generator) storePhoto(ref string) (string, []byte) {
 	if g.files == nil || g.err != nil {
-		return ""
+		return "", nil
 	}
 	key, err := files.PhotoKey(ref)
 	if err != nil {
 		g.err = err
-		return ""
+		return "", nil
 	}
-	sum, err := g.files.Put(g.ctx, key, photo(ref))
+	data := photo(ref)
+	sum, err := g.files.Put(g.ctx, key, data)
 	if err != nil {
 		g.err = err
 	}
-	return sum
+	return sum, data
 }
 
 // photo is a 64×48 JPEG: a gradient in colours drawn from the reference.

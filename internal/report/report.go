@@ -47,19 +47,27 @@ type Item struct {
 	Rating      int
 	ToRepair    bool
 	Description string
+	Photos      []Photo
 }
 
-// Render writes the report. The same inventory always renders to the same
-// bytes (the document dates are the signature date), so its SHA-256 is stable.
+// Photo is a photo the report embeds: its stored file's name and SHA-256,
+// and the JPEG itself (none: listed, not shown).
+type Photo struct {
+	Reference string
+	SHA256    string
+	JPEG      []byte
+}
+
+// Render writes the report: a header naming the property and "página N de
+// M" on every page, the inventory's particulars, each room as a table of its
+// items (item, material, rating, to repair, comment) with their photos as
+// thumbnails, the signature block, and the SHA-256 of every photo embedded.
+// The same inventory always renders to the same bytes (the document dates
+// are the signature date), so its SHA-256 is stable.
 func Render(inv Inventory) ([]byte, error) {
-	pdf := fpdf.New("P", "mm", "A4", "")
-	pdf.SetCatalogSort(true) // fonts in a fixed order: the same bytes every time
-	pdf.SetCreationDate(inv.SignatureDate)
-	pdf.SetModificationDate(inv.SignatureDate)
-	pdf.SetTitle("Inventario "+inv.ID, true)
-	pdf.SetAuthor("Inventory and Property Records Service", true)
-	// Core fonts speak cp1252, which covers Spanish; the translator maps UTF-8 to it.
+	pdf := newDocument("Inventario "+inv.ID, inv.SignatureDate)
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
+	pages(pdf, tr, fmt.Sprintf("%s %s, %s · inventario %s", inv.PropertyCode, inv.Address, inv.City, short(inv.ID)))
 	pdf.AddPage()
 
 	pdf.SetFont("Helvetica", "B", 16)
@@ -70,14 +78,18 @@ func Render(inv Inventory) ([]byte, error) {
 		fmt.Sprintf("Inmueble: %s %s, %s, %s (%s, %d nivel(es))", inv.PropertyCode, inv.Address, inv.Neighborhood, inv.City, inv.PropertyType, inv.PropertyLevels),
 		fmt.Sprintf("Canon de arrendamiento: %s %s", inv.RentalPrice, inv.Currency),
 		"Creado: " + stamp(inv.CreatedAt),
-		"Firma del agente: " + stamp(inv.AgentSigned),
-		"Firma del propietario: " + stamp(inv.OwnerSigned),
-		"Fecha de firma: " + stamp(inv.SignatureDate) + remote(inv.RemoteSigned),
-		"Código de aprobación: " + inv.ApprovalCode,
 	}
 	for _, l := range lines {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
 	}
+	widths := []float64{40, 28, 22, 18, 82}
+	var photos []Photo
+	for _, env := range inv.Environments {
+		for _, it := range env.Items {
+			photos = append(photos, it.Photos...)
+		}
+	}
+	thumbs := newSprite(pdf, photos)
 	for _, env := range inv.Environments {
 		pdf.Ln(4)
 		pdf.SetFont("Helvetica", "B", 12)
@@ -86,23 +98,165 @@ func Render(inv Inventory) ([]byte, error) {
 		if env.Description != "" {
 			pdf.MultiCell(0, 5, tr(env.Description), "", "L", false)
 		}
+		heading(pdf, tr, widths, []string{"Elemento", "Material", "Calificación", "Reparar", "Comentario"})
 		for _, it := range env.Items {
-			repair := ""
+			repair := "no"
+			var fill []int
 			if it.ToRepair {
-				repair = " - por reparar"
+				repair, fill = "sí", []int{250, 215, 210}
 			}
-			line := fmt.Sprintf("%s (%s): calificación %d/5%s", it.Name, it.Material, it.Rating, repair)
-			if it.Description != "" {
-				line += ". " + it.Description
+			table(pdf, tr, widths, []string{it.Name, it.Material, fmt.Sprintf("%d/5", it.Rating), repair, it.Description}, fill)
+			if len(it.Photos) > 0 {
+				photoRow(pdf, thumbs, it.Photos)
 			}
-			pdf.MultiCell(0, 5, tr(line), "", "L", false)
 		}
 	}
+	signatures(pdf, tr, inv)
+	digestTable(pdf, tr, photos)
 	var buf bytes.Buffer
 	if err := pdf.Output(&buf); err != nil {
 		return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// newDocument is an A4 document whose bytes depend on its content only.
+func newDocument(title string, date time.Time) *fpdf.Fpdf {
+	pdf := fpdf.New("P", "mm", "A4", "")
+	pdf.SetCatalogSort(true) // fonts in a fixed order: the same bytes every time
+	pdf.SetCreationDate(date)
+	pdf.SetModificationDate(date)
+	pdf.SetTitle(title, true)
+	pdf.SetAuthor("Inventory and Property Records Service", true)
+	pdf.SetAutoPageBreak(true, 18)
+	return pdf
+}
+
+// pages puts header on top of every page and "página N de M" at its foot.
+func pages(pdf *fpdf.Fpdf, tr func(string) string, header string) {
+	pdf.AliasNbPages("{nb}")
+	pdf.SetHeaderFunc(func() {
+		pdf.SetFont("Helvetica", "", 8)
+		pdf.SetTextColor(90, 90, 90)
+		pdf.CellFormat(0, 5, tr(header), "B", 1, "L", false, 0, "")
+		pdf.SetTextColor(0, 0, 0)
+		pdf.Ln(2)
+	})
+	pdf.SetFooterFunc(func() {
+		pdf.SetY(-13)
+		pdf.SetFont("Helvetica", "", 8)
+		pdf.CellFormat(0, 5, tr(fmt.Sprintf("página %d de {nb}", pdf.PageNo())), "", 0, "C", false, 0, "")
+	})
+}
+
+// heading draws a table's row of column names.
+func heading(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, names []string) {
+	table(pdf, tr, widths, names, []int{225, 225, 225})
+}
+
+// table draws one row of cells of these widths, as tall as its tallest
+// cell's wrapped text; fill, when set, shades it (an RGB triple). A row
+// that would not fit goes whole to the next page.
+func table(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, cells []string, fill []int) {
+	const lineHeight = 4.5
+	pdf.SetFont("Helvetica", "", 8)
+	lines := 1
+	for i, c := range cells {
+		lines = max(lines, len(pdf.SplitLines([]byte(tr(c)), widths[i]-2)))
+	}
+	height := float64(lines) * lineHeight
+	if pdf.GetY()+height > 279 {
+		pdf.AddPage()
+	}
+	x, y := pdf.GetX(), pdf.GetY()
+	if fill != nil {
+		pdf.SetFillColor(fill[0], fill[1], fill[2])
+	}
+	for i, c := range cells {
+		pdf.Rect(x, y, widths[i], height, map[bool]string{true: "FD", false: "D"}[fill != nil])
+		pdf.SetXY(x+1, y)
+		pdf.MultiCell(widths[i]-2, lineHeight, tr(c), "", "L", false)
+		x += widths[i]
+	}
+	pdf.SetXY(10, y+height)
+}
+
+// photoRow draws an item's photos as a row of thumbnails under it.
+func photoRow(pdf *fpdf.Fpdf, thumbs *sprite, photos []Photo) {
+	const w, h = 28.0, 21.0
+	if pdf.GetY()+h+2 > 279 {
+		pdf.AddPage()
+	}
+	y := pdf.GetY() + 1
+	for i, p := range photos {
+		x := 12 + float64(i%6)*30
+		if i > 0 && i%6 == 0 {
+			y += h + 2
+			if y+h > 279 {
+				pdf.AddPage()
+				y = pdf.GetY() + 1
+			}
+		}
+		thumbs.draw(pdf, p.Reference, x, y, w, h)
+	}
+	pdf.SetXY(10, y+h+2)
+}
+
+// signatures is the block both parties' signatures stand for: the dates
+// each signed, when the inventory was fully signed, how, and its approval
+// code.
+func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
+	if pdf.GetY()+50 > 279 {
+		pdf.AddPage()
+	}
+	pdf.Ln(6)
+	pdf.SetFont("Helvetica", "B", 12)
+	pdf.CellFormat(0, 8, tr("Firmas"), "B", 1, "L", false, 0, "")
+	pdf.SetFont("Helvetica", "", 10)
+	for _, l := range []string{
+		"Firma del agente: " + stamp(inv.AgentSigned),
+		"Firma del propietario: " + stamp(inv.OwnerSigned),
+		"Fecha de firma: " + stamp(inv.SignatureDate) + remote(inv.RemoteSigned),
+		"Código de aprobación: " + inv.ApprovalCode,
+	} {
+		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
+	}
+	y := pdf.GetY() + 14
+	pdf.Line(20, y, 90, y)
+	pdf.Line(120, y, 190, y)
+	pdf.SetXY(20, y+1)
+	pdf.CellFormat(70, 5, tr("Agente"), "", 0, "C", false, 0, "")
+	pdf.SetXY(120, y+1)
+	pdf.CellFormat(70, 5, tr("Propietario"), "", 1, "C", false, 0, "")
+}
+
+// digestTable lists each embedded photo's file name and SHA-256.
+func digestTable(pdf *fpdf.Fpdf, tr func(string) string, photos []Photo) {
+	if len(photos) == 0 {
+		return
+	}
+	pdf.Ln(6)
+	pdf.SetFont("Helvetica", "B", 12)
+	pdf.CellFormat(0, 8, tr("Fotografías: SHA-256 de cada archivo"), "B", 1, "L", false, 0, "")
+	for _, p := range photos {
+		pdf.SetFont("Helvetica", "", 7)
+		digest := p.SHA256
+		if digest == "" {
+			digest = "(no registrado)"
+		}
+		pdf.CellFormat(70, 4, tr(p.Reference), "", 0, "L", false, 0, "")
+		pdf.SetFont("Courier", "", 7)
+		pdf.CellFormat(0, 4, digest, "", 1, "L", false, 0, "")
+	}
+}
+
+// short is the first block of an id, enough to tell documents apart in a
+// page header.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }
 
 func stamp(t time.Time) string {

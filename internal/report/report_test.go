@@ -1,0 +1,89 @@
+package report_test
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/report"
+)
+
+func photo(t *testing.T, shade uint8) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for x := range 64 {
+		img.Set(x, x%48, color.RGBA{shade, 90, 160, 255})
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// inventory is a signed inventory of rooms x items, two photos an item.
+func inventory(t *testing.T, rooms, items int) report.Inventory {
+	signed := time.Date(2025, 3, 4, 15, 0, 0, 0, time.UTC)
+	inv := report.Inventory{ID: "6b75bc7a-5278-4540-ba4f-3bcf0e345005", TypeName: "desocupación", RentalPrice: "1500000.00", Currency: "COP",
+		CreatedAt: signed.Add(-48 * time.Hour), AgentSigned: signed.Add(-time.Hour), OwnerSigned: signed, SignatureDate: signed,
+		ApprovalCode: "APR-123456", RemoteSigned: true, PropertyCode: "INM-0007", Address: "Calle 5 # 10-20", City: "Cali"}
+	for r := range rooms {
+		env := report.Environment{Name: fmt.Sprintf("Habitación %d", r+1), Level: 1}
+		for i := range items {
+			it := report.Item{Name: fmt.Sprintf("Elemento %d", i+1), Material: "Madera", Rating: 1 + i%5, ToRepair: i%5 < 2,
+				Description: "Desgaste por uso"}
+			for p := range 2 {
+				ref := fmt.Sprintf("r%d-i%d-p%d.jpg", r, i, p)
+				it.Photos = append(it.Photos, report.Photo{Reference: ref, SHA256: fmt.Sprintf("%064x", r*1000+i*10+p), JPEG: photo(t, uint8(r*40+i*3+p))})
+			}
+			env.Items = append(env.Items, it)
+		}
+		inv.Environments = append(inv.Environments, env)
+	}
+	return inv
+}
+
+// The same inventory renders to the same bytes, photos and all (a stored
+// PDF's SHA-256 is its record's), and the report says what a signed
+// document must: rooms as tables, the signature block, the page count, and
+// each embedded photo's SHA-256.
+func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
+	inv := inventory(t, 6, 12)
+	first, err := report.Render(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		again, err := report.Render(inv)
+		if err != nil || !bytes.Equal(first, again) {
+			t.Fatal("the same inventory rendered to different bytes")
+		}
+	}
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed: .ci/run installs it")
+	}
+	cmd := exec.Command("pdftotext", "-layout", "-", "-")
+	cmd.Stdin = bytes.NewReader(first)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{"Inventario de desocupación", "Elemento Material Calificación Reparar Comentario",
+		"Elemento 3 Madera 3/5 no", "Firma del agente: 2025-03-04 14:00 UTC", "Firma del propietario: 2025-03-04 15:00 UTC",
+		"Fecha de firma: 2025-03-04 15:00 UTC (firma remota)", "Código de aprobación: APR-123456", "Agente Propietario",
+		"INM-0007 Calle 5 # 10-20, Cali", "página 1 de", "r5-i11-p1.jpg " + fmt.Sprintf("%064x", 5*1000+11*10+1)} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	pages := strings.Count(text, "página ")
+	if last := fmt.Sprintf("página %d de %d", pages, pages); pages < 2 || !strings.Contains(text, last) {
+		t.Errorf("%d pages, the last not numbered %q", pages, last)
+	}
+}

@@ -1,0 +1,120 @@
+package rest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// comparisonRecord is B4's PDF operation's answer.
+type comparisonRecord struct {
+	From, To struct {
+		ID                string     `json:"id"`
+		InventoryTypeName string     `json:"inventoryTypeName"`
+		CreatedAt         time.Time  `json:"createdAt"`
+		SignatureDate     *time.Time `json:"signatureDate"`
+		Property          struct {
+			Code, Address, City string
+		} `json:"property"`
+	}
+	Summary      report.Summary
+	Environments []struct {
+		Name     string
+		Level    int
+		Presence string
+		Items    []struct {
+			Name                           string
+			Change                         string
+			FromRating, ToRating           *int
+			FromToRepair, ToToRepair       *bool
+			FromDescription, ToDescription *string
+			FromPhotos, ToPhotos           []struct {
+				StorageReference string
+				SHA256           *string `json:"sha256"`
+			}
+		}
+	}
+}
+
+// report is the comparison as the report shows it, the photos read from
+// the store.
+func (c comparisonRecord) report(ctx context.Context, store *files.Store) report.Comparison {
+	side := func(id, typeName string, created time.Time, signed *time.Time) report.Side {
+		s := report.Side{ID: id, TypeName: typeName, CreatedAt: created}
+		if signed != nil {
+			s.SignatureDate = *signed
+		}
+		return s
+	}
+	p := c.To.Property
+	out := report.Comparison{
+		Property: strings.TrimSpace(p.Code + " " + p.Address + ", " + p.City),
+		From:     side(c.From.ID, c.From.InventoryTypeName, c.From.CreatedAt, c.From.SignatureDate),
+		To:       side(c.To.ID, c.To.InventoryTypeName, c.To.CreatedAt, c.To.SignatureDate),
+		Summary:  c.Summary,
+	}
+	text := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	flag := func(b *bool) bool { return b != nil && *b }
+	for _, env := range c.Environments {
+		room := report.ComparedRoom{Name: env.Name, Level: env.Level, Presence: env.Presence}
+		for _, it := range env.Items {
+			item := report.ComparedItem{Name: it.Name, Change: it.Change, FromRating: it.FromRating, ToRating: it.ToRating,
+				FromToRepair: flag(it.FromToRepair), ToToRepair: flag(it.ToToRepair),
+				FromDescription: text(it.FromDescription), ToDescription: text(it.ToDescription)}
+			for _, ph := range it.FromPhotos {
+				item.FromPhotos = append(item.FromPhotos, reportPhoto(ctx, store, ph.StorageReference, ph.SHA256))
+			}
+			for _, ph := range it.ToPhotos {
+				item.ToPhotos = append(item.ToPhotos, reportPhoto(ctx, store, ph.StorageReference, ph.SHA256))
+			}
+			room.Items = append(room.Items, item)
+		}
+		out.Environments = append(out.Environments, room)
+	}
+	return out
+}
+
+// B4's PDF GET {base_url}/inventories/comparison/pdf?from=&to=
+func (a *API) inventoryComparisonPDF(w http.ResponseWriter, r *http.Request, p *params) error {
+	// Parse: the two inventories and the company.
+	from, to := p.uuid("from"), p.uuid("to")
+	company := p.company()
+	if p.err != nil {
+		return p.err
+	}
+	// Call: the comparison, refused and scoped as B4's.
+	ctx := tenant.WithCompany(r.Context(), company)
+	var out struct {
+		InventoryComparison comparisonRecord `json:"inventoryComparison"`
+	}
+	if err := a.run(ctx, "b4_inventory_comparison_pdf", map[string]any{"from": from.String(), "to": to.String()}, &out); err != nil {
+		return err
+	}
+	// Encode: the report, rendered now (a comparison is not a signed
+	// document: nothing is stored), as an attachment.
+	data, err := report.RenderComparison(out.InventoryComparison.report(ctx, a.files))
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	h := w.Header()
+	h.Set("Content-Type", "application/pdf")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="comparacion-%s-%s.pdf"`, from.String()[:8], to.String()[:8]))
+	h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+	return nil
+}
