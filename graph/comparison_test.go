@@ -223,18 +223,24 @@ func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
 			Edges []struct {
 				Node struct {
 					Inventories struct {
-						Edges []struct{ Node struct{ ID string } }
+						Edges []struct {
+							Node struct{ ID, InventoryType string }
+						}
 					}
 				}
 			}
 		}
 	}
 	srv.MustData(t, companyA, `{ properties(first: 20) { edges { node {
-		inventories(first: 3, orderBy: {field: CREATED_AT, direction: ASC}) { edges { node { id } } } } } } }`, nil, &list)
+		inventories(first: 3, orderBy: {field: CREATED_AT, direction: ASC}) { edges { node { id inventoryType } } } } } } }`, nil, &list)
 	total := map[string]int{}
+	moveOuts := 0
 	for _, p := range list.Properties.Edges {
 		invs := p.Node.Inventories.Edges
 		for i := 1; i < len(invs); i++ {
+			if invs[i-1].Node.InventoryType == "COLOCACION" && invs[i].Node.InventoryType == "DESOCUPACION" {
+				moveOuts++
+			}
 			var got comparison
 			srv.MustData(t, companyA, comparisonQuery, map[string]any{"from": invs[i-1].Node.ID, "to": invs[i].Node.ID}, &got)
 			for k, v := range got.InventoryComparison.Summary {
@@ -246,6 +252,9 @@ func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
 		if total[kind] == 0 {
 			t.Errorf("no %s item across the demo's histories: %v", kind, total)
 		}
+	}
+	if moveOuts == 0 {
+		t.Error("no demo property has a move-in (colocación) followed by its move-out (desocupación)")
 	}
 	if total["unchanged"] < total["worse"]+total["better"] {
 		t.Errorf("the demo's inspections change more items than they keep: %v", total)

@@ -270,11 +270,17 @@ func (g *generator) property(company uuid.UUID, n int, size Size) {
 	}
 }
 
+// businessCycle is the order a property's inventories come in.
+var businessCycle = []inventorytype.Type{inventorytype.Captacion, inventorytype.PreVisita, inventorytype.Colocacion, inventorytype.Desocupacion}
+
 func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory, after time.Time, size Size, previous *report.Inventory) report.Inventory {
 	id := g.id()
 	levels := doc.PropertyLevels
-	// Types rotate so that every type appears in any dataset of four or more inventories.
-	kind := inventorytype.All[g.stats.Inventories%len(inventorytype.All)]
+	// Types rotate, so that every type appears in any dataset of four or more
+	// inventories, in the order of a property's business: listed (captación),
+	// visited, let (colocación), vacated (desocupación); so a property's
+	// history often holds a move-in and the move-out after it.
+	kind := businessCycle[g.stats.Inventories%len(businessCycle)]
 	created := after.Add(time.Duration(g.between(1, 400*24*3600)) * time.Second)
 	create := g.tx.Inventory.Create().SetID(id).SetCompanyID(company).SetPropertyID(property).
 		SetInventoryType(kind).
