@@ -230,22 +230,19 @@ func returnsList(def *ast.FieldDefinition) bool {
 // that their timelines and predecessors, if asked for, are read together
 // (internal/timeline, internal/previous).
 func noteLoads(client *ent.Client) {
-	client.Inventory.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier {
+	client.Inventory.Intercept(noting(previous.Seen))
+	client.Property.Intercept(noting(timeline.Seen))
+}
+
+// noting is an interceptor that hands the rows a query returns to note.
+func noting[T any](note func(context.Context, []T)) ent.Interceptor {
+	return ent.InterceptFunc(func(next ent.Querier) ent.Querier {
 		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
 			v, err := next.Query(ctx, q)
-			if inventories, ok := v.([]*ent.Inventory); ok {
-				previous.Seen(ctx, inventories)
+			if rows, ok := v.([]T); ok {
+				note(ctx, rows)
 			}
 			return v, err
 		})
-	}))
-	client.Property.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier {
-		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
-			v, err := next.Query(ctx, q)
-			if properties, ok := v.([]*ent.Property); ok {
-				timeline.Seen(ctx, properties)
-			}
-			return v, err
-		})
-	}))
+	})
 }
