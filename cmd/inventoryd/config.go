@@ -42,6 +42,10 @@ type Config struct {
 	AcquireTimeout   time.Duration
 	// ConnectTimeout bounds each new PostgreSQL connection, the first included.
 	ConnectTimeout time.Duration
+	// ReplicaURLs are PostgreSQL standbys that serve the server's reads, as
+	// long as they replay at most ReplicaMaxLag behind.
+	ReplicaURLs   []string
+	ReplicaMaxLag time.Duration
 	// ShutdownDelay is how long the server keeps serving, not ready and closing
 	// each connection after its answer, once told to stop; ShutdownTimeout is
 	// how long it then waits for requests in flight before cutting them.
@@ -108,6 +112,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var cfg Config
 	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
 	var authMode, rateLimit, rateBurst, jwtSkew string
+	var replicaURLs, replicaMaxLag string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -121,6 +126,8 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"database-pool-size", "INVENTORY_DATABASE_POOL_SIZE", "", fmt.Sprintf("database connections used at once (default: %d on PostgreSQL, the CPUs on SQLite)", store.DefaultPostgresPoolSize), &poolSize, false},
 		{"database-acquire-timeout", "INVENTORY_DATABASE_ACQUIRE_TIMEOUT", store.DefaultAcquireTimeout.String(), "how long a request waits for a free connection before a 503", &acquireTimeout, false},
 		{"database-connect-timeout", "INVENTORY_DATABASE_CONNECT_TIMEOUT", store.DefaultConnectTimeout.String(), "bound on connecting to PostgreSQL, at start too", &connectTimeout, false},
+		{"database-replica-urls", "INVENTORY_DATABASE_REPLICA_URLS", "", "comma-separated PostgreSQL standbys that serve reads, in turn (writes stay on --database-url)", &replicaURLs, true},
+		{"database-replica-max-lag", "INVENTORY_DATABASE_REPLICA_MAX_LAG", store.DefaultReplicaMaxLag.String(), "how far behind the primary a standby may replay and still serve reads", &replicaMaxLag, true},
 		{"shutdown-delay", "INVENTORY_SHUTDOWN_DELAY", defaultShutdownDelay.String(), "on SIGTERM, how long to keep serving while /readyz says 503 and connections close after each answer", &shutdownDelay, true},
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
@@ -204,6 +211,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	}
 	if cmd.serves {
 		durations = append(durations, []duration{
+			{"database replica max lag", replicaMaxLag, &cfg.ReplicaMaxLag, false},
 			{"request timeout", timeout, &cfg.RequestTimeout, false},
 			{"shutdown delay", shutdownDelay, &cfg.ShutdownDelay, true},
 			{"shutdown timeout", shutdownTimeout, &cfg.ShutdownTimeout, false},
@@ -222,6 +230,11 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 			return Config{}, nil, fmt.Errorf("database pool size %q: give a whole number from 1 to 1000", poolSize)
 		}
 		cfg.DatabasePoolSize = n
+	}
+	for u := range strings.SplitSeq(replicaURLs, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			cfg.ReplicaURLs = append(cfg.ReplicaURLs, u)
+		}
 	}
 	for h := range strings.SplitSeq(allowedHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -288,6 +301,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("database_pool_size", c.DatabasePoolSize),
 		slog.Duration("database_acquire_timeout", c.AcquireTimeout),
 		slog.Duration("database_connect_timeout", c.ConnectTimeout),
+		slog.Any("database_replica_urls", maskPasswords(c.ReplicaURLs)),
+		slog.Duration("database_replica_max_lag", c.ReplicaMaxLag),
 		slog.Duration("shutdown_delay", c.ShutdownDelay),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Any("allowed_hosts", c.AllowedHosts),
@@ -303,7 +318,19 @@ func (c Config) LogValue() slog.Value {
 
 // storeOptions are the database settings, as store.Open takes them.
 func (c Config) storeOptions() []store.Option {
-	return []store.Option{store.WithPool(c.DatabasePoolSize, c.AcquireTimeout), store.WithConnectTimeout(c.ConnectTimeout)}
+	opts := []store.Option{store.WithPool(c.DatabasePoolSize, c.AcquireTimeout), store.WithConnectTimeout(c.ConnectTimeout)}
+	if len(c.ReplicaURLs) > 0 {
+		opts = append(opts, store.WithReplicas(c.ReplicaURLs, c.ReplicaMaxLag))
+	}
+	return opts
+}
+
+func maskPasswords(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = maskPassword(u)
+	}
+	return out
 }
 
 func maskPassword(raw string) string {

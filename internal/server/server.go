@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -192,6 +193,13 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := st.Ping(ctx); err != nil {
+			// With a standby in rotation, reads are still served: the
+			// instance stays in the load balancer's, for them.
+			if slices.ContainsFunc(st.Replicas(), func(r store.ReplicaStatus) bool { return r.Healthy }) {
+				log.WarnContext(ctx, "readyz: the primary is unreachable; reads go to the standbys", "err", err)
+				writeStatus(w, http.StatusOK, "reads only: the primary database is unreachable")
+				return
+			}
 			log.WarnContext(ctx, "readyz: database unreachable", "err", err)
 			writeStatus(w, http.StatusServiceUnavailable, "database unreachable")
 			return

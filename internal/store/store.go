@@ -33,6 +33,7 @@ type Store struct {
 	guard   *guard
 	db      *sql.DB
 	dialect string
+	router  *router // nil without standbys
 }
 
 // Option configures Open.
@@ -43,6 +44,8 @@ type options struct {
 	poolSize       int
 	acquireTimeout time.Duration
 	connectTimeout time.Duration
+	replicas       []string
+	replicaMaxLag  time.Duration
 }
 
 // Defaults of the pool and connection settings.
@@ -117,10 +120,27 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	g := newGuard(entsql.OpenDB(name, db), o.poolSize, o.acquireTimeout)
 	var drv dialect.Driver = g
+	var r *router
+	if len(o.replicas) > 0 {
+		if name != dialect.Postgres {
+			db.Close()
+			return nil, fmt.Errorf("store: replicas are PostgreSQL standbys; the primary is %s", name)
+		}
+		replicas, err := openReplicas(o.replicas, &o)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		if o.replicaMaxLag <= 0 {
+			o.replicaMaxLag = DefaultReplicaMaxLag
+		}
+		r = newRouter(g, replicas, o.replicaMaxLag)
+		drv = r
+	}
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name}, nil
+	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r}, nil
 }
 
 // scheme is the lower-cased scheme of url ("" for a plain path).

@@ -77,6 +77,50 @@ func ClusterAvailable() error {
 // the machine (not of the server: see Crash) can lose committed data.
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
+	c := newCluster(tb)
+	began := time.Now()
+	// --no-sync: the files need not reach the disk, they die with the test.
+	if out, err := c.Exec("initdb", "-D", c.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale",
+		"--no-sync", "--no-instructions"); err != nil {
+		tb.Fatalf("initdb: %v\n%s", err, out)
+	}
+	c.InitTime = time.Since(began)
+	// Settings for a fast, small, private server: the port is given at each
+	// start (-p), the socket lives in the cluster's folder rather than in
+	// /var/run/postgresql, which another server owns. fsync is off, but
+	// synchronous_commit is not: a commit is written to the kernel before it
+	// returns, so that what a test saw committed survives Crash.
+	conf := fmt.Sprintf(`
+# testdb.StartCluster
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '%s'
+fsync = off
+shared_buffers = 16MB
+max_connections = 100
+logging_collector = off
+`, c.sockDir)
+	f, err := os.OpenFile(filepath.Join(c.dataDir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(conf)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		tb.Fatalf("configuring the cluster: %v", err)
+	}
+
+	began = time.Now()
+	c.startOnFreePort()
+	c.StartTime = time.Since(began)
+	tb.Logf("PostgreSQL cluster on port %d in %s: initdb %s, start %s",
+		c.port, c.dataDir, c.InitTime.Round(time.Millisecond), c.StartTime.Round(time.Millisecond))
+	return c
+}
+
+// newCluster makes the folders of a cluster the server's user can reach,
+// removed when the test ends; without the binaries the test is skipped, or
+// fails under CI.
+func newCluster(tb testing.TB) *Cluster {
+	tb.Helper()
 	if err := ClusterAvailable(); err != nil {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("cannot start a PostgreSQL cluster under CI: %v", err)
@@ -111,54 +155,51 @@ func StartCluster(tb testing.TB) *Cluster {
 		}
 	}
 
-	began := time.Now()
-	// --no-sync: the files need not reach the disk, they die with the test.
-	if out, err := c.Exec("initdb", "-D", c.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale",
-		"--no-sync", "--no-instructions"); err != nil {
-		tb.Fatalf("initdb: %v\n%s", err, out)
-	}
-	c.InitTime = time.Since(began)
-	// Settings for a fast, small, private server: the port is given at each
-	// start (-p), the socket lives in the cluster's folder rather than in
-	// /var/run/postgresql, which another server owns. fsync is off, but
-	// synchronous_commit is not: a commit is written to the kernel before it
-	// returns, so that what a test saw committed survives Crash.
-	conf := fmt.Sprintf(`
-# testdb.StartCluster
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '%s'
-fsync = off
-shared_buffers = 16MB
-max_connections = 100
-logging_collector = off
-`, c.sockDir)
-	f, err := os.OpenFile(filepath.Join(c.dataDir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = f.WriteString(conf)
-		err = errors.Join(err, f.Close())
-	}
-	if err != nil {
-		tb.Fatalf("configuring the cluster: %v", err)
-	}
+	return c
+}
 
+// startOnFreePort starts the server on a free port.
+func (c *Cluster) startOnFreePort() {
+	c.tb.Helper()
+	var err error
 	// A port found free may be taken before the server binds it (by another
 	// package's test starting a cluster at the same moment): try another.
-	began = time.Now()
 	for attempt := 1; ; attempt++ {
 		if c.port, err = freePort(); err != nil {
-			tb.Fatal(err)
+			c.tb.Fatal(err)
 		}
 		err = c.start()
 		if err == nil {
 			break
 		}
 		if attempt == 3 || !strings.Contains(c.logTail(), "already in use") {
-			tb.Fatalf("starting the cluster: %v", err)
+			c.tb.Fatalf("starting the cluster: %v", err)
 		}
 	}
-	c.StartTime = time.Since(began)
-	tb.Logf("PostgreSQL cluster on port %d in %s: initdb %s, start %s",
-		c.port, c.dataDir, c.InitTime.Round(time.Millisecond), c.StartTime.Round(time.Millisecond))
+}
+
+// StartReplica makes a streaming standby of primary (pg_basebackup -R, the
+// WAL streamed) and starts it on a port of its own; it is stopped and
+// removed when the test ends.
+func StartReplica(tb testing.TB, primary *Cluster) *Cluster {
+	tb.Helper()
+	c := newCluster(tb)
+	if out, err := c.Exec("pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(primary.port), "-U", "postgres",
+		"-D", c.dataDir, "-R", "-X", "stream", "--no-sync"); err != nil {
+		tb.Fatalf("pg_basebackup: %v\n%s", err, out)
+	}
+	// The copy carries the primary's settings: its socket folder is the
+	// primary's, which this server must not take.
+	f, err := os.OpenFile(filepath.Join(c.dataDir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "\n# testdb.StartReplica\nunix_socket_directories = '%s'\n", c.sockDir)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		tb.Fatalf("configuring the standby: %v", err)
+	}
+	c.startOnFreePort()
+	tb.Logf("PostgreSQL standby of port %d on port %d", primary.port, c.port)
 	return c
 }
 

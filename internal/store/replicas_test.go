@@ -1,0 +1,127 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+// transactions is how many transactions a server has counted in its
+// postgres database: on a standby, the reads it served.
+func transactions(t *testing.T, url string) int64 {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// With two streaming standbys, reads go to them, spread within 20% of each
+// other, and none to the primary; with the primary stopped, reads are still
+// answered and writes are refused as unavailable, until it is back.
+// Runs in the PostgreSQL test run: it starts a primary and two standbys.
+func TestReadsGoToTheStandbysAndOutliveThePrimary(t *testing.T) {
+	if !testdb.Postgres() {
+		t.Skip("starts PostgreSQL clusters: runs when " + testdb.EnvURL + " is set")
+	}
+	primary := testdb.StartCluster(t)
+	company := uuid.New()
+	write := tenant.Unrestricted(context.Background(), "test: fixtures")
+	{
+		st, err := store.Open(context.Background(), primary.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Client.Property.Create().SetCompanyID(company).SetAddress("Calle 1").SetCity("Cali").SetPropertyType("Casa").Save(write); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+	one, two := testdb.StartReplica(t, primary), testdb.StartReplica(t, primary)
+	st, err := store.Open(context.Background(), primary.URL(), store.WithReplicas([]string{one.URL(), two.URL()}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r := st.Replicas()
+		if len(r) == 2 && r[0].Healthy && r[1].Healthy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standbys never came into rotation: %+v", r)
+		}
+	}
+
+	read := tenant.WithCompany(context.Background(), company)
+	before := []int64{transactions(t, primary.URL()), transactions(t, one.URL()), transactions(t, two.URL())}
+	const reads = 300
+	for range reads {
+		if n, err := st.Client.Property.Query().Count(read); err != nil || n != 1 {
+			t.Fatalf("a read: %d, %v", n, err)
+		}
+	}
+	// Each server's counts reach pg_stat_database when its sessions report
+	// them (within seconds when idle).
+	var served []int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		served = []int64{transactions(t, primary.URL()) - before[0], transactions(t, one.URL()) - before[1], transactions(t, two.URL()) - before[2]}
+		if served[1]+served[2] >= reads || time.Now().After(deadline) {
+			break
+		}
+	}
+	if served[1]+served[2] < reads || served[0] > reads/20 {
+		t.Fatalf("transactions counted: primary %d, standbys %d and %d: want the %d reads on the standbys", served[0], served[1], served[2], reads)
+	}
+	if lo, hi := min(served[1], served[2]), max(served[1], served[2]); float64(hi-lo) > 0.2*float64(hi) {
+		t.Errorf("standbys served %d and %d reads: want them within 20%% of each other", served[1], served[2])
+	}
+
+	primary.Stop()
+	if n, err := st.Client.Property.Query().Count(read); err != nil || n != 1 {
+		t.Errorf("a read with the primary down: %d, %v", n, err)
+	}
+	// Served: the instance stays ready for reads, and answers them.
+	srv := apitest.NewServer(t, st, nil)
+	if res, body := srv.Get(t, "/readyz", nil); res.StatusCode != http.StatusOK || !strings.Contains(string(body), "reads only") {
+		t.Errorf("/readyz with the primary down: %d %s, want 200 for reads only", res.StatusCode, body)
+	}
+	var page struct{ Properties struct{ TotalCount int } }
+	srv.MustData(t, company.String(), `{ properties(first: 5) { totalCount } }`, nil, &page)
+	if page.Properties.TotalCount != 1 {
+		t.Errorf("GraphQL with the primary down: %d properties, want 1", page.Properties.TotalCount)
+	}
+	_, err = st.Client.Property.Create().SetCompanyID(company).SetAddress("Calle 2").SetCity("Cali").SetPropertyType("Casa").Save(write)
+	if !store.Unavailable(err) {
+		t.Errorf("a write with the primary down: %v, want the database unavailable", err)
+	}
+	primary.Start()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, err = st.Client.Property.Create().SetCompanyID(company).SetAddress("Calle 2").SetCity("Cali").SetPropertyType("Casa").Save(write)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("a write once the primary is back: %v", err)
+	}
+}
