@@ -113,3 +113,27 @@ func TestHealthcheckCommandAsksTheServerOnItsAddress(t *testing.T) {
 		t.Errorf("healthcheck with nothing listening: want an error")
 	}
 }
+
+// On PostgreSQL, which several instances may share, the server says what it
+// keeps of its own: a file-kept URL signing key, a blob folder of its own.
+func TestTheServerSaysWhatSeveralInstancesMustShare(t *testing.T) {
+	for _, tt := range []struct {
+		cfg      Config
+		key, dir bool
+	}{
+		{Config{DatabaseURL: "data/inventory.db"}, false, false},
+		{Config{DatabaseURL: "postgres://db/inventory"}, true, true},
+		{Config{DatabaseURL: "postgres://db/inventory", SigningKey: "k", BlobURL: "s3://evidence"}, false, false},
+		{Config{DatabaseURL: "postgres://db/inventory", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, true},
+	} {
+		var logs apitest.LogBuffer
+		(&Main{Config: tt.cfg, Log: logs.Logger(0)}).warnOfInstanceState()
+		lines := logs.String()
+		if got := strings.Contains(lines, "INVENTORY_URL_SIGNING_KEY"); got != tt.key {
+			t.Errorf("%+v: warned of the key %v, want %v", tt.cfg, got, tt.key)
+		}
+		if got := strings.Contains(lines, "shared store"); got != tt.dir {
+			t.Errorf("%+v: warned of the folder %v, want %v", tt.cfg, got, tt.dir)
+		}
+	}
+}

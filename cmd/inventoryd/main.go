@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -240,6 +241,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()
 	m.logAuthentication()
+	m.warnOfInstanceState()
 	m.Log.Info("serving", "url", "http://"+m.listener.Addr().String()+"/", "graphql", "http://"+m.listener.Addr().String()+"/graphql")
 	return nil
 }
@@ -318,6 +320,23 @@ func (m *Main) close() error {
 // logAuthentication says how callers are authenticated, and warns when
 // header mode listens beyond this machine: anyone who reaches it may name
 // any company.
+// warnOfInstanceState says what an instance keeps of its own that several
+// instances of one PostgreSQL database must share: a URL signing key kept in
+// its data folder (a photo URL one instance signs fails on another) and a
+// blob folder of its own (files one stores, another cannot serve).
+func (m *Main) warnOfInstanceState() {
+	if !strings.HasPrefix(m.Config.DatabaseURL, "postgres") {
+		return // SQLite: one process, one instance
+	}
+	if m.Config.SigningKey == "" {
+		m.Log.Warn("the URL signing key is kept in " + filepath.Join(m.Config.DataDir, "url-signing.key") +
+			": every instance serving this database needs the same INVENTORY_URL_SIGNING_KEY, or a photo URL one signs fails on another (docs/deployment.md)")
+	}
+	if b := m.Config.BlobURL; b == "" || strings.HasPrefix(b, "file://") || strings.HasPrefix(b, "mem://") {
+		m.Log.Warn("files are stored in a folder of this instance: several instances need a shared store (s3://, or one folder they all mount) (docs/deployment.md)")
+	}
+}
+
 func (m *Main) logAuthentication() {
 	m.Log.Info("authentication", "mode", m.Config.Auth, "rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
 	if m.Config.Auth == auth.Header && !loopback(m.listener.Addr()) {

@@ -3,14 +3,18 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -123,5 +127,54 @@ func TestReadsGoToTheStandbysAndOutliveThePrimary(t *testing.T) {
 	}
 	if err != nil {
 		t.Errorf("a write once the primary is back: %v", err)
+	}
+}
+
+// Behind PgBouncer in transaction pooling mode, with pgx told to send no
+// named prepared statements (default_query_exec_mode=exec in the URL, as
+// the README says), the service answers the nested query: many statements
+// of one request land on different server connections.
+func TestTheServiceWorksBehindPgBouncerInTransactionMode(t *testing.T) {
+	if !testdb.Postgres() {
+		t.Skip("starts a PostgreSQL cluster: runs when " + testdb.EnvURL + " is set")
+	}
+	cluster := testdb.StartCluster(t)
+	direct, err := store.Open(context.Background(), cluster.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := datagen.Load(context.Background(), direct.Client, nil, datagen.DemoSeed, datagen.Size{Companies: 1, PropertiesPerCompany: 5,
+		InventoriesPerProperty: 2, MinEnvironments: 2, MaxEnvironments: 3, MinItems: 2, MaxItems: 4, MaxPhotos: 1}); err != nil {
+		t.Fatal(err)
+	}
+	direct.Close()
+
+	pooled, err := store.Open(context.Background(), testdb.StartPgBouncer(t, cluster)+"&default_query_exec_mode=exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pooled.Close()
+	srv := apitest.NewServer(t, pooled, nil)
+	// Concurrent requests: each one's statements land on whichever server
+	// connection PgBouncer has free, never the same one twice for sure.
+	var wg sync.WaitGroup
+	failures := make(chan string, 80)
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				res := srv.GraphQL(t, datagen.DemoCompanies[0].String(), ide.ExampleQuery, nil)
+				if len(res.Errors) > 0 || !strings.Contains(string(res.Data), `"items"`) {
+					failures <- fmt.Sprintf("%v %.200s", res.Errors, res.Data)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Errorf("the nested query through PgBouncer: %s", f)
 	}
 }
