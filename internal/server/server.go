@@ -3,6 +3,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -192,24 +193,35 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 		// pool does not make it wait and read as a dead database.
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		replicas := st.Replicas()
+		// With standbys, the answer says how each database is.
+		write := func(code int, status string) {
+			if replicas == nil {
+				writeStatus(w, code, status)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "replicas": replicas})
+		}
 		if err := st.Ping(ctx); err != nil {
 			// With a standby in rotation, reads are still served: the
 			// instance stays in the load balancer's, for them.
-			if slices.ContainsFunc(st.Replicas(), func(r store.ReplicaStatus) bool { return r.Healthy }) {
+			if slices.ContainsFunc(replicas, func(r store.ReplicaStatus) bool { return r.Healthy }) {
 				log.WarnContext(ctx, "readyz: the primary is unreachable; reads go to the standbys", "err", err)
-				writeStatus(w, http.StatusOK, "reads only: the primary database is unreachable")
+				write(http.StatusOK, "reads only: the primary database is unreachable")
 				return
 			}
 			log.WarnContext(ctx, "readyz: database unreachable", "err", err)
-			writeStatus(w, http.StatusServiceUnavailable, "database unreachable")
+			write(http.StatusServiceUnavailable, "database unreachable")
 			return
 		}
 		if pool := st.Pool(); pool.Exhausted() {
 			log.WarnContext(ctx, "readyz: every database connection is in use", "in_use", pool.InUse, "size", pool.Size, "waiting", pool.Waiting)
-			writeStatus(w, http.StatusServiceUnavailable, "database busy: all connections in use")
+			write(http.StatusServiceUnavailable, "database busy: all connections in use")
 			return
 		}
-		writeStatus(w, http.StatusOK, "ok")
+		write(http.StatusOK, "ok")
 	})
 }
 

@@ -106,8 +106,9 @@ func TestReadsGoToTheStandbysAndOutliveThePrimary(t *testing.T) {
 	}
 	// Served: the instance stays ready for reads, and answers them.
 	srv := apitest.NewServer(t, st, nil)
-	if res, body := srv.Get(t, "/readyz", nil); res.StatusCode != http.StatusOK || !strings.Contains(string(body), "reads only") {
-		t.Errorf("/readyz with the primary down: %d %s, want 200 for reads only", res.StatusCode, body)
+	if res, body := srv.Get(t, "/readyz", nil); res.StatusCode != http.StatusOK || !strings.Contains(string(body), "reads only") ||
+		strings.Count(string(body), `"healthy":true`) != 2 {
+		t.Errorf("/readyz with the primary down: %d %s, want 200 for reads only, naming both standbys healthy", res.StatusCode, body)
 	}
 	var page struct{ Properties struct{ TotalCount int } }
 	srv.MustData(t, company.String(), `{ properties(first: 5) { totalCount } }`, nil, &page)
