@@ -211,6 +211,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	instruments := metrics.New()
 	instruments.WatchDB(st.Stats)
+	if len(m.Config.ReplicaURLs) > 0 {
+		instruments.WatchReplicas(st.ReplicaMetrics)
+	}
 	if m.Config.MetricsAddr != "" {
 		metricsListener, err := net.Listen("tcp", m.Config.MetricsAddr)
 		if err != nil {

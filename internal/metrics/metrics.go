@@ -82,6 +82,41 @@ func (m *Metrics) WatchDB(stats func() sql.DBStats) {
 	)
 }
 
+// Replica is what the metrics read of a standby at each scrape.
+type Replica struct {
+	Name    string
+	Healthy bool
+	Lag     time.Duration
+}
+
+// replicaCollector reads the standbys' state at each scrape.
+type replicaCollector struct {
+	read             func() []Replica
+	healthy, lagDesc *prometheus.Desc
+}
+
+func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.healthy; ch <- c.lagDesc }
+
+func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.read() {
+		healthy := 0.0
+		if r.Healthy {
+			healthy = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.healthy, prometheus.GaugeValue, healthy, r.Name)
+		ch <- prometheus.MustNewConstMetric(c.lagDesc, prometheus.GaugeValue, r.Lag.Seconds(), r.Name)
+	}
+}
+
+// WatchReplicas adds each standby's rotation state and replay lag, read from
+// read at each scrape (the standbys are a setting: a bounded label).
+func (m *Metrics) WatchReplicas(read func() []Replica) {
+	m.registry.MustRegister(replicaCollector{read: read,
+		healthy: prometheus.NewDesc("inventory_db_replica_healthy", "Whether a standby is in the read rotation (1) or out of it (0).", []string{"replica"}, nil),
+		lagDesc: prometheus.NewDesc("inventory_db_replica_lag_seconds", "How far behind the primary a standby replayed at its last check.", []string{"replica"}, nil),
+	})
+}
+
 // Handler serves the metrics in Prometheus's text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})

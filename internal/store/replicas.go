@@ -12,6 +12,8 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/propertyrecords/inventory/internal/metrics"
 )
 
 // DefaultReplicaMaxLag is how far behind the primary a standby may be and
@@ -190,6 +192,15 @@ func (s *Store) Replicas() []ReplicaStatus {
 		rep.mu.Lock()
 		out = append(out, ReplicaStatus{Name: rep.name, Healthy: rep.healthy.Load(), Lag: rep.lag, Problem: rep.problem})
 		rep.mu.Unlock()
+	}
+	return out
+}
+
+// ReplicaMetrics is Replicas as the metrics read them.
+func (s *Store) ReplicaMetrics() []metrics.Replica {
+	var out []metrics.Replica
+	for _, r := range s.Replicas() {
+		out = append(out, metrics.Replica{Name: r.Name, Healthy: r.Healthy, Lag: r.Lag})
 	}
 	return out
 }

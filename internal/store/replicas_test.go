@@ -5,16 +5,20 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -74,6 +78,26 @@ func TestReadsGoToTheStandbysAndOutliveThePrimary(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the standbys never came into rotation: %+v", r)
 		}
+	}
+
+	// Their state is on /metrics, a series per standby.
+	instruments := metrics.New()
+	instruments.WatchReplicas(st.ReplicaMetrics)
+	scrape := httptest.NewServer(instruments.Handler())
+	defer scrape.Close()
+	res, err := http.Get(scrape.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := families["inventory_db_replica_healthy"]; f == nil || len(f.Metric) != 2 || f.Metric[0].Gauge.GetValue() != 1 || f.Metric[1].Gauge.GetValue() != 1 ||
+		families["inventory_db_replica_lag_seconds"] == nil {
+		t.Errorf("/metrics: %v, want both standbys healthy, and their lag", families["inventory_db_replica_healthy"])
 	}
 
 	read := tenant.WithCompany(context.Background(), company)
