@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -290,11 +289,11 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),
-		slog.String("database_url", maskPassword(c.DatabaseURL)),
+		slog.String("database_url", store.Redacted(c.DatabaseURL)),
 		slog.String("data_dir", c.DataDir),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("rest_base_url", c.RESTBaseURL),
-		slog.String("blob_url", maskPassword(c.BlobURL)),
+		slog.String("blob_url", store.Redacted(c.BlobURL)),
 		slog.String("public_url", c.PublicURL),
 		slog.Bool("url_signing_key_set", c.SigningKey != ""),
 		slog.Duration("request_timeout", c.RequestTimeout),
@@ -328,20 +327,9 @@ func (c Config) storeOptions() []store.Option {
 func maskPasswords(urls []string) []string {
 	out := make([]string, len(urls))
 	for i, u := range urls {
-		out[i] = maskPassword(u)
+		out[i] = store.Redacted(u)
 	}
 	return out
-}
-
-func maskPassword(raw string) string {
-	if !strings.Contains(raw, "://") {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // signingKey is the configured key, or one kept in the data directory (made

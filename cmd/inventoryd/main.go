@@ -214,16 +214,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if len(m.Config.ReplicaURLs) > 0 {
 		instruments.WatchReplicas(st.ReplicaMetrics)
 	}
-	if m.Config.MetricsAddr != "" {
-		metricsListener, err := net.Listen("tcp", m.Config.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("metrics address: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", instruments.Handler())
-		m.metricsServer = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
-		go func() { _ = m.metricsServer.Serve(metricsListener) }()
-		m.Log.Info("serving metrics", "url", "http://"+metricsListener.Addr().String()+"/metrics")
+	if m.metricsServer, err = serveMetrics(m.Config.MetricsAddr, instruments, m.Log); err != nil {
+		return err
 	}
 	m.drain = server.NewDrain()
 	m.server = &http.Server{

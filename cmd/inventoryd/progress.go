@@ -85,11 +85,12 @@ func (p *progress) clear() {
 	}
 }
 
-// serveJobMetrics serves /metrics on addr while a long command runs, so that
-// its progress can be watched; it returns the function that stops it.
-func serveJobMetrics(addr string, m *metrics.Metrics) (stop func(), err error) {
+// serveMetrics serves /metrics on addr apart from the API, for the server
+// and, while they run, for long commands; nil when addr is empty. Close
+// stops it.
+func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (*http.Server, error) {
 	if addr == "" {
-		return func() {}, nil
+		return nil, nil
 	}
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -99,6 +100,16 @@ func serveJobMetrics(addr string, m *metrics.Metrics) (stop func(), err error) {
 	mux.Handle("GET /metrics", m.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	go func() { _ = srv.Serve(listener) }()
-	slog.Info("serving metrics", "url", "http://"+listener.Addr().String()+"/metrics")
+	log.Info("serving metrics", "url", "http://"+listener.Addr().String()+"/metrics")
+	return srv, nil
+}
+
+// serveJobMetrics is serveMetrics for a command: the function it returns
+// stops serving (and does nothing when nothing was served).
+func serveJobMetrics(addr string, m *metrics.Metrics) (stop func(), err error) {
+	srv, err := serveMetrics(addr, m, slog.Default())
+	if err != nil || srv == nil {
+		return func() {}, err
+	}
 	return func() { srv.Close() }, nil
 }

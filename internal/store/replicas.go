@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,18 +157,23 @@ func openReplicas(urls []string, o *options) ([]*replica, error) {
 	var out []*replica
 	for _, raw := range urls {
 		if scheme(raw) != "postgres" && scheme(raw) != "postgresql" {
-			return nil, fmt.Errorf("store: replica %q: replicas are PostgreSQL standbys (postgres://…)", redact(raw))
+			return nil, fmt.Errorf("store: replica %q: replicas are PostgreSQL standbys (postgres://…)", Redacted(raw))
 		}
 		name, db, err := openPostgres(raw, o)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &replica{name: redact(raw), db: db, drv: newGuard(entsql.OpenDB(name, db), o.poolSize, o.acquireTimeout)})
+		out = append(out, &replica{name: Redacted(raw), db: db, drv: newGuard(entsql.OpenDB(name, db), o.poolSize, o.acquireTimeout)})
 	}
 	return out, nil
 }
 
-func redact(raw string) string {
+// Redacted is a database or store address fit for logs: its password
+// masked; a plain path as it is.
+func Redacted(raw string) string {
+	if !strings.Contains(raw, "://") {
+		return raw
+	}
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}

@@ -81,7 +81,7 @@ func (d *Dataset) URL(tb testing.TB) string {
 	name := newDatabaseName(tb, "t")
 	admin := adminDB(tb, base)
 	if _, err := admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + d.template); err != nil {
-		tb.Fatalf("copying dataset %s into database %s on %s: %v", d.name, name, redacted(base), err)
+		tb.Fatalf("copying dataset %s into database %s on %s: %v", d.name, name, store.Redacted(base), err)
 	}
 	tb.Cleanup(func() {
 		// FORCE: a connection a test left open must not keep the copy.
@@ -138,7 +138,7 @@ func (d *Dataset) build(base string) error {
 		return err
 	}
 	if _, err := admin.Exec(`CREATE DATABASE ` + d.template); err != nil {
-		return fmt.Errorf("creating template database %s on %s: %v", d.template, redacted(base), err)
+		return fmt.Errorf("creating template database %s on %s: %v", d.template, store.Redacted(base), err)
 	}
 	templatesMu.Lock()
 	templates = append(templates, d.template)

@@ -66,7 +66,7 @@ func URL(tb testing.TB) string {
 	schema := "t_" + randomHex(tb)
 	admin := adminDB(tb, base)
 	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		tb.Fatalf("creating schema %s on %s: %v (under CI an unreachable PostgreSQL is a failure)", schema, redacted(base), err)
+		tb.Fatalf("creating schema %s on %s: %v (under CI an unreachable PostgreSQL is a failure)", schema, store.Redacted(base), err)
 	}
 	tb.Cleanup(func() {
 		if _, err := admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
@@ -111,16 +111,9 @@ func openAdmin(base string) (*sql.DB, error) {
 		}
 	})
 	if adminErr != nil {
-		return nil, fmt.Errorf("connecting to %s at %s: %v", EnvURL, redacted(base), adminErr)
+		return nil, fmt.Errorf("connecting to %s at %s: %v", EnvURL, store.Redacted(base), adminErr)
 	}
 	return admin, nil
-}
-
-func redacted(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable URL)"
 }
 
 func randomHex(tb testing.TB) string {
