@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -208,22 +207,12 @@ func (listSpans) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (listSpans) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !(fc.IsResolver || fc.IsMethod) || !returnsList(fc.Field.Definition) {
+	if fc == nil || !(fc.IsResolver || fc.IsMethod) || !direct.ReturnsList(fc.Field.Definition) {
 		return next(ctx)
 	}
 	ctx, end := tracing.Resolver(ctx, fc.Object, fc.Field.Name)
 	defer end()
 	return next(ctx)
-}
-
-// returnsList says whether a field's value is a list, or a connection or
-// page of one (by the schema's naming), as directgen decides.
-func returnsList(def *ast.FieldDefinition) bool {
-	if def == nil {
-		return false
-	}
-	name := def.Type.Name()
-	return def.Type.Elem != nil || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
 }
 
 // noteLoads notes the properties and inventories each operation loads, so

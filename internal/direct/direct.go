@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -253,4 +254,15 @@ func Answer(write func(*Writer) error) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(nil), w.buf...), nil
+}
+
+// ReturnsList says whether a field's value is a list, or a connection or
+// page of one (by the schema's naming): the fields whose resolvers get a
+// trace span, on either executor.
+func ReturnsList(def *ast.FieldDefinition) bool {
+	if def == nil {
+		return false
+	}
+	name := def.Type.Name()
+	return def.Type.Elem != nil || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
 }

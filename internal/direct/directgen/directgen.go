@@ -211,7 +211,7 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 		if !f.IsResolver {
 			call = "obj." + f.GoFieldName + "(" + f.CallArgs() + ")"
 		}
-		if spanned := strings.Replace(call, "(ctx", "(spanCtx", 1); g.ListSpan != "" && returnsList(f) && spanned != call {
+		if spanned := strings.Replace(call, "(ctx", "(spanCtx", 1); g.ListSpan != "" && direct.ReturnsList(f.FieldDefinition) && spanned != call {
 			// The span's context goes to the call only: what the value's
 			// fields resolve to later is not this resolver's work.
 			g.printf("\t\t\tspanCtx, endSpan := %s(ctx, %q, %q)\n", g.ListSpan, o.Name, f.Name)
@@ -228,13 +228,6 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 		return nil
 	}
 	return g.value(f.TypeReference, "v", "\t\t\t")
-}
-
-// returnsList says whether a field's value is a list, or a connection or
-// page of one (by the schema's naming).
-func returnsList(f *codegen.Field) bool {
-	name := f.TypeReference.Definition.Name
-	return f.TypeReference.IsSlice() || strings.HasSuffix(name, "Connection") || strings.HasSuffix(name, "Page")
 }
 
 func (g *gen) get(call string, noErr bool) { g.getThen(call, noErr, "") }
