@@ -2,8 +2,6 @@ package rest
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -109,12 +107,6 @@ func (a *API) inventoryComparisonPDF(w http.ResponseWriter, r *http.Request, p *
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
-	h := w.Header()
-	h.Set("Content-Type", "application/pdf")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="comparacion-%s-%s.pdf"`, from.String()[:8], to.String()[:8]))
-	h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	files.ServeRendered(w, r, fmt.Sprintf("comparacion-%s-%s.pdf", from.String()[:8], to.String()[:8]), data)
 	return nil
 }

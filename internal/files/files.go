@@ -5,6 +5,7 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -188,19 +189,7 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 	}
 	defer reader.Close()
 	h := w.Header()
-	h.Set("Content-Type", ContentType(d.Key))
-	h.Set("X-Content-Type-Options", "nosniff")
-	if d.SHA256 != "" {
-		h.Set("ETag", `"`+d.SHA256+`"`)
-		if digest, err := hex.DecodeString(d.SHA256); err == nil {
-			// RFC 9530: the digest of the whole file, on a range's answer too,
-			// so a client can check what it put together.
-			h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(digest)+":")
-		}
-	}
-	if d.Filename != "" {
-		h.Set("Content-Disposition", attachment(d.Filename))
-	}
+	describe(h, d.Key, d.SHA256, d.Filename)
 	if d.CacheControl != "" {
 		h.Set("Cache-Control", d.CacheControl)
 	}
@@ -210,6 +199,34 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 	}
 	http.ServeContent(w, withoutManyRanges(r), path.Base(d.Key), modified, reader)
 	return nil
+}
+
+// ServeRendered sends a document rendered for this request and not stored
+// (a comparison report), as an attachment named filename, with what Serve
+// states of a stored file: its type, its SHA-256 (ETag, Repr-Digest), and
+// Range and conditional requests answered.
+func ServeRendered(w http.ResponseWriter, r *http.Request, filename string, data []byte) {
+	sum := sha256.Sum256(data)
+	describe(w.Header(), filename, hex.EncodeToString(sum[:]), filename)
+	http.ServeContent(w, withoutManyRanges(r), filename, time.Time{}, bytes.NewReader(data))
+}
+
+// describe states what a download is: its media type (by key's extension),
+// its SHA-256 when known, and, with a filename, that it is an attachment.
+func describe(h http.Header, key, sha256Hex, filename string) {
+	h.Set("Content-Type", ContentType(key))
+	h.Set("X-Content-Type-Options", "nosniff")
+	if sha256Hex != "" {
+		h.Set("ETag", `"`+sha256Hex+`"`)
+		if digest, err := hex.DecodeString(sha256Hex); err == nil {
+			// RFC 9530: the digest of the whole file, on a range's answer too,
+			// so a client can check what it put together.
+			h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(digest)+":")
+		}
+	}
+	if filename != "" {
+		h.Set("Content-Disposition", attachment(filename))
+	}
 }
 
 // MaxRanges is the most byte ranges one request may ask for. A request for
