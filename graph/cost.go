@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/scalar"
 )
 
@@ -82,11 +84,27 @@ func stringsOf(v *ast.Value) []string {
 	return out
 }
 
-// costExtension prices each operation before it runs.
+// costExtension prices each operation before it runs, and charges the
+// price to the caller's budget, if it has one.
 type costExtension struct {
-	limit int
-	lists listSizes
+	limit  int
+	lists  listSizes
+	budget *fairshare.Budget
 }
+
+// CostReport is what an answer says of its operation's cost
+// (extensions.cost), named as Shopify's GraphQL API names it, which front
+// ends already read.
+type CostReport struct {
+	RequestedQueryCost int `json:"requestedQueryCost"`
+	MaximumQueryCost   int `json:"maximumQueryCost"`
+	// ThrottleStatus is the caller's budget after this operation, when it
+	// has one.
+	ThrottleStatus *fairshare.Status `json:"throttleStatus,omitempty"`
+}
+
+// costStat is the key of an operation's CostReport in its stats.
+const costStat = "cost"
 
 var (
 	_ graphql.HandlerExtension        = costExtension{}
@@ -96,7 +114,7 @@ var (
 func (costExtension) ExtensionName() string                   { return "Cost" }
 func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (c costExtension) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+func (c costExtension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	p := pricer{lists: c.lists, vars: opCtx.Variables, limit: c.limit}
 	cost := p.selections(opCtx.Operation.SelectionSet, 1, 0, nil)
 	switch {
@@ -104,7 +122,24 @@ func (c costExtension) MutateOperationContext(_ context.Context, opCtx *graphql.
 		return p.err
 	case cost > c.limit:
 		return limitError(CodeTooComplex, c.limit,
-			"the operation may return more than %d fields, the limit: ask for fewer fields or smaller lists (a list multiplies what is selected below it by its size)", c.limit)
+			"the operation costs more than %d, the limit: ask for fewer fields, smaller lists or simpler filters (a list multiplies what is selected below it by its size; filters, counts and deep pages add the database's work)", c.limit)
+	}
+	report := &CostReport{RequestedQueryCost: cost, MaximumQueryCost: c.limit}
+	opCtx.Stats.SetExtension(costStat, report)
+	if c.budget == nil {
+		return nil
+	}
+	key := fairshare.KeyFrom(ctx)
+	if key == "" {
+		return nil // not a request from a client (the server's own lookups)
+	}
+	status, err := c.budget.Charge(key, cost, time.Now())
+	report.ThrottleStatus = &status
+	if err != nil {
+		out := gqlerror.Errorf("%s", err.Message)
+		out.Extensions = map[string]any{"code": err.Code, "cost": report, "retryAfter": int(math.Ceil(err.RetryAfter.Seconds()))}
+		out.Err = err
+		return out
 	}
 	return nil
 }
@@ -153,8 +188,8 @@ func (p *pricer) field(f *ast.Field, mult, inventories int, sized *sizedFields) 
 		p.err = err
 		return mult
 	}
-	cost := mult
-	if len(f.SelectionSet) == 0 {
+	cost := saturate(mult + saturate(mult*p.work(f)))
+	if p.err != nil || len(f.SelectionSet) == 0 {
 		return cost
 	}
 	childMult, childSized := mult, (*sizedFields)(nil)
@@ -191,6 +226,111 @@ func (p *pricer) field(f *ast.Field, mult, inventories int, sized *sizedFields) 
 		inventories = 0
 	}
 	return saturate(cost + p.selections(f.SelectionSet, childMult, inventories, childSized))
+}
+
+// The database's work beyond the rows it returns is priced in the same unit,
+// about one per row it may read, for each time a field is evaluated (see
+// docs/decisions.md, "Database work"). No index answers a text search or a
+// count: both are priced as the scans they are. The figures are set so that a
+// front end's filters and counts cost little beside the records they return,
+// while a document built to keep the database busy is over the limit.
+const (
+	// filterTermPrice: a predicate an index or the row itself answers.
+	filterTermPrice = 20
+	// textSearchPrice: contains, prefix, suffix and case-folded matches scan
+	// the column of every candidate row.
+	textSearchPrice = 5_000
+	// edgeFilterPrice: hasX and hasXWith run a subquery for the candidates.
+	edgeFilterPrice = 2_000
+	// countPrice: totalCount, and the count behind every numbered page,
+	// reads every matching row.
+	countPrice = 2_000
+	// repairListPrice: the repair list first finds each property's latest
+	// signed inventory, across the company's whole portfolio.
+	repairListPrice = 50_000
+	// maxOffsetPrice: past the rows there are, an offset skips no more (a
+	// page past the last costs its count and the whole list's skip).
+	maxOffsetPrice = 100_000
+)
+
+// work is what the database does to evaluate f once, beyond the rows f
+// returns: its filter, a page's count and the rows its offset skips, a
+// connection's count, and the repair list's scan.
+func (p *pricer) work(f *ast.Field) int {
+	if f.Definition == nil {
+		return 0
+	}
+	work := 0
+	if f.Name == "totalCount" && f.ObjectDefinition != nil && strings.HasSuffix(f.ObjectDefinition.Name, "Connection") {
+		work += countPrice
+	}
+	if f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Query" && (f.Name == "repairs" || f.Name == "repairPage") {
+		work += repairListPrice
+	}
+	if len(f.Arguments) == 0 {
+		return work
+	}
+	args := f.ArgumentMap(p.vars)
+	if where, ok := args["where"].(map[string]any); ok {
+		work = saturate(work + filterPrice(where))
+	}
+	if strings.HasSuffix(f.Definition.Type.Name(), "Page") {
+		page, _ := graphql.UnmarshalInt(args["page"])
+		size, _ := graphql.UnmarshalInt(args["pageSize"])
+		skipped := min(saturate(max(page-1, 0)*max(size, 0)), maxOffsetPrice) // the rows the offset skips
+		work = saturate(work + countPrice + skipped)
+	}
+	return work
+}
+
+// filterPrice prices a where input: each predicate by what answers it, and
+// and, or and not by what they hold.
+func filterPrice(where map[string]any) int {
+	price := 0
+	for name, v := range where {
+		switch {
+		case name == "and" || name == "or":
+			list, _ := v.([]any)
+			for _, w := range list {
+				if w, ok := w.(map[string]any); ok {
+					price = saturate(price + filterPrice(w))
+				}
+			}
+		case name == "not":
+			if w, ok := v.(map[string]any); ok {
+				price = saturate(price + filterPrice(w))
+			}
+		case strings.HasPrefix(name, "has") && strings.HasSuffix(name, "With"):
+			price = saturate(price + edgeFilterPrice)
+			list, _ := v.([]any)
+			if w, ok := v.(map[string]any); ok { // a single value for a list, as GraphQL coerces it
+				list = []any{w}
+			}
+			for _, w := range list {
+				if w, ok := w.(map[string]any); ok {
+					price = saturate(price + filterPrice(w))
+				}
+			}
+		case strings.HasPrefix(name, "has") && len(name) > 3 && name[3] >= 'A' && name[3] <= 'Z':
+			price = saturate(price + edgeFilterPrice)
+		case isTextSearch(name):
+			price = saturate(price + textSearchPrice)
+		default:
+			price = saturate(price + filterTermPrice)
+		}
+	}
+	return price
+}
+
+// isTextSearch reports whether a where input field is one of entgql's text
+// predicates, which no index of ours answers.
+func isTextSearch(name string) bool {
+	for _, suffix := range []string{"Contains", "ContainsFold", "HasPrefix", "HasSuffix", "EqualFold"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 func withInventories(typeCondition string, mult, inventories int) int {

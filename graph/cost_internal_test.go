@@ -2,8 +2,10 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -19,7 +21,7 @@ const nestedTree = `query($first: Int!) { inventories(first: $first, orderBy: {f
 // price parses and validates query and prices it as the cost check does.
 func price(t *testing.T, query string, vars map[string]any) int {
 	t.Helper()
-	exec := NewExecutor(nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	exec := NewExecutor(nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), ExecutorOptions{})
 	ctx := graphql.StartOperationTrace(context.Background())
 	opCtx, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: query, Variables: vars})
 	if errs != nil && !strings.Contains(errs.Error(), "exceeds") && !strings.Contains(errs.Error(), "more than") {
@@ -50,6 +52,59 @@ func TestPrices(t *testing.T) {
 		t.Logf("%s: %d", tt.name, got)
 		if got < tt.min || got > tt.max {
 			t.Errorf("%s: price %d, want %d to %d", tt.name, got, tt.min, tt.max)
+		}
+	}
+}
+
+// TestDatabaseWorkIsPriced holds the price of what the database does beyond
+// the rows it returns (filters, counts, the repair list, page offsets):
+// documents that kept PostgreSQL busy to the deadline on the million-item
+// set are over the limit, and what front ends and REST ask for stays cheap.
+func TestDatabaseWorkIsPriced(t *testing.T) {
+	repeat := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i))
+			b.WriteByte(' ')
+		}
+		return b.String()
+	}
+	ors := repeat(100, func(i int) string { return fmt.Sprintf(`{hasPropertyWith: {addressContainsFold: "calle %d"}}`, i) })
+	counts := repeat(160, func(i int) string { return fmt.Sprintf(`c%d: items(where: {rating: %d}) { totalCount }`, i, i%5+1) })
+	materialIDs := `["` + strings.Repeat(`11111111-1111-4111-8111-111111111111", "`, 11) + `11111111-1111-4111-8111-111111111111"]`
+	refused := []struct{ name, query string }{
+		{"100 text searches across an edge, counted", `{ inventories(where: {or: [` + ors + `]}) { totalCount } }`},
+		{"160 filtered counts under 12 materials", `{ nodes(ids: ` + materialIDs + `) { ... on Material { ` + counts + ` } } }`},
+		{"50 repair lists", `{ ` + repeat(50, func(i int) string { return fmt.Sprintf(`r%d: repairs(first: 100) { edges { node { id } } }`, i) }) + ` }`},
+		{"100 deep repair pages", `{ ` + repeat(100, func(i int) string { return fmt.Sprintf(`p%d: repairPage(page: %d) { data { id } }`, i, 1000+i) }) + ` }`},
+		{"5 pages a million rows deep", `{ ` + repeat(5, func(i int) string {
+			return fmt.Sprintf(`p%d: inventoryPage(page: %d, pageSize: 100) { data { id } }`, i, 10001+i)
+		}) + ` }`},
+	}
+	for _, tt := range refused {
+		if got := price(t, tt.query, nil); got <= DefaultLimits.Cost {
+			t.Errorf("%s: price %d, want over the limit %d", tt.name, got, DefaultLimits.Cost)
+		}
+	}
+	ide, err := os.ReadFile("../internal/ide/example.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cheap := []struct {
+		name, query string
+		max         int
+	}{
+		{"a page of 20 with its count and a filter", `{ inventoryPage(page: 3, where: {isSigned: true, hasPropertyWith: {city: "Bogotá"}}) { totalRecords data { id createdAt } } }`, 10_000},
+		{"a connection's count", `{ inventories(first: 20, where: {isSigned: true}) { totalCount edges { node { id } } } }`, 5_000},
+		{"one repair list", `{ repairs(first: 100, where: {city: "Bogotá"}) { totalCount edges { node { id name } } } }`, 70_000},
+		{"the IDE's query", string(ide), 60_000},
+		{"the last page of 100,000 inventories", `{ inventoryPage(page: 1000, pageSize: 100) { data { id } } }`, 150_000},
+	}
+	for _, tt := range cheap {
+		got := price(t, tt.query, nil)
+		t.Logf("%s: %d", tt.name, got)
+		if got > tt.max {
+			t.Errorf("%s: price %d, want at most %d", tt.name, got, tt.max)
 		}
 	}
 }

@@ -51,7 +51,9 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -105,7 +107,9 @@ func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSe
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -142,7 +146,9 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -234,7 +240,9 @@ func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.Selecti
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -304,7 +312,9 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -509,7 +519,9 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -581,7 +593,9 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -626,7 +640,9 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -657,7 +673,9 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -720,7 +738,9 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -850,7 +870,9 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1026,7 +1048,9 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1071,7 +1095,9 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1102,7 +1128,9 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1148,7 +1176,9 @@ func (x *directExec) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1187,7 +1217,9 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1275,7 +1307,9 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1378,7 +1412,9 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1423,7 +1459,9 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1454,7 +1492,9 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1517,7 +1557,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1704,7 +1746,9 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {
@@ -1767,7 +1811,9 @@ func (x *directExec) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, o
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {

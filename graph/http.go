@@ -99,7 +99,11 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 
 	opCtx, errs := exec.CreateOperationContext(r.Context(), &params)
 	if errs != nil {
-		w.WriteHeader(requestErrorStatus(contentType, errs))
+		status := requestErrorStatus(contentType, errs)
+		if rateLimited(w.Header(), errs) {
+			status = http.StatusTooManyRequests
+		}
+		w.WriteHeader(status)
 		writeRequestErrors(w, exec.DispatchError(graphql.WithOperationContext(r.Context(), opCtx), errs))
 		return
 	}
@@ -211,11 +215,32 @@ func setRetryAfter(h http.Header, res *graphql.Response) {
 	}
 }
 
+// rateLimited reports whether errs refuse the operation for its caller's
+// budget (the cost check), and sets when to retry. The answer is then a 429,
+// as a refusal by the request rate is: the request was sound, and will be
+// served later.
+func rateLimited(h http.Header, errs gqlerror.List) bool {
+	for _, e := range errs {
+		if codeOf(e) == apperr.RateLimited && apperr.SetRetryAfterFor(h, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // retryingExecutor is the executor as gqlgen's GET transport sees it: its
 // answers set Retry-After as post's do, before the transport writes them.
 type retryingExecutor struct {
 	*Executor
 	header http.Header
+}
+
+// CreateOperationContext sets Retry-After on a refusal for the caller's
+// budget; gqlgen's transport writes the answer, with its own status.
+func (e retryingExecutor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	opCtx, errs := e.Executor.CreateOperationContext(ctx, params)
+	rateLimited(e.header, errs)
+	return opCtx, errs
 }
 
 func (e retryingExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
@@ -267,10 +292,21 @@ func requestErrorStatus(contentType string, errs gqlerror.List) int {
 // writeResponse writes res as encoding/json would, writing the data of an
 // answer without errors as it is.
 func writeResponse(w io.Writer, res *graphql.Response) {
-	if res != nil && len(res.Data) > 0 && len(res.Errors) == 0 && res.Extensions == nil &&
+	if res != nil && len(res.Data) > 0 && len(res.Errors) == 0 &&
 		res.Label == "" && res.Path == nil && res.HasNext == nil {
+		var ext []byte
+		if res.Extensions != nil {
+			var err error
+			if ext, err = json.Marshal(res.Extensions); err != nil {
+				ext = nil
+			}
+		}
 		_, _ = io.WriteString(w, `{"data":`)
 		_, _ = w.Write(res.Data)
+		if ext != nil {
+			_, _ = io.WriteString(w, `,"extensions":`)
+			_, _ = w.Write(ext)
+		}
 		_, _ = io.WriteString(w, "}")
 		return
 	}
@@ -302,9 +338,7 @@ func writeRequestErrors(w io.Writer, res *graphql.Response) {
 func (e *Executor) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	presented := e.presenter(r.Context(), err)
 	code := codeOf(presented)
-	if code == apperr.Unavailable {
-		apperr.SetRetryAfter(w.Header())
-	}
+	apperr.SetRetryAfterFor(w.Header(), err)
 	writeGraphQLError(w, apperr.HTTPStatus(code), presented)
 }
 

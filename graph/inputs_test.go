@@ -172,20 +172,37 @@ func inputValue(schema *ast.Schema, typ string, i int) (any, bool) {
 // list of one for a list field), skipping those that take filters.
 func filter(schema *ast.Schema, typ string, n int) map[string]any {
 	out := map[string]any{}
-	for _, f := range schema.Types[typ].Fields {
-		if len(out) == n {
-			return out
+	// Text searches last: the cost check prices them as the scans they are,
+	// and sizes are what these filters test.
+	for _, text := range []bool{false, true} {
+		for _, f := range schema.Types[typ].Fields {
+			if len(out) == n {
+				return out
+			}
+			v, ok := inputValue(schema, f.Type.Name(), len(out))
+			if !ok || isTextSearch(f.Name) != text {
+				continue
+			}
+			if f.Type.Elem != nil {
+				v = []any{v}
+			}
+			out[f.Name] = v
 		}
-		v, ok := inputValue(schema, f.Type.Name(), len(out))
-		if !ok {
-			continue
-		}
-		if f.Type.Elem != nil {
-			v = []any{v}
-		}
-		out[f.Name] = v
+	}
+	if len(out) == n {
+		return out
 	}
 	panic(fmt.Sprintf("%s has fewer than %d fields of values", typ, n))
+}
+
+// isTextSearch reports whether a where input field is a text search.
+func isTextSearch(name string) bool {
+	for _, suffix := range []string{"Contains", "ContainsFold", "HasPrefix", "HasSuffix", "EqualFold"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // lists is a filter of type typ with n of its list fields holding size values each.

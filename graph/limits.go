@@ -9,6 +9,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/lexer"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // Limits bound what one operation may cost. Each is checked before the work
@@ -34,6 +36,11 @@ type Limits struct {
 	// Cost bounds the price of an operation: how many fields its answer may
 	// hold when every list returns as much as its bounds allow.
 	Cost int
+	// NameBytes bounds each name a client chooses (an alias, an operation,
+	// fragment or variable name): an alias is written into the answer once
+	// for every object it is selected on, so a long one multiplies the
+	// answer's size where the price counts one field.
+	NameBytes int
 
 	// The input limits bound the values of arguments, literals and variables
 	// alike (see inputs.go), which the token limit does not bound when they
@@ -61,7 +68,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits of the service (see docs/decisions.md).
-var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000,
+var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000, NameBytes: 100,
 	InputList: 1_000, InputObjectList: 100, InputValues: 10_000, InputFields: 500, InputNesting: 16}
 
 // Error codes of refused operations, besides gqlgen's own parse and
@@ -113,6 +120,9 @@ func (l Limits) checkDocument(query string) *gqlerror.Error {
 		}
 		return nil
 	}
+	if name, long := longName(doc, l.NameBytes); long {
+		return limitError(CodeQueryTooLarge, l.NameBytes, "the name %s is longer than %d bytes: choose a shorter alias or name", apperr.Quote(name), l.NameBytes)
+	}
 	// Each operation and each fragment is measured with its fragments
 	// expanded: validation walks every one of them, used or not.
 	size := newSizer(doc, max(l.Fields, l.Width))
@@ -146,6 +156,56 @@ func tokensOver(src *ast.Source, limit int) bool {
 			return true
 		}
 	}
+}
+
+// longName returns the first name the client chose in doc (an alias, an
+// operation, fragment or variable name) that is over limit bytes.
+func longName(doc *ast.QueryDocument, limit int) (string, bool) {
+	var inSet func(ast.SelectionSet) (string, bool)
+	inSet = func(set ast.SelectionSet) (string, bool) {
+		for _, sel := range set {
+			var children ast.SelectionSet
+			switch sel := sel.(type) {
+			case *ast.Field:
+				if len(sel.Alias) > limit {
+					return sel.Alias, true
+				}
+				children = sel.SelectionSet
+			case *ast.InlineFragment:
+				children = sel.SelectionSet
+			case *ast.FragmentSpread:
+				if len(sel.Name) > limit {
+					return sel.Name, true
+				}
+			}
+			if name, long := inSet(children); long {
+				return name, true
+			}
+		}
+		return "", false
+	}
+	for _, op := range doc.Operations {
+		if len(op.Name) > limit {
+			return op.Name, true
+		}
+		for _, v := range op.VariableDefinitions {
+			if len(v.Variable) > limit {
+				return v.Variable, true
+			}
+		}
+		if name, long := inSet(op.SelectionSet); long {
+			return name, true
+		}
+	}
+	for _, f := range doc.Fragments {
+		if len(f.Name) > limit {
+			return f.Name, true
+		}
+		if name, long := inSet(f.SelectionSet); long {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 func limitError(code string, limit int, format string, args ...any) *gqlerror.Error {

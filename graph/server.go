@@ -1,10 +1,12 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -17,6 +19,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/direct"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/previous"
@@ -29,12 +32,26 @@ import (
 // over HTTP (Handler) and the REST adapter runs its operations on it
 // in-process, so both share the parsed-query cache, the limits, the error
 // presenter and the recover func.
-func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger) *Executor {
+// ExecutorOptions are the executor's bounds beyond DefaultLimits.
+type ExecutorOptions struct {
+	// MaxResponseBytes bounds each answer (DefaultMaxResponseBytes when 0,
+	// none when negative).
+	MaxResponseBytes int
+	// Budget, when set, charges each operation's price to its caller.
+	Budget *fairshare.Budget
+	// Limits replace DefaultLimits when set.
+	Limits *Limits
+}
+
+func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
 	limits := DefaultLimits
+	if opts.Limits != nil {
+		limits = *opts.Limits
+	}
 	lists := readListSizes(schema.Schema())
 	queries := defaultsCache{Cache: lru.New[*ast.QueryDocument](1000), lists: lists}
 
@@ -48,14 +65,24 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(limitsExtension{limits: limits, cache: queries})
 	exec.Use(extension.Introspection{})
 	exec.Use(inputsExtension{limits: limits, schema: schema.Schema()})
-	exec.Use(costExtension{limit: limits.Cost, lists: lists})
+	exec.Use(costExtension{limit: limits.Cost, lists: lists, budget: opts.Budget})
 	exec.Use(deferExtension{})
 	exec.Use(listSpans{}) // the direct executor's code makes the same spans (graph/gqlgen.go: ListSpan)
 	presenter, recoverer := presentError(log), recoverPanic(log)
 	exec.SetErrorPresenter(presenter)
 	exec.SetRecoverFunc(recoverer)
-	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer}
+	exec.Use(answerMeter{})
+	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
+	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
+		maxAnswerBytes: max(maxAnswer, 0)}
 }
+
+// DefaultMaxResponseBytes bounds what one operation may answer
+// (INVENTORY_MAX_RESPONSE_BYTES): far above any tree the price admits with
+// real records (20 whole inventories of the largest size an import accepts
+// are about 9 MB), low enough that the server's pool of requests in flight
+// fits in memory.
+const DefaultMaxResponseBytes = 32 << 20
 
 // Executor runs the service's operations. Queries run on the direct executor
 // (see internal/direct), which gives up to gqlgen's on anything but a clean
@@ -66,14 +93,24 @@ type Executor struct {
 	schema    *executableSchema
 	presenter graphql.ErrorPresenterFunc
 	recoverer graphql.RecoverFunc
+	// maxAnswerBytes bounds each answer's data (0: no bound).
+	maxAnswerBytes int
 }
 
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
 	ctx = previous.WithLoader(timeline.WithLoader(ctx))
-	if data, ok := e.runDirect(ctx, opCtx); ok {
-		return graphql.OneShot(&graphql.Response{Data: data}), graphql.WithOperationContext(ctx, opCtx)
+	cost := costExtensions(opCtx)
+	switch data, err := e.runDirect(ctx, opCtx); err {
+	case nil:
+		return graphql.OneShot(&graphql.Response{Data: data, Extensions: cost}), graphql.WithOperationContext(ctx, opCtx)
+	case direct.ErrTooLarge:
+		ctx = graphql.WithOperationContext(ctx, opCtx)
+		res := e.tooLarge(ctx)
+		res.Extensions = cost
+		return graphql.OneShot(res), ctx
 	}
-	responses, ctx := e.Executor.DispatchOperation(ctx, opCtx)
+	meter := &answerBytes{limit: int64(e.maxAnswerBytes)}
+	responses, ctx := e.Executor.DispatchOperation(withAnswerBytes(ctx, meter), opCtx)
 	answered := false
 	return func(ctx context.Context) *graphql.Response {
 		res := responses(ctx)
@@ -82,28 +119,69 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 				res = e.DispatchError(ctx, gqlerror.List{gqlerror.WrapPath(nil, expired)})
 			}
 		}
+		if res != nil && meter.over.Load() {
+			res = e.tooLarge(ctx) // what was answered before the limit is dropped whole
+		}
+		if res != nil && !answered && cost != nil {
+			if res.Extensions == nil {
+				res.Extensions = cost
+			} else {
+				maps.Copy(res.Extensions, cost)
+			}
+		}
 		answered = true
 		return res
 	}, ctx
 }
 
-// runDirect answers a query on the direct executor, or reports that gqlgen's
-// must.
-func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, ok bool) {
+// costExtensions are the extensions that report opCtx's cost, nil when it
+// was not priced.
+func costExtensions(opCtx *graphql.OperationContext) map[string]any {
+	if report, ok := opCtx.Stats.GetExtension(costStat).(*CostReport); ok {
+		return map[string]any{costStat: report}
+	}
+	return nil
+}
+
+// tooLarge is the answer to an operation whose answer passed its limit: no
+// data (a part of a list would read as the whole of it), and one error.
+func (e *Executor) tooLarge(ctx context.Context) *graphql.Response {
+	err := &gqlerror.Error{
+		Message:    fmt.Sprintf("the answer is over %d bytes, the most one request may answer: ask for fewer records or fields, or page through them", e.maxAnswerBytes),
+		Extensions: map[string]any{"code": apperr.ResponseTooLarge, "limit": e.maxAnswerBytes},
+		Err:        &apperr.Error{Code: apperr.ResponseTooLarge, Message: "the answer is over its size limit"},
+	}
+	if id := requestid.From(ctx); id != "" {
+		err.Extensions["requestId"] = id
+	}
+	metrics.From(ctx).GraphQLError(string(apperr.ResponseTooLarge))
+	return &graphql.Response{Errors: gqlerror.List{err}}
+}
+
+// errFallback: the direct executor gave the operation up to gqlgen's.
+var errFallback = errors.New("graph: run on gqlgen's executor")
+
+// runDirect answers a query on the direct executor: its data, ErrTooLarge
+// past the answer's limit, or errFallback when gqlgen's executor must
+// answer instead.
+func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, err error) {
 	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) {
-		return nil, false
+		return nil, errFallback
 	}
 	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)
 	defer func() {
 		if recover() != nil {
-			ok = false // gqlgen's run panics the same way, and reports it
+			data, err = nil, errFallback // gqlgen's run panics the same way, and reports it
 		}
 	}()
-	data, err := direct.Answer(func(w *direct.Writer) error { return e.schema.execDirect(ctx, w) })
-	if err != nil || len(graphql.GetErrors(ctx)) > 0 {
-		return nil, false
+	data, err = direct.Answer(e.maxAnswerBytes, func(w *direct.Writer) error { return e.schema.execDirect(ctx, w) })
+	switch {
+	case err == direct.ErrTooLarge:
+		return nil, err
+	case err != nil || len(graphql.GetErrors(ctx)) > 0:
+		return nil, errFallback
 	}
-	return data, true
+	return data, nil
 }
 
 // introspects reports whether a query asks for the schema, which only
@@ -126,7 +204,11 @@ func introspects(opCtx *graphql.OperationContext) bool {
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	present := presentErrorOf(log)
 	return func(ctx context.Context, err error) *gqlerror.Error {
+		if !firstReport(ctx, err) {
+			return nil // gqlgen's executor drops it
+		}
 		out := present(ctx, err)
+		out.Message = apperr.Cut(out.Message)
 		metrics.From(ctx).GraphQLError(string(codeOf(out)))
 		if id := requestid.From(ctx); id != "" {
 			if out.Extensions == nil {

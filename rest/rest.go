@@ -197,7 +197,7 @@ func (a *API) run(ctx context.Context, operation string, vars map[string]any, ou
 	params := &graphql.RawParams{Query: a.ops[operation], Variables: vars, ReadTime: graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}}
 	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		return fmt.Errorf("rest: operation %s: %w", operation, errs)
+		return refused(operation, errs)
 	}
 	handler, ctx := a.exec.DispatchOperation(ctx, opCtx)
 	res := handler(ctx)
@@ -229,6 +229,23 @@ func node[T any](ctx context.Context, a *API, operation string, id uuid.UUID, ty
 		return found, fmt.Errorf("rest: decoding %s: %w", operation, err)
 	}
 	return found, nil
+}
+
+// refused is the error of an operation refused before it ran: the
+// caller's when it says so (over a limit or the caller's budget: the
+// request's parameters asked for too much), else ours (an operation of ours
+// that does not validate).
+func refused(operation string, errs gqlerror.List) error {
+	var appErr *apperr.Error
+	if errors.As(errs, &appErr) {
+		return appErr
+	}
+	for _, e := range errs {
+		if limit, ok := e.Extensions["limit"]; ok {
+			return &apperr.Error{Code: apperr.Invalid, Message: fmt.Sprintf("%s (limit %v)", e.Message, limit)}
+		}
+	}
+	return fmt.Errorf("rest: operation %s: %w", operation, errs)
 }
 
 // fromGraphQL recovers the service error behind a GraphQL error: in-process,
@@ -265,6 +282,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		a.log.InfoContext(r.Context(), "rest: request ended before its answer", "path", r.URL.Path, "code", expired.Code, "err", err)
 		public, internal = expired, false
 	}
+	apperr.SetRetryAfterFor(w.Header(), public)
 	switch {
 	case internal:
 		a.log.ErrorContext(r.Context(), "rest: internal error", "path", r.URL.Path, "err", err)
@@ -272,7 +290,6 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// Nothing is wrong with the service or the request: the database is
 		// down, restarting or busy, and the client should come back. A warning
 		// with its cause, for the operator; not an error to page anyone on.
-		apperr.SetRetryAfter(w.Header())
 		args := []any{"path", r.URL.Path, "code", public.Code, "err", err}
 		if public.Cause != nil {
 			args = append(args, "cause", public.Cause)
@@ -281,7 +298,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	writeJSON(w, apperr.HTTPStatus(public.Code), errorBody{
 		Timestamp: now(),
-		Error:     errorDetail{Code: public.Code, Parameter: public.Field, Message: public.Message, RequestID: requestid.From(r.Context())},
+		Error:     errorDetail{Code: public.Code, Parameter: public.Field, Message: apperr.Cut(public.Message), RequestID: requestid.From(r.Context())},
 	})
 }
 

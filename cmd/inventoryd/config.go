@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -70,7 +71,27 @@ type Config struct {
 	// bursts of up to RateBurst.
 	RateLimit float64
 	RateBurst int
+	// MaxResponseBytes bounds each GraphQL answer.
+	MaxResponseBytes int
+	// ConcurrentRequests is how many requests run at once, shared fairly
+	// between companies (0: the database pool's size plus the CPUs).
+	ConcurrentRequests int
+	// CostBudget and CostRestoreRate are each company's budget of operation
+	// cost and its refill a second (0: none).
+	CostBudget      float64
+	CostRestoreRate float64
 }
+
+// Defaults of the fair share (see internal/fairshare and docs/decisions.md).
+const (
+	// defaultCostBudget: two of the largest operations the price limit
+	// admits, back to back. None in header mode, where the gateway sets each
+	// caller's rates, as with INVENTORY_RATE_LIMIT.
+	defaultCostBudget = 1_000_000
+	// defaultCostRestoreRate: the IDE's query (about 39,000) two and a half
+	// times a second, or fifty pages of B1 (about 2,000 each).
+	defaultCostRestoreRate = 100_000
+)
 
 // setting is one configuration entry: its flag, its variable and its use.
 type setting struct {
@@ -112,6 +133,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
 	var authMode, rateLimit, rateBurst, jwtSkew string
 	var replicaURLs, replicaMaxLag string
+	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -137,6 +159,10 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
 		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
 		{"rate-burst", "INVENTORY_RATE_BURST", "100", "requests a caller may send at once before the rate applies", &rateBurst, true},
+		{"max-response-bytes", "INVENTORY_MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL answer may hold; past it, RESPONSE_TOO_LARGE", &maxResponseBytes, true},
+		{"concurrent-requests", "INVENTORY_CONCURRENT_REQUESTS", "", "requests served at once, shared fairly between companies (default: the database pool size plus the CPUs)", &concurrentRequests, true},
+		{"cost-budget", "INVENTORY_COST_BUDGET", "", "each company's budget of operation cost, 0 for none (default: 1000000 in apikey and jwt modes, none in header mode)", &costBudget, true},
+		{"cost-restore-rate", "INVENTORY_COST_RESTORE_RATE", strconv.Itoa(defaultCostRestoreRate), "cost points a company's budget regains each second", &costRestoreRate, true},
 		{"jwt-jwks-url", "INVENTORY_JWT_JWKS_URL", "", "jwt mode: the issuer's JWKS URL (keys cached and refreshed)", &cfg.JWT.JWKSURL, true},
 		{"jwt-key-file", "INVENTORY_JWT_KEY_FILE", "", "jwt mode: a local public key (PEM) or JWKS file, instead of the URL", &cfg.JWT.KeyFile, true},
 		{"jwt-issuer", "INVENTORY_JWT_ISSUER", "", "jwt mode: the iss tokens must have", &cfg.JWT.Issuer, true},
@@ -272,6 +298,25 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		}
 		if cfg.RateBurst, err = strconv.Atoi(rateBurst); err != nil || cfg.RateBurst < 1 || cfg.RateBurst > 1e6 {
 			return Config{}, nil, fmt.Errorf("rate burst %q: give a whole number from 1", rateBurst)
+		}
+		if cfg.MaxResponseBytes, err = strconv.Atoi(maxResponseBytes); err != nil || cfg.MaxResponseBytes < 1024 {
+			return Config{}, nil, fmt.Errorf("max response bytes %q: give a whole number of bytes from 1024", maxResponseBytes)
+		}
+		if concurrentRequests != "" {
+			if cfg.ConcurrentRequests, err = strconv.Atoi(concurrentRequests); err != nil || cfg.ConcurrentRequests < 1 || cfg.ConcurrentRequests > 100_000 {
+				return Config{}, nil, fmt.Errorf("concurrent requests %q: give a whole number from 1", concurrentRequests)
+			}
+		}
+		if cfg.Auth != auth.Header {
+			cfg.CostBudget = defaultCostBudget
+		}
+		if costBudget != "" {
+			if cfg.CostBudget, err = strconv.ParseFloat(costBudget, 64); err != nil || cfg.CostBudget < 0 || cfg.CostBudget > 1e12 {
+				return Config{}, nil, fmt.Errorf("cost budget %q: give points, 0 for none", costBudget)
+			}
+		}
+		if cfg.CostRestoreRate, err = strconv.ParseFloat(costRestoreRate, 64); err != nil || cfg.CostRestoreRate <= 0 || cfg.CostRestoreRate > 1e12 {
+			return Config{}, nil, fmt.Errorf("cost restore rate %q: give points a second, more than 0", costRestoreRate)
 		}
 	}
 	switch cfg.AuditLog {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
@@ -224,7 +225,10 @@ func (m *Main) Run(ctx context.Context) error {
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
 			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog,
 			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
-			Limiter: auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
+			Limiter:          auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
+			Share:            fairshare.NewQueue(server.ShareOptions(st, m.Config.ConcurrentRequests, m.Config.AcquireTimeout)),
+			Budget:           fairshare.NewBudget(m.Config.CostBudget, m.Config.CostRestoreRate),
+			MaxResponseBytes: m.Config.MaxResponseBytes,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,

@@ -69,8 +69,9 @@ func NewServerLogging(tb testing.TB, st *store.Store, opts server.Options, log *
 
 // Response is a GraphQL response.
 type Response struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []Error         `json:"errors"`
+	Data       json.RawMessage `json:"data"`
+	Errors     []Error         `json:"errors"`
+	Extensions map[string]any  `json:"extensions"`
 }
 
 // Error is a GraphQL error.

@@ -7,8 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
+	"time"
+	"unicode/utf8"
 )
 
 // Code is a stable, machine-readable error class. Clients switch on it.
@@ -33,6 +36,9 @@ const (
 	// RateLimited: the caller sent more than its rate allows; it may retry
 	// after the Retry-After the answer gives.
 	RateLimited Code = "RATE_LIMITED"
+	// ResponseTooLarge: the answer grew past the service's bound on what one
+	// request may write; the client should ask for less.
+	ResponseTooLarge Code = "RESPONSE_TOO_LARGE"
 )
 
 // RetryAfterSeconds is the Retry-After given with Unavailable: long enough
@@ -59,6 +65,7 @@ var httpStatus = map[Code]int{
 	Cancelled:        499, // no client reads it: the status of a request its client closed
 	Unavailable:      http.StatusServiceUnavailable,
 	RateLimited:      http.StatusTooManyRequests,
+	ResponseTooLarge: http.StatusBadRequest,
 }
 
 // Error is an error a client may see: its Message is written for the client,
@@ -69,6 +76,28 @@ type Error struct {
 	Message string
 	// Cause is the failure behind it, for logs only: never shown to the client.
 	Cause error
+	// RetryAfter, when set, is when the client may try again (the
+	// Retry-After header of a RATE_LIMITED answer).
+	RetryAfter time.Duration
+}
+
+// SetRetryAfterFor sets the Retry-After of err's answer, if it has one: its
+// own RetryAfter, or RetryAfterSeconds for UNAVAILABLE. It reports whether
+// it set one.
+func SetRetryAfterFor(h http.Header, err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch {
+	case e.RetryAfter > 0:
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	case e.Code == Unavailable:
+		SetRetryAfter(h)
+	default:
+		return false
+	}
+	return true
 }
 
 // Unwrap returns the cause.
@@ -126,4 +155,39 @@ func HTTPStatus(code Code) int {
 func CodeOf(err error) Code {
 	e, _ := Public(err)
 	return e.Code
+}
+
+// QuoteBytes is the most of a client's input an error message quotes: enough
+// to recognise it, never so much that an answer grows with its request (a
+// megabyte id in 150 aliases was once 150 megabytes of errors).
+const QuoteBytes = 64
+
+// Quote is s quoted as %q does, cut to its first QuoteBytes bytes (at a
+// character's start) with "…" after when it is longer.
+func Quote(s string) string {
+	if len(s) <= QuoteBytes {
+		return strconv.Quote(s)
+	}
+	cut := QuoteBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
+}
+
+// MessageBytes bounds an error message, whoever wrote it (gqlgen's parser
+// and validator quote the document's values whole): past it the message is
+// cut, the rest being the client's own input.
+const MessageBytes = 1_000
+
+// Cut bounds message to MessageBytes, cut at a character's start.
+func Cut(message string) string {
+	if len(message) <= MessageBytes {
+		return message
+	}
+	cut := MessageBytes
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:cut] + "…"
 }

@@ -29,8 +29,25 @@ import (
 // gqlgen's. Generated code wraps it in nothing: callers test with ==.
 var ErrFallback = errors.New("direct: run the operation on gqlgen's executor")
 
-// Writer is the JSON of an answer being written.
-type Writer struct{ buf []byte }
+// ErrTooLarge is returned when an answer grows past its writer's limit: the
+// operation stops there, and is not run again on gqlgen's executor.
+var ErrTooLarge = errors.New("direct: the answer is over its size limit")
+
+// Writer is the JSON of an answer being written, up to a limit.
+type Writer struct {
+	buf   []byte
+	limit int // 0: none
+}
+
+// Object starts an object, or says the answer is over its limit. Checked
+// once an object, it holds an answer to its limit and one object more.
+func (w *Writer) Object() error {
+	if w.limit > 0 && len(w.buf) > w.limit {
+		return ErrTooLarge
+	}
+	w.buf = append(w.buf, '{')
+	return nil
+}
 
 // Bytes is what was written.
 func (w *Writer) Bytes() []byte { return w.buf }
@@ -241,9 +258,10 @@ var writers = sync.Pool{New: func() any { return &Writer{buf: make([]byte, 0, 32
 
 // Answer runs write with a pooled writer and returns what it wrote, in a
 // slice of its own, exactly as long: the buffer, grown as it was, goes back
-// to the pool.
-func Answer(write func(*Writer) error) ([]byte, error) {
+// to the pool. Past limit bytes (none when 0) it stops with ErrTooLarge.
+func Answer(limit int, write func(*Writer) error) ([]byte, error) {
 	w := writers.Get().(*Writer)
+	w.limit = limit
 	defer func() {
 		if cap(w.buf) <= 1<<20 { // a huge answer's buffer is let go
 			w.buf = w.buf[:0]

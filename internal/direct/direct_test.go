@@ -13,7 +13,7 @@ import (
 
 // written is what write writes.
 func written(write func(w *direct.Writer)) string {
-	b, _ := direct.Answer(func(w *direct.Writer) error { write(w); return nil })
+	b, _ := direct.Answer(0, func(w *direct.Writer) error { write(w); return nil })
 	return string(b)
 }
 

@@ -48,7 +48,7 @@ func UnmarshalTime(v any) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, apperr.Errorf(apperr.Invalid, "time %q is not RFC 3339 (e.g. 2024-05-01T12:00:00Z)", s)
+		return time.Time{}, apperr.Errorf(apperr.Invalid, "time %s is not RFC 3339 (e.g. 2024-05-01T12:00:00Z)", apperr.Quote(s))
 	}
 	return t.UTC(), nil
 }
@@ -77,7 +77,7 @@ func UnmarshalDecimal(v any) (decimal.Decimal, error) {
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return decimal.Decimal{}, apperr.Errorf(apperr.Invalid, "%q is not a decimal number", s)
+		return decimal.Decimal{}, apperr.Errorf(apperr.Invalid, "%s is not a decimal number", apperr.Quote(s))
 	}
 	return d, nil
 }
@@ -89,7 +89,7 @@ func MarshalUUID(id uuid.UUID) graphql.Marshaler { return graphql.MarshalUUID(id
 func UnmarshalUUID(v any) (uuid.UUID, error) {
 	id, err := graphql.UnmarshalUUID(v)
 	if err != nil {
-		return uuid.Nil, apperr.Errorf(apperr.Invalid, "ID %v is not a UUID", v)
+		return uuid.Nil, apperr.Errorf(apperr.Invalid, "ID %s is not a UUID", apperr.Quote(fmt.Sprint(v)))
 	}
 	return id, nil
 }

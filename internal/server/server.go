@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"slices"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/compare"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/metrics"
@@ -60,6 +63,12 @@ type Options struct {
 	Auth     auth.Mode
 	Verifier auth.Verifier
 	Limiter  *auth.Limiter
+	// Share shares the requests in flight fairly between companies, and
+	// Budget charges each operation's price to its company; nil: neither.
+	Share  *fairshare.Queue
+	Budget *fairshare.Budget
+	// MaxResponseBytes bounds each GraphQL answer (graph.DefaultMaxResponseBytes when 0).
+	MaxResponseBytes int
 }
 
 // DefaultRequestTimeout is the deadline of a request: generous for reads
@@ -85,7 +94,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		return from, to, ok
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
-	exec := graph.NewExecutor(st.Client, st, opts.Files, log)
+	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget})
 	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
 	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
 	api.Register(mux)
@@ -106,7 +115,8 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		timeout = DefaultRequestTimeout
 	}
 	var authenticated http.Handler = auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
-		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log}, withBaseURL(opts.PublicURL, opts.AllowedHosts, mux))
+		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log},
+		shared(opts.Share, openOn(mux), writeErrorFor(api, exec), withBaseURL(opts.PublicURL, opts.AllowedHosts, mux)))
 	// route names a request by the pattern of the endpoint it reaches, never
 	// by its path, whose values clients choose.
 	route := func(r *http.Request) string {
@@ -252,6 +262,68 @@ func readTimeoutWithin(r *http.Request, timeout time.Duration) bool {
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
 	return srv != nil && srv.ReadTimeout > 0 && srv.ReadTimeout <= timeout
 }
+
+// ShareOptions size the fair share of a server on st: by default (places 0)
+// a place for each database connection, and one more for each CPU, for the
+// requests encoding their answers while others hold the connections. A
+// request waits for a place as long as it would for a connection
+// (maxWait), and each company may have four times the places waiting.
+func ShareOptions(st *store.Store, places int, maxWait time.Duration) fairshare.QueueOptions {
+	if places == 0 {
+		places = st.Pool().Size + runtime.GOMAXPROCS(0)
+	}
+	return fairshare.QueueOptions{Places: places, MaxQueued: 4 * places, MaxWait: maxWait}
+}
+
+// shared runs each request that reads records in its company's fair share
+// of the service (see internal/fairshare): it waits for a place in queue,
+// and gives it back as soon as its answer starts, so that a slow client
+// reading a long download holds no place. Open endpoints (health, metrics,
+// the IDE's page, signed photo URLs) read no records and never wait.
+func shared(queue *fairshare.Queue, open func(*http.Request) bool, writeError func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
+	if queue == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if open(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := fairshare.KeyOf(r)
+		release, err := queue.Acquire(r.Context(), key)
+		if err != nil {
+			apperr.SetRetryAfterFor(w.Header(), err)
+			writeError(w, r, err)
+			return
+		}
+		defer release()
+		next.ServeHTTP(&releasingWriter{ResponseWriter: w, release: release}, r.WithContext(fairshare.WithKey(r.Context(), key)))
+	})
+}
+
+// releasingWriter gives a request's place back when its answer starts.
+type releasingWriter struct {
+	http.ResponseWriter
+	release func()
+}
+
+func (w *releasingWriter) WriteHeader(code int) {
+	if code >= 200 {
+		w.release()
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *releasingWriter) Write(b []byte) (int, error) {
+	w.release()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (w *releasingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush sends what is written so far: answers in parts (@defer) need it.
+func (w *releasingWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 // withBaseURL records the base of the download URLs given in this request's
 // answers: public when set, else the request's own Host only when it is a

@@ -49,7 +49,7 @@ func FromHeader(ctx context.Context, values []string) context.Context {
 	for _, value := range values {
 		this, err := uuid.Parse(value)
 		if err != nil {
-			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "%q is not a UUID", value)})
+			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "%s is not a UUID", apperr.Quote(value))})
 		}
 		if id != uuid.Nil && this != id {
 			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "is sent more than once, naming different companies")})

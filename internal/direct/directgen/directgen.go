@@ -164,7 +164,9 @@ func (x *directExec) _%s(ctx context.Context, sel ast.SelectionSet, %s) error {
 	if err != nil {
 		return err
 	}
-	x.w.Byte('{')
+	if err := x.w.Object(); err != nil {
+		return err
+	}
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
 		switch field.Name {

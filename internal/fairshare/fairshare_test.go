@@ -1,0 +1,143 @@
+package fairshare
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
+)
+
+// TestAFreedPlaceGoesToTheCompanyWithFewestRunning: company A holds every
+// place and has more requests waiting; company B's one request is served at
+// the next place that frees, ahead of all of A's.
+func TestAFreedPlaceGoesToTheCompanyWithFewestRunning(t *testing.T) {
+	q := NewQueue(QueueOptions{Places: 2, MaxQueued: 10, MaxWait: 10 * time.Second})
+	ctx := context.Background()
+	var releases []func()
+	for range 2 {
+		release, err := q.Acquire(ctx, "A")
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	order := make(chan string, 10)
+	acquire := func(key string) {
+		release, err := q.Acquire(ctx, key)
+		if err != nil {
+			order <- "error " + err.Error()
+			return
+		}
+		order <- key
+		release()
+	}
+	for range 5 {
+		go acquire("A")
+	}
+	waitWaiting(t, q, 5)
+	go acquire("B")
+	waitWaiting(t, q, 6)
+	releases[0]()
+	if got := <-order; got != "B" {
+		t.Fatalf("the first place freed went to %s, want B (no request running)", got)
+	}
+	releases[1]()
+	for range 5 {
+		if got := <-order; got != "A" {
+			t.Fatalf("got %s, want A's waiting requests served", got)
+		}
+	}
+	if running, waiting := q.InFlight(); running != 0 || waiting != 0 || len(q.keys) != 0 {
+		t.Errorf("after all: %d running, %d waiting, %d keys kept; want none", running, waiting, len(q.keys))
+	}
+}
+
+// TestAloneACompanyUsesEveryPlace: the queue is work-conserving.
+func TestAloneACompanyUsesEveryPlace(t *testing.T) {
+	q := NewQueue(QueueOptions{Places: 3, MaxQueued: 1, MaxWait: time.Millisecond})
+	for i := range 3 {
+		if _, err := q.Acquire(context.Background(), "A"); err != nil {
+			t.Fatalf("request %d of a lone company: %v, want a place", i+1, err)
+		}
+	}
+}
+
+// TestTooManyWaitingOrWaitingTooLongIsRefused: past its queue a company is
+// refused at once, RATE_LIMITED with a Retry-After; a wait past MaxWait is
+// RATE_LIMITED for a company with requests running (its share is in use),
+// UNAVAILABLE for one without; a request whose deadline passes while it
+// waits says so.
+func TestTooManyWaitingOrWaitingTooLongIsRefused(t *testing.T) {
+	q := NewQueue(QueueOptions{Places: 1, MaxQueued: 1, MaxWait: 50 * time.Millisecond})
+	if _, err := q.Acquire(context.Background(), "A"); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = q.Acquire(context.Background(), "A") }()
+	waitWaiting(t, q, 1)
+	_, err := q.Acquire(context.Background(), "A")
+	if code, retry := codeOf(err); code != apperr.RateLimited || retry <= 0 {
+		t.Errorf("past the queue: %v, want RATE_LIMITED with a Retry-After", err)
+	}
+	_, err = q.Acquire(context.Background(), "B")
+	if code, _ := codeOf(err); code != apperr.Unavailable {
+		t.Errorf("B waiting past MaxWait with nothing running: %v, want UNAVAILABLE", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_, err = q.Acquire(ctx, "C")
+	if code, _ := codeOf(err); code != apperr.DeadlineExceeded {
+		t.Errorf("a deadline passing while waiting: %v, want DEADLINE_EXCEEDED", err)
+	}
+}
+
+// TestTheBudgetRefusesPastItsPointsAndRefills charges an operation's price
+// and refuses one that costs more than what is left, until it refills.
+func TestTheBudgetRefusesPastItsPointsAndRefills(t *testing.T) {
+	b := NewBudget(1_000, 100)
+	now := time.Unix(1_700_000_000, 0)
+	status, err := b.Charge("A", 700, now)
+	if err != nil || status.CurrentlyAvailable != 300 || status.MaximumAvailable != 1_000 || status.RestoreRate != 100 {
+		t.Fatalf("first charge: %+v %v, want 300 of 1000 left", status, err)
+	}
+	_, err = b.Charge("A", 400, now)
+	if err == nil || err.Code != apperr.RateLimited || err.RetryAfter != time.Second {
+		t.Fatalf("over what is left: %v, want RATE_LIMITED, retry in 1 s (100 points at 100 a second)", err)
+	}
+	if status, _ := b.Charge("B", 400, now); status.CurrentlyAvailable != 600 {
+		t.Errorf("another company's budget: %+v, want its own (600 left)", status)
+	}
+	if _, err := b.Charge("A", 400, now.Add(time.Second)); err != nil {
+		t.Errorf("a second later: %v, want the 400 charged", err)
+	}
+	// An operation dearer than the whole budget is served from a full one.
+	if _, err := b.Charge("C", 5_000, now); err != nil {
+		t.Errorf("an operation over the capacity, on a full budget: %v", err)
+	}
+	if NewBudget(0, 100) != nil {
+		t.Error("a budget of 0 points, want none")
+	}
+}
+
+func codeOf(err error) (apperr.Code, time.Duration) {
+	var e *apperr.Error
+	if !errors.As(err, &e) {
+		return "", 0
+	}
+	return e.Code, e.RetryAfter
+}
+
+func waitWaiting(t *testing.T, q *Queue, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, waiting := q.InFlight(); waiting == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never %d waiting", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/fairshare"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/rest"
+)
+
+// costlyDocuments are what a company's client sends to take the service
+// from the others: the documents that once kept the database busy to the
+// deadline (the cost check now refuses them before they run), and the
+// dearest the price limit still accepts.
+func costlyDocuments() []string {
+	repeat := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i) + " ")
+		}
+		return b.String()
+	}
+	return []string{
+		`{ inventories(where: {or: [` + repeat(100, func(i int) string {
+			return fmt.Sprintf(`{hasPropertyWith: {addressContainsFold: "calle %d"}}`, i)
+		}) + `]}) { totalCount } }`,
+		`{ ` + repeat(50, func(i int) string { return fmt.Sprintf(`r%d: repairs(first: 100) { edges { node { id } } }`, i) }) + ` }`,
+		`{ ` + repeat(100, func(i int) string { return fmt.Sprintf(`p%d: repairPage(page: %d) { data { id } }`, i, 1000+i) }) + ` }`,
+		// Accepted, and as dear as accepted gets.
+		`{ inventories(first: 20) { totalCount edges { node { id property { address } environments { name items { name description rating material { name } photos { storageReference } } } } } } }`,
+		`{ ` + repeat(9, func(i int) string {
+			return fmt.Sprintf(`r%d: repairs(first: 100) { totalCount edges { node { id name } } }`, i)
+		}) + ` }`,
+		`{ inventoryPage(page: 2, pageSize: 100, where: {or: [` + repeat(40, func(i int) string {
+			return fmt.Sprintf(`{currencyContainsFold: "c%d", approvalCodeContains: "%d"}`, i, i)
+		}) + `]}) { totalRecords data { id } } }`,
+	}
+}
+
+// TestACompanySendingCostlyDocumentsLeavesOthersTheirShare: while 12
+// clients of company A send costly documents as fast as they are answered,
+// company B's legacy clients page through B1 as usual: none of B's
+// requests fails, and B's 95th percentile stays under a second. A is
+// refused what is over the limit (4xx) and never answered a 5xx either.
+func TestACompanySendingCostlyDocumentsLeavesOthersTheirShare(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t),
+		Share: fairshare.NewQueue(server.ShareOptions(st, 0, store.DefaultAcquireTimeout))})
+	a, b := datagen.DemoCompanies[0].String(), datagen.DemoCompanies[1].String()
+	documents := costlyDocuments()
+
+	ctx, stop := context.WithTimeout(context.Background(), 8*time.Second)
+	defer stop()
+	var (
+		mu        sync.Mutex
+		aStatuses = map[int]int{}
+		wg        sync.WaitGroup
+	)
+	for i := range 12 {
+		wg.Go(func() {
+			for n := i; ctx.Err() == nil; n++ {
+				body, _ := json.Marshal(map[string]string{"query": documents[n%len(documents)]})
+				status := sendAs(ctx, http.MethodPost, srv.URL+"/graphql", a, body)
+				if status == cut {
+					return
+				}
+				mu.Lock()
+				aStatuses[status]++
+				mu.Unlock()
+			}
+		})
+	}
+	var latencies []time.Duration
+	bStatuses := map[int]int{}
+	time.Sleep(500 * time.Millisecond) // A's clients are all sending
+	for ctx.Err() == nil {
+		start := time.Now()
+		status := sendAs(context.Background(), http.MethodGet, srv.URL+rest.DefaultBaseURL+"/inventories?page=1&pageSize=20", b, nil)
+		latencies = append(latencies, time.Since(start))
+		bStatuses[status]++
+		time.Sleep(50 * time.Millisecond)
+	}
+	wg.Wait()
+
+	slices.Sort(latencies)
+	p95 := latencies[len(latencies)*95/100]
+	t.Logf("B: %d B1 pages, statuses %v, p50 %v, p95 %v; A: statuses %v", len(latencies), bStatuses, latencies[len(latencies)/2], p95, aStatuses)
+	if bStatuses[http.StatusOK] != len(latencies) {
+		t.Errorf("B's B1 pages: statuses %v, want every one 200", bStatuses)
+	}
+	if p95 > time.Second {
+		t.Errorf("B's B1 pages: p95 %v, want under 1s", p95)
+	}
+	for status, n := range aStatuses {
+		if status >= 500 || status == 0 {
+			t.Errorf("A's costly documents: %d answered %d, want 200 or a 4xx", n, status)
+		}
+	}
+	if aStatuses[http.StatusOK] == 0 {
+		t.Errorf("A's costly documents: %v, want the accepted ones answered", aStatuses)
+	}
+}
+
+// cut is sendAs's status of a request the test's end cut short.
+const cut = -1
+
+// sendAs makes one request as company and returns its status: 0 when it got
+// no answer, cut when ctx ended first.
+func sendAs(ctx context.Context, method, url, company string, body []byte) int {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Company-Id", company)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cut
+		}
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
