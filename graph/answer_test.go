@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -61,6 +62,50 @@ func TestAnswersAreBoundedInBytes(t *testing.T) {
 	resp, body := srv.Get(t, rest.DefaultBaseURL+"/inventories?pageSize=100&x-company-id="+company, nil)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "RESPONSE_TOO_LARGE") {
 		t.Errorf("B1 over the limit: %d %.300s, want 400 RESPONSE_TOO_LARGE", resp.StatusCode, body)
+	}
+}
+
+// TestTheAnswerBoundHoldsMemoryToo: issue 23's request of 100 materials'
+// items under 40 aliases (of the longest name allowed) priced within the
+// limit, and would have answered over 50 MB of the demo's records; it is
+// cut at the default bound, and the server allocates a bounded amount for
+// it, not the answer it would have written.
+func TestTheAnswerBoundHoldsMemoryToo(t *testing.T) {
+	srv, _ := demo(t)
+	var material struct {
+		Inventories struct {
+			Edges []struct {
+				Node struct {
+					Environments []struct {
+						Items []struct{ MaterialID string }
+					}
+				}
+			}
+		}
+	}
+	srv.MustData(t, companyA, `{ inventories(first: 1) { edges { node { environments { items { materialId } } } } } }`, nil, &material)
+	id := material.Inventories.Edges[0].Node.Environments[0].Items[0].MaterialID
+	alias := strings.Repeat("a", graph.DefaultLimits.NameBytes-2)
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "%s%02d: description ", alias, i)
+	}
+	query := `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Material { items(first: 100) { edges { node { ` + b.String() + `} } } } } }`
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = id
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res := srv.GraphQL(t, companyA, query, map[string]any{"ids": ids})
+	runtime.ReadMemStats(&after)
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "RESPONSE_TOO_LARGE" {
+		t.Fatalf("got %d errors, the first %+v; want RESPONSE_TOO_LARGE", len(res.Errors), res.Errors)
+	}
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d MB", allocated>>20)
+	if allocated > 4*graph.DefaultMaxResponseBytes {
+		t.Errorf("allocated %d MB, want under %d MB (four times the bound)", allocated>>20, 4*graph.DefaultMaxResponseBytes>>20)
 	}
 }
 

@@ -137,7 +137,35 @@ func bombs(tb testing.TB, srv *apitest.Server) []bomb {
 				repeatN(11, func(i int) string { return fmt.Sprintf("e%d: environments { %s } ", i, fields("f", 99)) }) + `}`},
 		{name: "aliases × lists asked for 0", company: companyA, want: graph.CodeTooComplex,
 			query: aliases(60, `inventories(first: 100) { edges { node { environments(first: 0) { items { id photos { id } } } } } }`)},
+
+		// Issue 23's: a price that counted fields, not bytes nor the database's work.
+		{name: "nodes of 100 materials × 40 aliases of 1,000 bytes", company: companyA, want: graph.CodeQueryTooLarge,
+			query: `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Material { items(first: 100) { edges { node { ` +
+				repeatN(40, func(i int) string { return fmt.Sprintf("%s%d: description ", strings.Repeat("a", 1_000), i) }) + `} } } } } }`,
+			vars: map[string]any{"ids": repeated(material, 100)}},
+		{name: "100 text searches across an edge, counted", company: companyA, want: graph.CodeTooComplex,
+			query: `{ inventories(where: {or: [` + repeatN(100, func(i int) string {
+				return fmt.Sprintf(`{hasPropertyWith: {addressContainsFold: "calle %d"}} `, i)
+			}) + `]}) { totalCount } }`},
+		{name: "160 filtered counts under 12 materials", company: companyA, want: graph.CodeTooComplex,
+			query: `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Material { ` + repeatN(160, func(i int) string {
+				return fmt.Sprintf(`c%d: items(where: {rating: %d}) { totalCount } `, i, i%5+1)
+			}) + `} } }`,
+			vars: map[string]any{"ids": repeated(material, 12)}},
+		{name: "50 repair lists", company: companyA, want: graph.CodeTooComplex,
+			query: aliases(50, `repairs(first: 100) { edges { node { id } } }`)},
+		{name: "100 deep repair pages", company: companyA, want: graph.CodeTooComplex,
+			query: "{" + repeatN(100, func(i int) string { return fmt.Sprintf(" p%d: repairPage(page: %d) { data { id } }", i, 1000+i) }) + " }"},
 	}
+}
+
+// repeated is n copies of s.
+func repeated(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }
 
 // TestQueryBombsAreRefusedBeforeTheyCostAnything sends each bomb and checks

@@ -264,6 +264,13 @@ func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if appErr.Field != "" {
 			out.Extensions["field"] = appErr.Field
 		}
+		if errors.As(err, &gqlErr) {
+			for k, v := range gqlErr.Extensions { // what our extensions added (a budget's cost, when to retry)
+				if _, set := out.Extensions[k]; !set {
+					out.Extensions[k] = v
+				}
+			}
+		}
 		return out
 	}
 }

@@ -45,8 +45,30 @@ func (w *Writer) Object() error {
 	if w.limit > 0 && len(w.buf) > w.limit {
 		return ErrTooLarge
 	}
+	if cap(w.buf)-len(w.buf) < minFree && cap(w.buf) >= minFree {
+		w.grow()
+	}
 	w.buf = append(w.buf, '{')
 	return nil
+}
+
+// minFree is the room an object starts with, most objects' whole size.
+const minFree = 4 << 10
+
+// grow doubles the buffer, up to a little past the limit. append grows a
+// large slice by a quarter at a time, which allocates about five times the
+// final size along the way; doubling allocates twice.
+func (w *Writer) grow() {
+	size := 2 * cap(w.buf)
+	if w.limit > 0 {
+		size = min(size, w.limit+64<<10)
+	}
+	if size <= cap(w.buf) {
+		return
+	}
+	grown := make([]byte, len(w.buf), size)
+	copy(grown, w.buf)
+	w.buf = grown
 }
 
 // Bytes is what was written.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -137,4 +139,79 @@ func sendAs(ctx context.Context, method, url, company string, body []byte) int {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// TestTheCostBudgetRefusesACompanyPastIt: each operation's price comes out
+// of its company's budget, each answer says what is left
+// (extensions.cost.throttleStatus), and past it the company is refused 429
+// RATE_LIMITED with a Retry-After, in GraphQL and in REST, while another
+// company, with a budget of its own, is served.
+func TestTheCostBudgetRefusesACompanyPastIt(t *testing.T) {
+	st, fs, a, b := demoStore(t)
+	keys := auth.NewKeys(st.Client)
+	keyA, _, err := keys.Create(context.Background(), a.company, "app-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB, _, err := keys.Create(context.Background(), b.company, "app-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := apitest.NewServerWith(t, st, server.Options{Files: fs, Auth: auth.APIKey, Verifier: keys,
+		Share:  fairshare.NewQueue(server.ShareOptions(st, 0, store.DefaultAcquireTimeout)),
+		Budget: fairshare.NewBudget(100_000, 100)})
+	ide, err := os.ReadFile("../ide/example.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"query": string(ide)})
+
+	type answer struct {
+		Errors     []apitest.Error `json:"errors"`
+		Extensions struct {
+			Cost struct {
+				RequestedQueryCost int
+				ThrottleStatus     struct{ MaximumAvailable, CurrentlyAvailable, RestoreRate float64 }
+			}
+		}
+	}
+	post := func(key string) (int, http.Header, answer) {
+		status, header, raw := request(t, http.MethodPost, srv.URL+"/graphql", bearer(key), body)
+		var out answer
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%d %s", status, raw)
+		}
+		return status, header, out
+	}
+	var left []float64
+	for range 2 {
+		status, _, out := post(keyA)
+		if status != http.StatusOK || len(out.Errors) > 0 || out.Extensions.Cost.ThrottleStatus.MaximumAvailable != 100_000 {
+			t.Fatalf("the IDE's query within the budget: %d %+v", status, out)
+		}
+		left = append(left, out.Extensions.Cost.ThrottleStatus.CurrentlyAvailable)
+	}
+	price := float64(39_148) // TestDatabaseWorkIsPriced's figure
+	if left[0] < 100_000-price || left[0] > 100_000-price+100 || left[1] > left[0]-price+100 {
+		t.Errorf("left after one and two operations of %v: %v", price, left)
+	}
+	status, header, out := post(keyA)
+	if status != http.StatusTooManyRequests || len(out.Errors) != 1 || out.Errors[0].Code() != "RATE_LIMITED" ||
+		header.Get("Retry-After") == "" || header.Get("Retry-After") == "0" || out.Errors[0].Extensions["cost"] == nil {
+		t.Errorf("past the budget: %d Retry-After %q %+v, want 429 RATE_LIMITED with Retry-After and the cost", status, header.Get("Retry-After"), out)
+	}
+	if status, _, out := post(keyB); status != http.StatusOK || len(out.Errors) > 0 {
+		t.Errorf("another company meanwhile: %d %+v, want its own budget", status, out)
+	}
+	for range 20 {
+		status, header, raw := request(t, http.MethodGet, srv.URL+rest.DefaultBaseURL+"/inventories?pageSize=20", bearer(keyA), nil)
+		if status == http.StatusOK {
+			continue
+		}
+		if status != http.StatusTooManyRequests || header.Get("Retry-After") == "" || !strings.Contains(string(raw), `"RATE_LIMITED"`) {
+			t.Errorf("B1 past the budget: %d %q %s, want 429 RATE_LIMITED with Retry-After", status, header.Get("Retry-After"), raw)
+		}
+		return
+	}
+	t.Errorf("20 B1 pages after the budget ran low: all answered, want a 429")
 }

@@ -691,6 +691,7 @@ var generators = []kind{
 	{4, (*gen).gqlCursor},
 	{5, (*gen).gqlVariableTypes},
 	{2, (*gen).gqlAliases},
+	{3, (*gen).gqlCostly},
 	{3, (*gen).gqlFragments},
 	{2, (*gen).gqlIntrospection},
 	{4, (*gen).gqlGET},
@@ -1348,6 +1349,39 @@ func (g *gen) gqlAliases() hostileRequest {
 	}
 	b.WriteString("}")
 	return g.gqlPost("gql-aliases", map[string]any{"query": b.String()}, nil, g.companyHeader())
+}
+
+// gqlCostly sends the shapes issue 23 found costly: the documents that kept
+// the database busy, long aliases over many objects, long bad ids in many
+// aliases, long filter values.
+func (g *gen) gqlCostly() hostileRequest {
+	var q string
+	switch g.r.IntN(4) {
+	case 0:
+		docs := costlyDocuments()
+		q = docs[g.r.IntN(len(docs))]
+	case 1: // long aliases over many objects
+		alias := strings.Repeat("a", pick(g, 50, 100, 101, 1_000))
+		var b strings.Builder
+		b.WriteString("{ inventories(first: 100) { edges { node { environments { items { ")
+		for i := range 1 + g.r.IntN(40) {
+			fmt.Fprintf(&b, "%s%d: description ", alias, i)
+		}
+		b.WriteString("} } } } } }")
+		q = b.String()
+	case 2: // long bad ids in many aliases
+		id := strings.Repeat(pick(g, "x", "ñ", "\\"), 100+g.r.IntN(5_000))
+		var b strings.Builder
+		b.WriteString("{ ")
+		for i := range 1 + g.r.IntN(150) {
+			fmt.Fprintf(&b, "n%d: node(id: \"%s\") { id } ", i, id)
+		}
+		b.WriteString("}")
+		q = b.String()
+	default: // a long filter value
+		q = fmt.Sprintf(`{ inventories(where: {hasPropertyWith: {addressContainsFold: "%s"}}) { totalCount } }`, strings.Repeat("a", pick(g, 100, 10_000, 60_000)))
+	}
+	return g.gqlPost("gql-costly", map[string]any{"query": q}, nil, g.companyHeader())
 }
 
 func (g *gen) gqlFragments() hostileRequest {
