@@ -212,6 +212,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	instruments := metrics.New()
 	instruments.WatchDB(st.Stats)
+	share := fairshare.NewQueue(server.ShareOptions(st, m.Config.ConcurrentRequests, m.Config.AcquireTimeout))
+	instruments.WatchShare(share.InFlight)
 	if len(m.Config.ReplicaURLs) > 0 {
 		instruments.WatchReplicas(st.ReplicaMetrics)
 	}
@@ -226,7 +228,7 @@ func (m *Main) Run(ctx context.Context) error {
 			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog,
 			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
 			Limiter:          auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
-			Share:            fairshare.NewQueue(server.ShareOptions(st, m.Config.ConcurrentRequests, m.Config.AcquireTimeout)),
+			Share:            share,
 			Budget:           fairshare.NewBudget(m.Config.CostBudget, m.Config.CostRestoreRate),
 			MaxResponseBytes: m.Config.MaxResponseBytes,
 		}),

@@ -82,6 +82,17 @@ func (m *Metrics) WatchDB(stats func() sql.DBStats) {
 	)
 }
 
+// WatchShare adds the fair share's requests running and waiting for a
+// place (internal/fairshare), read at each scrape.
+func (m *Metrics) WatchShare(inFlight func() (running, waiting int)) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_requests_running", Help: "Requests holding a place of the fair share."},
+			func() float64 { running, _ := inFlight(); return float64(running) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_requests_waiting", Help: "Requests waiting for a place of the fair share."},
+			func() float64 { _, waiting := inFlight(); return float64(waiting) }),
+	)
+}
+
 // Replica is what the metrics read of a standby at each scrape.
 type Replica struct {
 	Name    string

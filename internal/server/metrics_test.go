@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -22,7 +24,9 @@ func TestMetricsCountRequestsOperationsErrorsAndThePool(t *testing.T) {
 	st := testdb.Open(t)
 	instruments := metrics.New()
 	instruments.WatchDB(st.Stats)
-	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), Metrics: instruments})
+	share := fairshare.NewQueue(server.ShareOptions(st, 0, time.Second))
+	instruments.WatchShare(share.InFlight)
+	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), Metrics: instruments, Share: share})
 	header := http.Header{"X-Company-Id": {company}}
 	request(t, http.MethodGet, srv.URL+"/api/v1/inventories", header, nil)
 	request(t, http.MethodGet, srv.URL+"/api/v1/inventories?pageSize=x", header, nil)
@@ -75,6 +79,8 @@ func TestMetricsCountRequestsOperationsErrorsAndThePool(t *testing.T) {
 		{"inventory_graphql_limit_refusals_total", map[string]string{"code": "COMPLEXITY_LIMIT_EXCEEDED"}},
 		{"inventory_db_connections_open", nil},
 		{"inventory_db_waits_total", nil},
+		{"inventory_requests_running", nil},
+		{"inventory_requests_waiting", nil},
 		{"go_build_info", nil},
 		{"go_goroutines", nil},
 	} {

@@ -276,20 +276,18 @@ func ShareOptions(st *store.Store, places int, maxWait time.Duration) fairshare.
 }
 
 // shared runs each request that reads records in its company's fair share
-// of the service (see internal/fairshare): it waits for a place in queue,
+// of the service (see internal/fairshare), under the key its cost budget is
+// charged to: it waits for a place in queue (when there is one),
 // and gives it back as soon as its answer starts, so that a slow client
 // reading a long download holds no place. Open endpoints (health, metrics,
 // the IDE's page, signed photo URLs) read no records and never wait.
 func shared(queue *fairshare.Queue, open func(*http.Request) bool, writeError func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
-	if queue == nil {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if open(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		key := fairshare.KeyOf(r)
+		key := fairshare.KeyOf(r) // the budget's key too
 		release, err := queue.Acquire(r.Context(), key)
 		if err != nil {
 			apperr.SetRetryAfterFor(w.Header(), err)
