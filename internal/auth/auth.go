@@ -83,7 +83,18 @@ type Options struct {
 
 // Middleware authenticates each request that is not open, rate-limits it,
 // and scopes it to the caller's company.
+//
+// A credential that verifies is judged by its own rate only, never by its
+// address's: many callers share an address (a NAT, an office proxy), and one
+// of them sending bad credentials must not lock the others out. An address
+// that has sent a burst of bad ones is "throttled": its credentials are
+// still checked, but through a narrow lane (one verification at a time for
+// all throttled addresses), so that its guesses cost at most one lookup or
+// signature check at a time, and its refusals are neither verified twice nor
+// logged. Credentials verified lately skip the lane (recognised in memory),
+// so a busy shared key does not queue behind an attacker's guesses.
 func Middleware(o Options, next http.Handler) http.Handler {
+	g := newGate()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Header mode asks for no credential: at most a rate per address.
 		if o.Mode == Header {
@@ -98,28 +109,32 @@ func Middleware(o Options, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		address := clientAddress(r)
-		// Each refusal costs a lookup or a signature check and a log line:
-		// an address refused a burst of times waits, unverified and unlogged.
-		refusals := "refused " + address
-		if retry, exhausted := o.Limiter.Exhausted(refusals); exhausted {
-			tooMany(w, retry)
-			o.WriteError(w, r, apperr.Errorf(apperr.RateLimited, "too many requests without a valid credential: retry after the Retry-After seconds"))
-			return
-		}
+		refusals := "refused " + clientAddress(r)
+		retry, throttled := o.Limiter.Exhausted(refusals)
 		credential, err := credentialOf(r)
 		if err != nil {
+			// No credential, or a malformed header: nothing here can be valid.
+			if throttled {
+				o.throttled(w, r, retry)
+				return
+			}
 			o.Limiter.Allow(refusals)
 			o.unauthenticated(w, r, err, credential != "")
 			return
 		}
-		caller, err := o.Verifier.Verify(r.Context(), credential)
+		caller, err := g.verify(r.Context(), o.Verifier, credential, throttled)
 		switch {
+		case errors.Is(err, ErrInvalid) && throttled:
+			o.throttled(w, r, retry)
+			return
 		case errors.Is(err, ErrInvalid):
 			o.Limiter.Allow(refusals)
 			o.unauthenticated(w, r, err, true)
 			return
 		case err != nil:
+			if expired, ok := apperr.Expired(r.Context()); ok {
+				err = expired
+			}
 			o.WriteError(w, r, err)
 			return
 		}
@@ -134,6 +149,13 @@ func Middleware(o Options, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(tenant.WithCredential(r.Context(), caller.Company, caller.Name)))
 	})
+}
+
+// throttled refuses a throttled address's bad credential: unlogged, since
+// logging each would let it fill the logs at its own pace.
+func (o Options) throttled(w http.ResponseWriter, r *http.Request, retry time.Duration) {
+	tooMany(w, retry)
+	o.WriteError(w, r, apperr.Errorf(apperr.RateLimited, "too many requests without a valid credential: retry after the Retry-After seconds"))
 }
 
 // limited answers 429 when key has run out of its rate.
