@@ -14,6 +14,8 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // JWTOptions configure the verification of OpenID Connect tokens.
@@ -38,9 +40,10 @@ const jwksTimeout = 5 * time.Second
 // public key can ever be used as an HMAC secret.
 var signingMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// JWTVerifier verifies tokens with golang-jwt; keys come from keyfunc, which
-// caches the JWKS, refetches it hourly, and at once (at most every five
-// minutes) when a token names a key it has not seen: the issuer rotated.
+// JWTVerifier verifies tokens with golang-jwt; keys come from the issuer's
+// JWKS, held in memory, refetched hourly, and at once (at most every
+// jwksRefetchEvery) when a token names a key it has not seen: the issuer
+// rotated. See jwks for the schedule while the issuer is down.
 type JWTVerifier struct {
 	opts JWTOptions
 	// keys finds the key of a token, bound by the request's context.
@@ -49,9 +52,9 @@ type JWTVerifier struct {
 }
 
 // NewJWT checks the options and prepares the keys. The JWKS is fetched
-// first at start, for at most jwksTimeout; an issuer that does not answer
-// then does not stop the start: the first token naming a key refetches it
-// (tokens are refused until it answers). ctx ends the refreshes.
+// first at start, for at most jwksTimeout (or until ctx ends); an issuer
+// that does not answer then does not stop the start: tokens are answered
+// UNAVAILABLE, and fetch it again on jwks's schedule, until it answers.
 func NewJWT(ctx context.Context, o JWTOptions) (*JWTVerifier, error) {
 	switch {
 	case (o.JWKSURL == "") == (o.KeyFile == ""):
@@ -70,15 +73,15 @@ func NewJWT(ctx context.Context, o JWTOptions) (*JWTVerifier, error) {
 		jwt.WithLeeway(o.Skew),
 	)}
 	if o.KeyFile == "" {
-		// A token naming an unknown key refetches the JWKS at once when a
-		// refetch is allowed (one per five minutes), else is refused; either
-		// way within the request's deadline, whose context bounds the fetch.
-		k, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{o.JWKSURL},
-			keyfunc.Override{Client: o.HTTPClient, HTTPTimeout: jwksTimeout, RateLimitWaitMax: jwksTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("jwt: %w", err)
+		// Fetched once here, so the first token need not wait; an issuer
+		// that does not answer at start is asked again by the first token.
+		k := newJWKS(o.JWKSURL, o.HTTPClient, jwksTimeout)
+		select {
+		case <-k.start(false):
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		v.keys = k.KeyfuncCtx
+		v.keys = k.keyfunc
 		return v, nil
 	}
 	raw, err := os.ReadFile(o.KeyFile)
@@ -119,6 +122,15 @@ func publicKeyFromPEM(raw []byte) (crypto.PublicKey, error) {
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (Caller, error) {
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, claims, v.keys(ctx)); err != nil {
+		// The issuer's outage, or the request's end, are not the token's
+		// fault: they keep their own code.
+		var outage *apperr.Error
+		if errors.As(err, &outage) {
+			return Caller{}, outage
+		}
+		if ctx.Err() != nil {
+			return Caller{}, ctx.Err()
+		}
 		return Caller{}, invalid("token refused: %v", err)
 	}
 	claim, _ := claims[v.opts.CompanyClaim].(string)

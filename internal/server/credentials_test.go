@@ -6,6 +6,9 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,4 +118,57 @@ func TestAValidTokenIsServedWhateverItsAddressSentBefore(t *testing.T) {
 	forged := func(int) string { return signed(t, forger, "k1", company, nil) }
 	other := signed(t, key, "k1", company, func(c jwt.MapClaims) { c["sub"] = "user-2" })
 	sharedAddress(t, srv, sharedBurst, forged, signed(t, key, "k1", company, nil), other)
+}
+
+// An issuer down at start is an outage, not the clients' fault: its tokens
+// are answered 503 with Retry-After until it is back, and then served (the
+// retry schedule itself is TestJWKSRecoversWithinTenSecondsOfTheIssuersReturn's).
+func TestTokensOfAnIssuerThatIsDownAreUnavailableUntilItIsBack(t *testing.T) {
+	st := testdb.Open(t)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up atomic.Bool
+	keys := &issuerKeys{keys: map[string]*rsa.PrivateKey{"k1": key}}
+	jwksURL := keys.serve(t)
+	issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		http.Redirect(w, r, jwksURL, http.StatusFound)
+	}))
+	t.Cleanup(issuer.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	verifier, err := auth.NewJWT(ctx, auth.JWTOptions{JWKSURL: issuer.URL, Issuer: "https://id.example.com",
+		Audience: "inventory", CompanyClaim: "company_id", Skew: time.Minute})
+	if err != nil {
+		t.Fatalf("an issuer down at start: %v, want the start to go on", err)
+	}
+	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), Auth: auth.JWT, Verifier: verifier})
+	tok := bearer(signed(t, key, "k1", uuid.New(), nil))
+	for _, path := range []string{"/api/v1/inventories", "/graphql"} {
+		method, body := http.MethodGet, []byte(nil)
+		if path == "/graphql" {
+			method, body = http.MethodPost, nodeQuery(uuid.New())
+		}
+		status, header, answer := request(t, method, srv.URL+path, tok, body)
+		if status != http.StatusServiceUnavailable || header.Get("Retry-After") == "" || !strings.Contains(string(answer), `"UNAVAILABLE"`) {
+			t.Errorf("%s with a valid token, its issuer down: %d %q %.300s, want 503 UNAVAILABLE with Retry-After", path, status, header.Get("Retry-After"), answer)
+		}
+	}
+	up.Store(true)
+	// Recovery takes one retry interval (a second here, ten at most); the
+	// bound is the issue's 30 seconds, far above it, not a measure of it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		status, _, answer := request(t, http.MethodGet, srv.URL+"/api/v1/inventories", tok, nil)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a valid token 30 s after its issuer came back: %d %.300s, want 200", status, answer)
+		}
+	}
 }
