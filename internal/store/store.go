@@ -34,6 +34,8 @@ type Store struct {
 	db      *sql.DB
 	dialect string
 	router  *router // nil without standbys
+	// sqlitePath is the SQLite database file ("" on PostgreSQL).
+	sqlitePath string
 }
 
 // Option configures Open.
@@ -109,6 +111,10 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sqlitePath string
+	if name == dialect.SQLite {
+		sqlitePath = sqliteFile(url)
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, o.connectTimeout)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
@@ -140,7 +146,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r}, nil
+	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath}, nil
 }
 
 // scheme is the lower-cased scheme of url ("" for a plain path).
@@ -207,12 +213,16 @@ func setPool(db *sql.DB, size int) {
 	db.SetMaxIdleConns(size + 1)
 }
 
-func openSQLite(url string, o *options) (string, *sql.DB, error) {
-	path := url
+// sqliteFile is the file an SQLite URL names.
+func sqliteFile(url string) string {
 	if scheme(url) == "sqlite" {
-		path = url[len("sqlite:"):]
-		path = strings.TrimPrefix(path, "//")
+		return strings.TrimPrefix(url[len("sqlite:"):], "//")
 	}
+	return url
+}
+
+func openSQLite(url string, o *options) (string, *sql.DB, error) {
+	path := sqliteFile(url)
 	if path == "" {
 		return "", nil, fmt.Errorf("store: empty database path")
 	}
@@ -247,6 +257,19 @@ func (s *Store) Dialect() string { return s.dialect }
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if s.dialect == dialect.Postgres {
 		return migrations.Apply(ctx, s.db)
+	}
+	// Processes started at once on a fresh file (two imports, a server and
+	// an import) would each find no tables and each create them: all but
+	// one failed with "table already exists". PostgreSQL's migrations take
+	// an advisory lock; SQLite's take a lock file beside the database (its
+	// name and "-migrate.lock"), and each process then reads the schema the
+	// one before it left, so ent's diff finds nothing more to do.
+	if !strings.HasPrefix(s.sqlitePath, ":memory:") {
+		unlock, err := lockFile(ctx, s.sqlitePath+"-migrate.lock")
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
 	// What PostgreSQL's migration files copy by hand: a database from before
 	// signature_sort_date_desc gets the column with its default, which is
