@@ -178,7 +178,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	storeOptions := m.Config.storeOptions()
+	// No statement of a request outlives the request: PostgreSQL holds it
+	// to that too, should cancelling it fail. The long commands open the
+	// store without it, and migrations run without it here too.
+	storeOptions := append(m.Config.storeOptions(), store.WithStatementTimeout(m.Config.RequestTimeout))
 	if m.Tracing {
 		storeOptions = append(storeOptions, store.WithDriver(tracing.Driver))
 	}

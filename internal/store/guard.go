@@ -179,10 +179,24 @@ func (r *guardedRows) Err() error { return classify(r.ctx, r.ColumnScanner.Err()
 // context ended keeps its error: that is its deadline or its client, not the
 // database.
 func classify(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && StatementTimedOut(err) {
+		return &apperr.Error{Code: apperr.DeadlineExceeded, Cause: err,
+			Message: "a statement ran past the database's time bound and was stopped: ask for less, or try again later"}
+	}
 	if err == nil || ctx.Err() != nil || !Unavailable(err) {
 		return err
 	}
 	return &apperr.Error{Code: apperr.Unavailable, Message: "the database is unavailable: try again shortly", Cause: err}
+}
+
+// StatementTimedOut reports whether PostgreSQL cancelled err's statement
+// (query_canceled, 57014): past its statement_timeout (WithStatementTimeout),
+// or on a cancel request. With the request's context still alive, that is
+// the database's time bound, not the request's: DEADLINE_EXCEEDED all the
+// same, never INTERNAL.
+func StatementTimedOut(err error) bool {
+	pgErr, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pgErr.Code == "57014"
 }
 
 // Unavailable reports whether err is the database failing to answer: it is

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type Store struct {
 	router  *router // nil without standbys
 	// sqlitePath is the SQLite database file ("" on PostgreSQL).
 	sqlitePath string
+	// unbounded connects to PostgreSQL without the statement timeout, for
+	// migrations; nil when there is none.
+	unbounded *pgx.ConnConfig
 }
 
 // Option configures Open.
@@ -48,6 +52,8 @@ type options struct {
 	connectTimeout time.Duration
 	replicas       []string
 	replicaMaxLag  time.Duration
+	// statementTimeout bounds each PostgreSQL statement (0: no bound).
+	statementTimeout time.Duration
 }
 
 // Defaults of the pool and connection settings.
@@ -83,6 +89,19 @@ func WithConnectTimeout(d time.Duration) Option {
 	return func(o *options) { o.connectTimeout = d }
 }
 
+// WithStatementTimeout bounds each statement on PostgreSQL, on the server
+// (its statement_timeout, a parameter of each connection): the most any
+// statement may cost it, even should cancelling it on the request's
+// deadline fail (the cancel request is lost, or the network between is
+// cut). The server passes its request timeout, which no statement of a
+// request outlives anyway; the long commands (import, generate, migrate)
+// pass none, and migrations run without it wherever they run. A
+// statement_timeout in the URL takes precedence. SQLite runs in this
+// process, where cancelling always reaches it.
+func WithStatementTimeout(d time.Duration) Option {
+	return func(o *options) { o.statementTimeout = d }
+}
+
 // WithDriver wraps the driver every statement goes through (tests count
 // statements with it).
 func WithDriver(wrap func(dialect.Driver) dialect.Driver) Option {
@@ -107,7 +126,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.connectTimeout <= 0 {
 		o.connectTimeout = DefaultConnectTimeout
 	}
-	name, db, err := openDB(url, &o)
+	name, db, unbounded, err := openDB(url, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +140,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		db.Close()
 		if pingCtx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("store: connecting to %s: no answer within %s (set a longer connect timeout if it is only slow): %w", name, o.connectTimeout, err)
+		}
+		if strings.Contains(err.Error(), "unsupported startup parameter: statement_timeout") {
+			return nil, fmt.Errorf("store: connecting to %s: %w (behind PgBouncer, add statement_timeout to its ignore_startup_parameters and set it on the role: docs/deployment.md)", name, err)
 		}
 		return nil, fmt.Errorf("store: connecting to %s: %w", name, err)
 	}
@@ -146,7 +168,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath}, nil
+	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath, unbounded: unbounded}, nil
 }
 
 // scheme is the lower-cased scheme of url ("" for a plain path).
@@ -160,24 +182,27 @@ func scheme(url string) string {
 	return strings.ToLower(s)
 }
 
-func openDB(url string, o *options) (string, *sql.DB, error) {
+// openDB opens url's database; on PostgreSQL with a statement timeout, it
+// also returns the configuration without it, for migrations.
+func openDB(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, error) {
 	switch scheme(url) {
 	case "postgres", "postgresql":
 		return openPostgres(url, o)
 	case "", "sqlite":
-		return openSQLite(url, o)
+		name, db, err := openSQLite(url, o)
+		return name, db, nil, err
 	default:
-		return "", nil, fmt.Errorf("store: unknown database URL scheme %q: use %s", scheme(url)+"://", AcceptedURLs)
+		return "", nil, nil, fmt.Errorf("store: unknown database URL scheme %q: use %s", scheme(url)+"://", AcceptedURLs)
 	}
 }
 
-func openPostgres(url string, o *options) (string, *sql.DB, error) {
+func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, error) {
 	// Schemes are case-insensitive (RFC 3986); pgx wants them in lower case.
 	s, rest, _ := strings.Cut(url, "://")
 	url = strings.ToLower(s) + "://" + rest
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return "", nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
+		return "", nil, nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = o.connectTimeout
@@ -189,6 +214,13 @@ func openPostgres(url string, o *options) (string, *sql.DB, error) {
 	// costs a new connection for every request that ran out of time.
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+	}
+	var unbounded *pgx.ConnConfig
+	if _, set := cfg.RuntimeParams["statement_timeout"]; !set && o.statementTimeout > 0 {
+		unbounded = cfg.Copy()
+		// Whole milliseconds, PostgreSQL's unit for it, never rounded to 0
+		// (which would mean no bound).
+		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(o.statementTimeout.Milliseconds(), 1), 10)
 	}
 	// ent passes ids as google/uuid values: encode them as the 16 bytes
 	// they are (pgx-google-uuid), not through their driver.Valuer text, which
@@ -202,7 +234,7 @@ func openPostgres(url string, o *options) (string, *sql.DB, error) {
 	}
 	setPool(db, o.poolSize)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return dialect.Postgres, db, nil
+	return dialect.Postgres, db, unbounded, nil
 }
 
 // setPool sizes database/sql's pool one above the guard's: the spare
@@ -255,6 +287,13 @@ func (s *Store) Dialect() string { return s.dialect }
 // migrations of internal/migrations, SQLite through ent's automatic
 // migration. It returns the versions it applied (none on SQLite).
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	if s.dialect == dialect.Postgres && s.unbounded != nil {
+		// A migration may rewrite a table or build an index over it, or wait
+		// for another instance's migration: no request's bound fits it.
+		db := stdlib.OpenDB(*s.unbounded)
+		defer db.Close()
+		return migrations.Apply(ctx, db)
+	}
 	if s.dialect == dialect.Postgres {
 		return migrations.Apply(ctx, s.db)
 	}
