@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -18,6 +19,8 @@ import (
 // on and only tell as an internal error:
 //
 //   - a NUL character in a string: PostgreSQL can neither store nor compare it;
+//   - a string over Limits.InputString characters: SQLite refuses a LIKE
+//     pattern over 50,000 bytes, and no stored value it could match is that long;
 //   - an empty filter inside a filter (where: {not: {}}): entgql builds no
 //     predicate for it and fails (the argument itself may be empty: no filter);
 //   - more than Limits.InputList values in one list, and more than
@@ -284,6 +287,14 @@ func (w *inputWalk) scalar(s string) *inputError {
 	}
 	if strings.IndexByte(s, 0) >= 0 {
 		return refuse("must not contain a NUL character (\\u0000)")
+	}
+	// Counting characters costs a pass over the string: only for one whose
+	// bytes, at least as many, are over the limit. The message never quotes
+	// the value: it is long, and the client has it.
+	if len(s) > w.limits.InputString {
+		if n := utf8.RuneCountInString(s); n > w.limits.InputString {
+			return refuse("is %d characters long, more than %d, the limit of a string value", n, w.limits.InputString)
+		}
 	}
 	return nil
 }

@@ -382,3 +382,38 @@ func TestInputLimits(t *testing.T) {
 	}...)
 	checkInputCases(t, srv, &counter, logs, cases)
 }
+
+// TestLongStringsAreInvalidArguments: every string value, literal or
+// variable, filter text or id, is bounded in characters, on both databases
+// and before any SQL. A Contains filter over 50,000 bytes was an INTERNAL
+// error on SQLite (its LIKE pattern limit). The message never quotes it.
+func TestLongStringsAreInvalidArguments(t *testing.T) {
+	var counter testdb.Counter
+	srv, _, logs := loggedDemo(t, counter.Option())
+	limit := graph.DefaultLimits.InputString
+	const want = "characters long, more than"
+	atLimit := strings.Repeat("é", limit) // twice as many bytes: characters are counted
+	over := strings.Repeat("x", limit+1)
+	huge := strings.Repeat("ab", 25_001)
+	cases := []inputCase{
+		{name: "a literal Contains over SQLite's pattern limit", query: `{ properties(where: {cityContains: "` + huge + `"}) { totalCount } }`,
+			wantField: "where.cityContains", wantText: want},
+		{name: "a variable Contains on unbounded text", query: propertiesWhere, vars: map[string]any{"w": map[string]any{"detailContains": huge}},
+			wantField: "where.detailContains", wantText: want},
+		{name: "one character over, in a list", query: propertiesWhere, vars: map[string]any{"w": map[string]any{"cityIn": []any{"Cali", over}}},
+			wantField: "where.cityIn[1]", wantText: fmt.Sprintf("is %d characters long, more than %d", limit+1, limit)},
+		{name: "an id", query: `query($id: ID!) { node(id: $id) { id } }`, vars: map[string]any{"id": over},
+			wantField: "id", wantText: want},
+		{name: "a cursor", query: `query($c: Cursor) { properties(first: 1, after: $c) { totalCount } }`, vars: map[string]any{"c": over},
+			wantField: "after", wantText: want},
+		{name: "a block string", query: `{ properties(where: {addressHasPrefix: """` + over + `"""}) { totalCount } }`,
+			wantField: "where.addressHasPrefix", wantText: want},
+		{name: "at the limit, in characters", query: propertiesWhere, vars: map[string]any{"w": map[string]any{"detailContains": atLimit}}},
+		{name: "at the limit, a literal", query: `{ properties(where: {cityContains: "` + atLimit + `"}) { totalCount } }`},
+	}
+	checkInputCases(t, srv, &counter, logs, cases)
+	res := srv.GraphQL(t, companyA, propertiesWhere, map[string]any{"w": map[string]any{"cityContains": huge}})
+	if len(res.Errors) != 1 || len(res.Errors[0].Message) > 200 || strings.Contains(res.Errors[0].Message, "abab") {
+		t.Errorf("the refusal of a long value: %+v, want a short message that does not quote it", res.Errors)
+	}
+}

@@ -65,11 +65,20 @@ type Limits struct {
 	// [{...}]}} is 3 deep): room for any filter written by hand, and a bound
 	// on the subqueries that filters across edges nest.
 	InputNesting int
+	// InputString bounds each string value, in characters. SQLite refuses a
+	// LIKE pattern over 50,000 bytes (a Contains or HasPrefix filter, its
+	// wildcards escaped: up to twice the value's bytes), and longer values
+	// cost each comparison in proportion. The longest bounded field is an
+	// address (256 characters), cursors and ids are under 200, and a search
+	// in a description (unbounded text) of over a thousand characters is no
+	// search anyone types.
+	InputString int
 }
 
 // DefaultLimits are the limits of the service (see docs/decisions.md).
 var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000, NameBytes: 100,
-	InputList: 1_000, InputObjectList: 100, InputValues: 10_000, InputFields: 500, InputNesting: 16}
+	InputList: 1_000, InputObjectList: 100, InputValues: 10_000, InputFields: 500, InputNesting: 16,
+	InputString: 1_000}
 
 // Error codes of refused operations, besides gqlgen's own parse and
 // validation codes. Like those, they are request errors (422, or 400 with

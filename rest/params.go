@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -80,9 +81,9 @@ func parseQuery(raw string) (url.Values, error) {
 // malformed says what is wrong with a pair of the query string.
 func malformed(pair string) string {
 	if strings.Contains(pair, ";") {
-		return fmt.Sprintf("%q holds a ';', which does not separate parameters: join them with '&', or send a ';' as %%3B", shortened(pair))
+		return fmt.Sprintf("%s holds a ';', which does not separate parameters: join them with '&', or send a ';' as %%3B", apperr.Quote(pair))
 	}
-	return fmt.Sprintf("%q is not valid percent-encoding: '%%' must be followed by two hex digits (send a '%%' as %%25)", shortened(pair))
+	return fmt.Sprintf("%s is not valid percent-encoding: '%%' must be followed by two hex digits (send a '%%' as %%25)", apperr.Quote(pair))
 }
 
 // shortened keeps what an error message echoes of client input short.
@@ -91,7 +92,25 @@ func shortened(s string) string {
 	if len(s) <= most {
 		return s
 	}
-	return s[:most] + "…"
+	// Cut at a character's start, never inside one: a message quoting
+	// half a character would carry an invalid byte.
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// asParameter names the REST parameter behind a GraphQL argument path that
+// the executor refused: the filters REST passes as the operation's where
+// variable are named as the fields they fill (city is where.city).
+func asParameter(e *apperr.Error) *apperr.Error {
+	if !strings.HasPrefix(e.Field, "where.") {
+		return e
+	}
+	named := *e
+	named.Field = strings.TrimPrefix(e.Field, "where.")
+	return &named
 }
 
 // uuid reads a required UUID from the path or, failing that, the query.
@@ -106,7 +125,7 @@ func (p *params) uuid(name string) uuid.UUID {
 	}
 	id, err := parseUUID(value)
 	if err != nil {
-		p.fail(name, "%q is not a UUID", value)
+		p.fail(name, "%s is not a UUID", apperr.Quote(value))
 	}
 	return id
 }
@@ -170,7 +189,7 @@ func (p *params) companyGiven() (id uuid.UUID, present bool) {
 		}
 		this, err := parseUUID(value)
 		if err != nil {
-			p.fail(companyParam, "%q is not a UUID", shortened(value))
+			p.fail(companyParam, "%s is not a UUID", apperr.Quote(value))
 			return uuid.Nil, true
 		}
 		if id != uuid.Nil && this != id {
@@ -195,7 +214,7 @@ func (p *params) int(name string, def, lo, hi int, required bool) int {
 	n, err := strconv.Atoi(value)
 	switch {
 	case err != nil:
-		p.fail(name, "%q is not a whole number", value)
+		p.fail(name, "%s is not a whole number", apperr.Quote(value))
 	case n < lo || n > hi:
 		p.fail(name, "must be from %d to %d, got %d", lo, hi, n)
 	}
@@ -233,7 +252,7 @@ func (p *params) nullableBool(name string) *bool {
 		b = true
 	case strings.EqualFold(value, "false"):
 	default:
-		p.fail(name, "%q is not true, false or null", value)
+		p.fail(name, "%s is not true, false or null", apperr.Quote(value))
 		return nil
 	}
 	return &b
@@ -254,6 +273,6 @@ func (p *params) oneOf(name, def string, required bool, choices ...string) strin
 			return c
 		}
 	}
-	p.fail(name, "%q is not one of %s", value, strings.Join(choices, ", "))
+	p.fail(name, "%s is not one of %s", apperr.Quote(value), strings.Join(choices, ", "))
 	return def
 }

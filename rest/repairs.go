@@ -64,7 +64,7 @@ func (a *API) repairs(w http.ResponseWriter, r *http.Request, p *params) error {
 	}
 	if since, ok := p.query("since"); ok {
 		if _, err := time.Parse(time.RFC3339, since); err != nil {
-			p.fail("since", "%q is not an RFC 3339 time (2025-01-31T00:00:00Z)", since)
+			p.fail("since", "%s is not an RFC 3339 time (2025-01-31T00:00:00Z)", apperr.Quote(since))
 		}
 		where["since"] = since
 	}

@@ -238,7 +238,7 @@ func node[T any](ctx context.Context, a *API, operation string, id uuid.UUID, ty
 func refused(operation string, errs gqlerror.List) error {
 	var appErr *apperr.Error
 	if errors.As(errs, &appErr) {
-		return appErr
+		return asParameter(appErr)
 	}
 	for _, e := range errs {
 		if limit, ok := e.Extensions["limit"]; ok {
@@ -253,7 +253,7 @@ func refused(operation string, errs gqlerror.List) error {
 func fromGraphQL(err *gqlerror.Error) error {
 	var appErr *apperr.Error
 	if errors.As(err, &appErr) {
-		return appErr
+		return asParameter(appErr)
 	}
 	if fmt.Sprint(err.Extensions["code"]) == string(apperr.NotFound) {
 		return apperr.Errorf(apperr.NotFound, "not found")
