@@ -11,6 +11,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // The input check walks every argument of an operation, literals and
@@ -289,11 +291,11 @@ func (w *inputWalk) scalar(s string) *inputError {
 		return refuse("must not contain a NUL character (\\u0000)")
 	}
 	// Counting characters costs a pass over the string: only for one whose
-	// bytes, at least as many, are over the limit. The message never quotes
-	// the value: it is long, and the client has it.
+	// bytes, at least as many, are over the limit. The message quotes a
+	// prefix, to recognise the value by, as every message does.
 	if len(s) > w.limits.InputString {
 		if n := utf8.RuneCountInString(s); n > w.limits.InputString {
-			return refuse("is %d characters long, more than %d, the limit of a string value", n, w.limits.InputString)
+			return refuse("%s is %d characters long, more than %d, the limit of a string value", apperr.Quote(s), n, w.limits.InputString)
 		}
 	}
 	return nil
