@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -12,9 +13,12 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
-func photo(t *testing.T, shade uint8) []byte {
+// thumb is the thumbnail of a small photo of this shade.
+func thumb(t testing.TB, shade uint8) []byte {
+	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
 	for x := range 64 {
 		img.Set(x, x%48, color.RGBA{shade, 90, 160, 255})
@@ -23,7 +27,11 @@ func photo(t *testing.T, shade uint8) []byte {
 	if err := jpeg.Encode(&buf, img, nil); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	data, err := thumbnail.Make(context.Background(), &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // inventory is a signed inventory of rooms x items, two photos an item.
@@ -39,7 +47,7 @@ func inventory(t *testing.T, rooms, items int) report.Inventory {
 				Description: "Desgaste por uso"}
 			for p := range 2 {
 				ref := fmt.Sprintf("r%d-i%d-p%d.jpg", r, i, p)
-				it.Photos = append(it.Photos, report.Photo{Reference: ref, SHA256: fmt.Sprintf("%064x", r*1000+i*10+p), JPEG: photo(t, uint8(r*40+i*3+p))})
+				it.Photos = append(it.Photos, report.Photo{Reference: ref, SHA256: fmt.Sprintf("%064x", r*1000+i*10+p), Thumbnail: thumb(t, uint8(r*40+i*3+p))})
 			}
 			env.Items = append(env.Items, it)
 		}
@@ -54,12 +62,12 @@ func inventory(t *testing.T, rooms, items int) report.Inventory {
 // each embedded photo's SHA-256.
 func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 	inv := inventory(t, 6, 12)
-	first, err := report.Render(inv)
+	first, err := report.Render(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		again, err := report.Render(inv)
+		again, err := report.Render(context.Background(), inv)
 		if err != nil || !bytes.Equal(first, again) {
 			t.Fatal("the same inventory rendered to different bytes")
 		}
