@@ -84,46 +84,59 @@ func notShown(format string, args ...any) error {
 // cannot be shown is a *NotShown; any other error (the store's, or ctx's)
 // is the caller's to return.
 func For(ctx context.Context, store *files.Store, reference, recorded string) ([]byte, error) {
+	thumb, _, err := get(ctx, store, reference, recorded)
+	return thumb, err
+}
+
+// Ensure makes and keeps the thumbnail of a stored photo unless a valid one
+// is kept, and says whether it made one: for photos stored before
+// thumbnails were kept, or by a path that keeps none.
+func Ensure(ctx context.Context, store *files.Store, reference, recorded string) (made bool, err error) {
+	_, made, err = get(ctx, store, reference, recorded)
+	return made, err
+}
+
+func get(ctx context.Context, store *files.Store, reference, recorded string) (thumb []byte, made bool, err error) {
 	key, err := files.PhotoKey(reference)
 	if err != nil {
-		return nil, notShown("nombre de archivo no válido")
+		return nil, false, notShown("nombre de archivo no válido")
 	}
 	sum := recorded
 	if sum == "" {
 		if sum, err = store.Digest(ctx, key); err != nil {
-			return nil, missing(err)
+			return nil, false, missing(err)
 		}
 	}
 	thumbKey, err := files.ThumbnailKey(sum)
 	if err != nil {
-		return nil, notShown("SHA-256 registrado no válido")
+		return nil, false, notShown("SHA-256 registrado no válido")
 	}
 	if thumb, err := kept(ctx, store, thumbKey); err != nil || thumb != nil {
-		return thumb, err
+		return thumb, false, err
 	}
 	original, err := store.Open(ctx, key)
 	if err != nil {
-		return nil, missing(err)
+		return nil, false, missing(err)
 	}
 	defer original.Close()
 	// The original is hashed as it is decoded: a file changed since its
 	// digest was recorded must not be shown under that digest, nor kept as
 	// its thumbnail.
 	hash := sha256.New()
-	thumb, err := Make(ctx, io.TeeReader(original, hash))
+	thumb, err = Make(ctx, io.TeeReader(original, hash))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if _, err := io.Copy(hash, reader{ctx, original}); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if hex.EncodeToString(hash.Sum(nil)) != sum {
-		return nil, notShown("el archivo guardado no coincide con su SHA-256 registrado")
+		return nil, false, notShown("el archivo guardado no coincide con su SHA-256 registrado")
 	}
 	if _, err := store.Put(ctx, thumbKey, thumb); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return thumb, nil
+	return thumb, true, nil
 }
 
 // Keep makes and keeps the thumbnail of a photo being stored, whose bytes
