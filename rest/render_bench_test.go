@@ -29,9 +29,11 @@ import (
 // thumbnails, and later ones the same. Reported:
 //
 //   - ingest-ms/photo: making one thumbnail from a 12 MP original, as import
-//     does once per photo (and a render does for a photo stored without one);
+//     does once per photo;
+//   - lazy-ms/photo and lazy-peak-heap-MB: the first render of a smaller
+//     comparison (2 × 8 photos) stored with no thumbnails, which makes them;
 //   - first-render-s and cached-render-s: the whole request over HTTP;
-//   - peak-heap-MB: the most heap in use during the renders, sampled every
+//   - peak-heap-MB: the most heap in use during those renders, sampled every
 //     millisecond; peak-rss-MB: the process's, setup included.
 func BenchmarkComparisonPDFOf12MPPhotos(b *testing.B) {
 	ctx := context.Background()
@@ -73,38 +75,61 @@ func BenchmarkComparisonPDFOf12MPPhotos(b *testing.B) {
 		}
 	}
 
-	path := comparisonPDF(moveIn, moveOut, company)
-	render := func() {
+	render := func(path string) {
 		res, body := srv.Get(b, path, nil)
 		if res.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "%PDF-") {
 			b.Fatalf("got %d %.200s, want 200 and a PDF", res.StatusCode, body)
 		}
 	}
+	heap := sampleHeap(b)
+
+	smallIn, smallOut := apitest.LargeComparisonFixture(b, st.Client, company, 1, 8)
+	lazy := photosOf(b, st.Client, smallIn, smallOut)
+	storePhotos(b, st.Client, fs, lazy, func(i int) []byte { return variant(original, len(photos)+i) })
 	runtime.GC()
-	peak := sampleHeap(b)
+	heap.reset()
 	decoded := thumbnail.OriginalsDecoded()
 	start = time.Now()
-	render()
+	render(comparisonPDF(smallIn, smallOut, company))
+	lazyPerPhoto := time.Since(start) / time.Duration(len(lazy))
+	lazyHeap := heap.peak()
+	if n := thumbnail.OriginalsDecoded() - decoded; n != int64(len(lazy)) {
+		b.Errorf("%d originals decoded by the lazy render, want %d", n, len(lazy))
+	}
+
+	path := comparisonPDF(moveIn, moveOut, company)
+	runtime.GC()
+	heap.reset()
+	decoded = thumbnail.OriginalsDecoded()
+	start = time.Now()
+	render(path)
 	first := time.Since(start)
 	for b.Loop() {
-		render()
+		render(path)
 	}
 	if n := thumbnail.OriginalsDecoded() - decoded; n != 0 {
 		b.Errorf("%d originals decoded by the renders, want 0", n)
 	}
 	b.ReportMetric(ingest.Seconds()*1000, "ingest-ms/photo")
+	b.ReportMetric(lazyPerPhoto.Seconds()*1000, "lazy-ms/photo")
+	b.ReportMetric(float64(lazyHeap)/(1<<20), "lazy-peak-heap-MB")
 	b.ReportMetric(first.Seconds(), "first-render-s")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "cached-render-s")
-	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(heap.peak())/(1<<20), "peak-heap-MB")
 	if rss := peakRSS(); rss > 0 {
 		b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
 	}
 }
 
-// sampleHeap samples the heap's live objects every millisecond until the
-// benchmark ends, and returns a function that reads the largest seen.
-func sampleHeap(b *testing.B) func() uint64 {
-	var most atomic.Uint64
+// heapSampler keeps the most heap in use (live and unswept objects) seen
+// since its last reset, sampled every millisecond until the benchmark ends.
+type heapSampler struct{ most atomic.Uint64 }
+
+func (h *heapSampler) reset()       { h.most.Store(0) }
+func (h *heapSampler) peak() uint64 { return h.most.Load() }
+
+func sampleHeap(b *testing.B) *heapSampler {
+	h := &heapSampler{}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -114,8 +139,8 @@ func sampleHeap(b *testing.B) func() uint64 {
 		defer tick.Stop()
 		for {
 			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > most.Load() {
-				most.Store(v)
+			if v := sample[0].Value.Uint64(); v > h.most.Load() {
+				h.most.Store(v)
 			}
 			select {
 			case <-done:
@@ -125,7 +150,7 @@ func sampleHeap(b *testing.B) func() uint64 {
 		}
 	}()
 	b.Cleanup(func() { close(done); <-stopped })
-	return most.Load
+	return h
 }
 
 // peakRSS is the process's peak resident set (VmHWM), or 0 where /proc has

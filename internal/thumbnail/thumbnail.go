@@ -47,15 +47,6 @@ const (
 	// made again.
 	maxThumbnailBytes = 64 << 10
 
-	// decodeBudget bounds the memory that decoding originals holds at once,
-	// in the whole process: a 12-megapixel photo is weighed at 48 MB, so two
-	// decode at once (one per core of the machines this runs on), and a
-	// 50-megapixel one decodes alone. Its weight is an estimate (4 bytes a
-	// pixel: the decoded YCbCr image at worst 3, and the decoder's own
-	// buffers), not a measurement.
-	decodeBudget  = 128 << 20
-	bytesPerPixel = 4
-
 	quality = 85
 )
 
@@ -222,7 +213,15 @@ func Make(ctx context.Context, r io.Reader) ([]byte, error) {
 	case pixels > MaxPixels:
 		return nil, notShown("%d×%d píxeles, más de los %d megapíxeles que se procesan", cfg.Width, cfg.Height, MaxPixels/1_000_000)
 	}
-	weight := min(pixels*bytesPerPixel, decodeBudget)
+	var sof *frame
+	if format == "jpeg" {
+		sof = readFrame(bytes.NewReader(header.Bytes()))
+	}
+	need := decodeMemory(cfg, format, sof)
+	if need > decodeBudget {
+		return nil, notShown("%d×%d píxeles necesitarían %d MB para procesarse, más de %d MB", cfg.Width, cfg.Height, need>>20, decodeBudget>>20)
+	}
+	weight := decodeWeight(need)
 	if err := decoding.Acquire(ctx, weight); err != nil {
 		return nil, err
 	}

@@ -50,6 +50,18 @@ func claiming(tb testing.TB, data []byte, w, h int) []byte {
 	return out
 }
 
+// progressive is data, a baseline JPEG, marked progressive (SOF2).
+func progressive(tb testing.TB, data []byte) []byte {
+	tb.Helper()
+	i := bytes.Index(data, []byte{0xFF, 0xC0})
+	if i < 0 {
+		tb.Fatal("no SOF0 marker")
+	}
+	out := bytes.Clone(data)
+	out[i+1] = 0xC2
+	return out
+}
+
 func digest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
@@ -115,6 +127,7 @@ func TestPhotosOverTheLimitOrUnreadableAreNotShownAndNotDecoded(t *testing.T) {
 		"a 65000×65000 bomb":           {claiming(t, small, 65000, 65000), "65000×65000 píxeles, más de los 50 megapíxeles", 0},
 		"just over the limit":          {claiming(t, small, 10000, 5001), "más de los 50 megapíxeles", 0},
 		"not an image":                 {[]byte("%PDF-1.4 not a photo"), "no es una imagen legible", 0},
+		"a progressive 48 MP header":   {progressive(t, claiming(t, small, 8000, 6000)), "8000×6000 píxeles necesitarían 343 MB para procesarse, más de 200 MB", 0},
 		"a JPEG cut short":             {larger[:len(larger)*2/3], "la imagen JPEG está dañada o incompleta", 1},
 		"a HEIC photo, which Go lacks": {append([]byte("\x00\x00\x00\x18ftypheic"), make([]byte, 64)...), "no es una imagen legible", 0},
 	} {
