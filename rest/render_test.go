@@ -19,6 +19,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/internal/apitest"
@@ -243,5 +244,39 @@ func TestB4ComparisonPDFPastItsDeadlineIs504(t *testing.T) {
 	}
 	if !slices.Equal(statuses, []float64{http.StatusGatewayTimeout}) {
 		t.Errorf("access log statuses %v, want [504]", statuses)
+	}
+}
+
+// The signed PDF that A2 renders on its first request is bounded the same
+// way: past the deadline (photos of 6 megapixels without thumbnails, 250
+// ms) it is a 504, and nothing is stored or recorded, so the next request
+// renders it whole rather than serve half a signed document.
+func TestA2SignedPDFPastItsDeadlineIs504AndStoresNothing(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	fs := apitest.Files(t)
+	a := withDocument(t, apitest.NewServerWith(t, st, server.Options{Files: fs, RequestTimeout: 250 * time.Millisecond}))
+	ctx := tenant.Unrestricted(context.Background(), "test: a signed inventory with photos")
+	inv, err := st.Client.Inventory.Query().
+		Where(inventory.IsSigned(true), inventory.HasEnvironmentsWith(environment.HasItemsWith(item.HasPhotos()))).
+		Order(inventory.ByID()).First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	photos := photosOf(t, st.Client, inv.ID)
+	if len(photos) < 8 { // each takes over 100 ms to decode: together, well past the deadline
+		t.Fatalf("%d photos, want 8 or more", len(photos))
+	}
+	original := noisyJPEG(t, 3000, 2000)
+	storePhotos(t, st.Client, fs, photos, func(i int) []byte { return variant(original, i) })
+
+	res := a.get(t, "/inventory/download-pdf/"+inv.ID.String())
+	if code, _ := errorOf(t, res); res.status != http.StatusGatewayTimeout || code != "DEADLINE_EXCEEDED" {
+		t.Fatalf("got %d %.300s, want 504 DEADLINE_EXCEEDED", res.status, res.body)
+	}
+	if after, err := st.Client.Inventory.Get(ctx, inv.ID); err != nil || after.PdfSha256 != nil {
+		t.Errorf("a PDF digest was recorded by a cut render: %v, %v", after.PdfSha256, err)
+	}
+	if _, err := fs.Get(ctx, files.PDFKey(inv.ID.String())); err == nil {
+		t.Error("a cut render stored a PDF")
 	}
 }
