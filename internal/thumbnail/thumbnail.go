@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -52,6 +53,7 @@ const (
 
 var (
 	decoding = semaphore.NewWeighted(decodeBudget)
+	making   singleflight.Group // by thumbnail and photo key
 	decoded  atomic.Int64
 )
 
@@ -105,29 +107,50 @@ func get(ctx context.Context, store *files.Store, reference, recorded string) (t
 	if thumb, err := kept(ctx, store, thumbKey); err != nil || thumb != nil {
 		return thumb, false, err
 	}
+	// Two requests at once for a photo without a thumbnail (a manager
+	// pressing twice, two parties opening one comparison) decode it once;
+	// the one that waits returns as soon as its own request ends.
+	for {
+		made := making.DoChan(thumbKey+" "+key, func() (any, error) { return makeAndKeep(ctx, store, key, sum, thumbKey) })
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case res := <-made:
+			if res.Err != nil && ctx.Err() == nil && (errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded)) {
+				continue // the request that was making it ended, not this one
+			}
+			thumb, _ := res.Val.([]byte)
+			return thumb, res.Err == nil, res.Err // made by this call, or by the one it waited for
+		}
+	}
+}
+
+// makeAndKeep makes the thumbnail of the photo at key, whose SHA-256 was
+// recorded as sum, and keeps it at thumbKey.
+func makeAndKeep(ctx context.Context, store *files.Store, key, sum, thumbKey string) ([]byte, error) {
 	original, err := store.Open(ctx, key)
 	if err != nil {
-		return nil, false, missing(err)
+		return nil, missing(err)
 	}
 	defer original.Close()
 	// The original is hashed as it is decoded: a file changed since its
 	// digest was recorded must not be shown under that digest, nor kept as
 	// its thumbnail.
 	hash := sha256.New()
-	thumb, err = Make(ctx, io.TeeReader(original, hash))
+	thumb, err := Make(ctx, io.TeeReader(original, hash))
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if _, err := io.Copy(hash, reader{ctx, original}); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if hex.EncodeToString(hash.Sum(nil)) != sum {
-		return nil, false, notShown("el archivo guardado no coincide con su SHA-256 registrado")
+		return nil, notShown("el archivo guardado no coincide con su SHA-256 registrado")
 	}
 	if _, err := store.Put(ctx, thumbKey, thumb); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return thumb, true, nil
+	return thumb, nil
 }
 
 // Keep makes and keeps the thumbnail of a photo being stored, whose bytes

@@ -227,3 +227,40 @@ func TestForMakesEachThumbnailOnceFromTheOriginalItsDigestNames(t *testing.T) {
 		t.Errorf("missing: got %v, want not shown: archivo no encontrado", err)
 	}
 }
+
+// Requests at once for the same photo without a thumbnail decode it once;
+// one whose context ends while another makes it returns at once, and the
+// thumbnail is made all the same.
+func TestRequestsAtOnceDecodeAPhotoOnce(t *testing.T) {
+	ctx := context.Background()
+	fs := store(t)
+	original := photo(t, 2400, 1800, color.RGBA{60, 60, 160, 255})
+	sum, err := fs.Put(ctx, "photos/c.jpg", original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := thumbnail.OriginalsDecoded()
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := thumbnail.For(gone, fs, "c.jpg", sum); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an ended request: got %v, want context.Canceled", err)
+	}
+	results := make(chan error, 4)
+	for range 4 {
+		go func() {
+			thumb, err := thumbnail.For(ctx, fs, "c.jpg", sum)
+			if err == nil && !thumbnail.Valid(thumb) {
+				err = errors.New("not a valid thumbnail")
+			}
+			results <- err
+		}()
+	}
+	for range 4 {
+		if err := <-results; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := thumbnail.OriginalsDecoded() - before; got != 1 {
+		t.Errorf("%d decodes for 4 requests at once, want 1", got)
+	}
+}
