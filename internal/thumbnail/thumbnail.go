@@ -111,11 +111,11 @@ func get(ctx context.Context, store *files.Store, reference, recorded string) (t
 	// pressing twice, two parties opening one comparison) decode it once;
 	// the one that waits returns as soon as its own request ends.
 	for {
-		made := making.DoChan(thumbKey+" "+key, func() (any, error) { return makeAndKeep(ctx, store, key, sum, thumbKey) })
+		flight := making.DoChan(thumbKey+" "+key, func() (any, error) { return makeAndKeep(ctx, store, key, sum, thumbKey) })
 		select {
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
-		case res := <-made:
+		case res := <-flight:
 			if res.Err != nil && ctx.Err() == nil && (errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded)) {
 				continue // the request that was making it ended, not this one
 			}
