@@ -42,9 +42,9 @@ type comparisonRecord struct {
 	}
 }
 
-// report is the comparison as the report shows it, the photos read from
-// the store.
-func (c comparisonRecord) report(ctx context.Context, store *files.Store) report.Comparison {
+// report is the comparison as the report shows it, with the photos'
+// thumbnails.
+func (c comparisonRecord) report(ctx context.Context, store *files.Store) (report.Comparison, error) {
 	side := func(id, typeName string, created time.Time, signed *time.Time) report.Side {
 		s := report.Side{ID: id, TypeName: typeName, CreatedAt: created}
 		if signed != nil {
@@ -73,16 +73,26 @@ func (c comparisonRecord) report(ctx context.Context, store *files.Store) report
 				FromToRepair: flag(it.FromToRepair), ToToRepair: flag(it.ToToRepair),
 				FromDescription: text(it.FromDescription), ToDescription: text(it.ToDescription)}
 			for _, ph := range it.FromPhotos {
-				item.FromPhotos = append(item.FromPhotos, reportPhoto(ctx, store, ph.StorageReference, ph.SHA256))
+				item.FromPhotos = append(item.FromPhotos, reportPhoto(ph.StorageReference, ph.SHA256))
 			}
 			for _, ph := range it.ToPhotos {
-				item.ToPhotos = append(item.ToPhotos, reportPhoto(ctx, store, ph.StorageReference, ph.SHA256))
+				item.ToPhotos = append(item.ToPhotos, reportPhoto(ph.StorageReference, ph.SHA256))
 			}
 			room.Items = append(room.Items, item)
 		}
 		out.Environments = append(out.Environments, room)
 	}
-	return out
+	var photos []*report.Photo
+	for _, room := range out.Environments {
+		for _, it := range room.Items {
+			for _, side := range [][]report.Photo{it.FromPhotos, it.ToPhotos} {
+				for i := range side {
+					photos = append(photos, &side[i])
+				}
+			}
+		}
+	}
+	return out, withThumbnails(ctx, store, photos)
 }
 
 // B4's PDF GET {base_url}/inventories/comparison/pdf?from=&to=
@@ -102,8 +112,14 @@ func (a *API) inventoryComparisonPDF(w http.ResponseWriter, r *http.Request, p *
 		return err
 	}
 	// Encode: the report, rendered now (a comparison is not a signed
-	// document: nothing is stored), as an attachment.
-	data, err := report.RenderComparison(out.InventoryComparison.report(ctx, a.files))
+	// document: nothing is stored), as an attachment. Rendering is within
+	// the request's deadline: past it, the error's status is written, never
+	// a 200 with half a document.
+	doc, err := out.InventoryComparison.report(ctx, a.files)
+	if err != nil {
+		return err
+	}
+	data, err := report.RenderComparison(ctx, doc)
 	if err != nil {
 		return err
 	}

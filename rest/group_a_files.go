@@ -6,9 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
 // signedPDF is what serving an inventory's signed PDF needs.
@@ -64,9 +67,9 @@ type reportRecord struct {
 	} `json:"environments"`
 }
 
-// report is the record as the report shows it, its photos read from the
-// store to be embedded (one missing is listed, not shown).
-func (r reportRecord) report(ctx context.Context, store *files.Store) report.Inventory {
+// report is the record as the report shows it, with its photos'
+// thumbnails (one that cannot be shown is listed, with why).
+func (r reportRecord) report(ctx context.Context, store *files.Store) (report.Inventory, error) {
 	doc := report.Inventory{
 		ID: r.ID, TypeName: r.InventoryTypeName, RentalPrice: r.RentalPrice, Currency: r.Currency,
 		CreatedAt: r.CreatedAt, AgentSigned: r.AgentSignatureDate, OwnerSigned: r.OwnerSignatureDate,
@@ -80,13 +83,21 @@ func (r reportRecord) report(ctx context.Context, store *files.Store) report.Inv
 			item := report.Item{Name: it.Name, Material: it.Material.Name,
 				Rating: it.Rating, ToRepair: it.ToRepair, Description: it.Description}
 			for _, p := range it.Photos {
-				item.Photos = append(item.Photos, reportPhoto(ctx, store, p.StorageReference, p.SHA256))
+				item.Photos = append(item.Photos, reportPhoto(p.StorageReference, p.SHA256))
 			}
 			room.Items = append(room.Items, item)
 		}
 		doc.Environments = append(doc.Environments, room)
 	}
-	return doc
+	var photos []*report.Photo
+	for _, env := range doc.Environments {
+		for _, it := range env.Items {
+			for i := range it.Photos {
+				photos = append(photos, &it.Photos[i])
+			}
+		}
+	}
+	return doc, withThumbnails(ctx, store, photos)
 }
 
 // A2 GET /inventory/download-pdf/{inventoryId}
@@ -110,7 +121,11 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 		if err != nil {
 			return err
 		}
-		sum, err := a.pdfs.Store(ctx, record.report(ctx, a.files))
+		doc, err := record.report(ctx, a.files)
+		if err != nil {
+			return err
+		}
+		sum, err := a.pdfs.Store(ctx, doc)
 		if err != nil {
 			return err
 		}
@@ -162,15 +177,63 @@ func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request, p *params) erro
 	return nil
 }
 
-// reportPhoto is a stored photo as a report embeds it: its bytes when the
-// store has them.
-func reportPhoto(ctx context.Context, store *files.Store, reference string, digest *string) report.Photo {
+// reportPhoto is a stored photo as a report lists it, before its thumbnail.
+func reportPhoto(reference string, digest *string) report.Photo {
 	p := report.Photo{Reference: reference}
 	if digest != nil {
 		p.SHA256 = *digest
 	}
-	if key, err := files.PhotoKey(reference); err == nil {
-		p.JPEG, _ = store.Get(ctx, key) // missing: listed without a picture
-	}
 	return p
+}
+
+// thumbnailReads bounds the thumbnails one report reads at once: a cloud
+// store answers each read in tens of milliseconds, so the hundreds of a
+// large report read one by one would take seconds; making a missing one is
+// bounded by internal/thumbnail's decode budget, not by this.
+const thumbnailReads = 8
+
+// withThumbnails sets each photo's thumbnail, or why it has none, reading
+// (or making) each distinct photo's once: the same file twice in a report,
+// under one name or under two with one digest, is decoded at most once.
+// It returns the first error that is not a photo's own (the store's, or
+// ctx's when the request ends), and then no photo is to be drawn.
+func withThumbnails(ctx context.Context, store *files.Store, photos []*report.Photo) error {
+	type result struct {
+		thumb    []byte
+		notShown string
+	}
+	results := map[string]*result{}
+	same := func(p *report.Photo) string {
+		if p.SHA256 != "" {
+			return "sha256:" + p.SHA256
+		}
+		return "reference:" + p.Reference
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(thumbnailReads)
+	for _, p := range photos {
+		if results[same(p)] != nil {
+			continue
+		}
+		res := &result{}
+		results[same(p)] = res
+		reference, digest := p.Reference, p.SHA256
+		g.Go(func() error {
+			thumb, err := thumbnail.For(gctx, store, reference, digest)
+			if reason, ok := thumbnail.IsNotShown(err); ok {
+				res.notShown = reason
+				return nil
+			}
+			res.thumb = thumb
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, p := range photos {
+		res := results[same(p)]
+		p.Thumbnail, p.NotShown = res.thumb, res.notShown
+	}
+	return nil
 }

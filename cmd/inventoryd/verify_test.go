@@ -10,8 +10,9 @@ import (
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
-// `inventoryd verify` passes on generated data with its files, and fails
-// naming the file after one stored byte is changed, and after one is gone.
+// `inventoryd verify` passes on generated data with its files, makes a
+// thumbnail that is gone, and fails naming the file after one stored byte
+// is changed, and after one is gone.
 func TestVerifyFindsAChangedByteAndAMissingFile(t *testing.T) {
 	url, data := testdb.URL(t), t.TempDir()
 	if _, _, err := runCommand(t, url, data, "", "generate", "--seed", "5", "--companies", "1", "--properties", "2",
@@ -22,6 +23,23 @@ func TestVerifyFindsAChangedByteAndAMissingFile(t *testing.T) {
 	counts := regexp.MustCompile(`checked ([1-9][0-9]*) PDFs and ([1-9][0-9]*) photos: 0 changed, 0 missing`)
 	if err != nil || !counts.MatchString(out) {
 		t.Fatalf("verify on untouched files: %q, %v", out, err)
+	}
+
+	// A thumbnail gone (or one never made) is made again from its photo:
+	// derived, not evidence, it is no reason to fail.
+	thumbs, err := filepath.Glob(filepath.Join(data, "blobs", "thumbnails", "*.jpg"))
+	if err != nil || len(thumbs) == 0 {
+		t.Fatalf("kept thumbnails: %v, %v", thumbs, err)
+	}
+	if err := os.Remove(thumbs[0]); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCommand(t, url, data, "", "verify")
+	if err != nil || !strings.Contains(out, "0 changed, 0 missing; 1 thumbnails made") {
+		t.Errorf("verify without a thumbnail: %q, %v; want it made", out, err)
+	}
+	if _, err := os.Stat(thumbs[0]); err != nil {
+		t.Errorf("the thumbnail was not made again: %v", err)
 	}
 
 	photos, err := filepath.Glob(filepath.Join(data, "blobs", "photos", "*"))

@@ -406,9 +406,9 @@ func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, 
 	for p, n := 0, g.rng.IntN(size.MaxPhotos+1); p < n; p++ {
 		ref := fmt.Sprintf("%s-%d.jpg", id, p+1)
 		photo := g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref)
-		if sum, data := g.storePhoto(ref); sum != "" {
+		if sum, thumb := g.storePhoto(ref); sum != "" {
 			photo.SetSha256(sum)
-			spec.Photos = append(spec.Photos, report.Photo{Reference: ref, SHA256: sum, JPEG: data})
+			spec.Photos = append(spec.Photos, report.Photo{Reference: ref, SHA256: sum, Thumbnail: thumb})
 		}
 		g.photos = append(g.photos, photo)
 		g.stats.Photos++

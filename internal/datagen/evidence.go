@@ -9,6 +9,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
 // storePDF renders and stores a signed inventory's report and returns its
@@ -17,7 +18,7 @@ func (g *generator) storePDF(doc report.Inventory) string {
 	if g.err != nil {
 		return ""
 	}
-	data, err := report.Render(doc)
+	data, err := report.Render(g.ctx, doc)
 	if err != nil {
 		g.err = err
 		return ""
@@ -31,7 +32,8 @@ func (g *generator) storePDF(doc report.Inventory) string {
 
 // storePhoto stores a small photo drawn from its reference (not from the
 // seeded generator, so ids do not depend on whether files are written), and
-// returns its SHA-256 and bytes (for the report to embed).
+// its thumbnail, and returns its SHA-256 and thumbnail (for the report to
+// embed).
 func (g *generator) storePhoto(ref string) (string, []byte) {
 	if g.files == nil || g.err != nil {
 		return "", nil
@@ -45,8 +47,13 @@ func (g *generator) storePhoto(ref string) (string, []byte) {
 	sum, err := g.files.Put(g.ctx, key, data)
 	if err != nil {
 		g.err = err
+		return "", nil
 	}
-	return sum, data
+	thumb, err := thumbnail.Keep(g.ctx, g.files, sum, data)
+	if err != nil {
+		g.err = err // the generator's own photos always decode
+	}
+	return sum, thumb
 }
 
 // photo is a 64×48 JPEG: a gradient in colours drawn from the reference.

@@ -111,6 +111,18 @@ func PhotoKey(reference string) (string, error) {
 	return "photos/" + reference, nil
 }
 
+// ThumbnailKey is where the thumbnail of a photo whose SHA-256 (hex) is
+// original is kept. Named by the original's digest rather than recorded in
+// the database: no schema change, a photo changed since its digest was
+// recorded can never be shown by an old thumbnail, and two photos with the
+// same bytes share one.
+func ThumbnailKey(original string) (string, error) {
+	if len(original) != sha256.Size*2 || strings.Trim(original, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("files: %q is not a SHA-256 in lowercase hex", original)
+	}
+	return "thumbnails/" + original + ".jpg", nil
+}
+
 // ContentType is the media type of a stored file, by its extension.
 func ContentType(key string) string {
 	if t := mime.TypeByExtension(strings.ToLower(path.Ext(key))); t != "" {
@@ -137,6 +149,12 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	defer obj.Close()
 	return io.ReadAll(obj)
+}
+
+// Open opens a stored file to read it as a stream; one that is missing is
+// NotFound.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	return s.open(ctx, key)
 }
 
 // List calls each for every stored key under prefix ("pdf/", "photos/"), in

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -55,7 +56,8 @@ var changeWords = map[string]string{"UNCHANGED": "sin cambio", "WORSE": "empeor�
 // RenderComparison writes the comparison report: the summary, then each
 // room as a table of its items with both ratings, the changed rows shaded
 // (worse in red, better in green), and the photos of both sides in pairs.
-func RenderComparison(c Comparison) ([]byte, error) {
+// Like Render, it stops once ctx ends, with ctx's error and no document.
+func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	pdf := newDocument("Comparación de inventarios", c.To.SignatureDate)
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
 	header := fmt.Sprintf("%s · %s → %s", c.Property, short(c.From.ID), short(c.To.ID))
@@ -81,8 +83,17 @@ func RenderComparison(c Comparison) ([]byte, error) {
 			photos = append(append(photos, it.FromPhotos...), it.ToPhotos...)
 		}
 	}
-	thumbs := newSprite(pdf, photos)
+	thumbs, err := newSprite(ctx, pdf, photos)
+	if err != nil {
+		return nil, err
+	}
+	cut := func(err error) error {
+		return fmt.Errorf("report: rendering the comparison of %s and %s: %w", c.From.ID, c.To.ID, err)
+	}
 	for _, room := range c.Environments {
+		if err := ctx.Err(); err != nil {
+			return nil, cut(err)
+		}
 		pdf.Ln(4)
 		pdf.SetFont("Helvetica", "B", 12)
 		title := fmt.Sprintf("%s (nivel %d)", room.Name, room.Level)
@@ -116,9 +127,12 @@ func RenderComparison(c Comparison) ([]byte, error) {
 		}
 	}
 	digestTable(pdf, tr, photos)
+	if err := ctx.Err(); err != nil {
+		return nil, cut(err)
+	}
 	var buf bytes.Buffer
 	if err := pdf.Output(&buf); err != nil {
-		return nil, fmt.Errorf("report: rendering the comparison of %s and %s: %w", c.From.ID, c.To.ID, err)
+		return nil, cut(err)
 	}
 	return buf.Bytes(), nil
 }
@@ -158,7 +172,7 @@ func photoPairs(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, before, 
 		for side, photos := range [][]Photo{before, after} {
 			x := 20.0 + float64(side)*90
 			if i < len(photos) {
-				thumbs.draw(pdf, photos[i].Reference, x, y, w, h)
+				thumbs.draw(pdf, tr, photos[i].Reference, x, y, w, h)
 				pdf.SetXY(x+w+2, y+h/2-2)
 				pdf.SetFont("Helvetica", "", 7)
 				label := []string{"antes", "después"}[side]

@@ -5,6 +5,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"time"
 
@@ -51,11 +52,15 @@ type Item struct {
 }
 
 // Photo is a photo the report embeds: its stored file's name and SHA-256,
-// and the JPEG itself (none: listed, not shown).
+// and its thumbnail (internal/thumbnail), or why it has none. The report
+// draws thumbnails only: it never decodes an original.
 type Photo struct {
 	Reference string
 	SHA256    string
-	JPEG      []byte
+	Thumbnail []byte
+	// NotShown, when set, is why the photo is not shown (the report says so
+	// in its place, and still lists its SHA-256).
+	NotShown string
 }
 
 // Render writes the report: a header naming the property and "página N de
@@ -64,7 +69,10 @@ type Photo struct {
 // thumbnails, the signature block, and the SHA-256 of every photo embedded.
 // The same inventory always renders to the same bytes (the document dates
 // are the signature date), so its SHA-256 is stable.
-func Render(inv Inventory) ([]byte, error) {
+//
+// It stops once ctx ends (a request's deadline), returning ctx's error and
+// no document: a cut report is never half a PDF.
+func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	pdf := newDocument("Inventario "+inv.ID, inv.SignatureDate)
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
 	pages(pdf, tr, fmt.Sprintf("%s %s, %s · inventario %s", inv.PropertyCode, inv.Address, inv.City, short(inv.ID)))
@@ -89,8 +97,14 @@ func Render(inv Inventory) ([]byte, error) {
 			photos = append(photos, it.Photos...)
 		}
 	}
-	thumbs := newSprite(pdf, photos)
+	thumbs, err := newSprite(ctx, pdf, photos)
+	if err != nil {
+		return nil, err
+	}
 	for _, env := range inv.Environments {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
+		}
 		pdf.Ln(4)
 		pdf.SetFont("Helvetica", "B", 12)
 		pdf.CellFormat(0, 8, tr(fmt.Sprintf("%s (nivel %d)", env.Name, env.Level)), "B", 1, "L", false, 0, "")
@@ -107,12 +121,15 @@ func Render(inv Inventory) ([]byte, error) {
 			}
 			table(pdf, tr, widths, []string{it.Name, it.Material, fmt.Sprintf("%d/5", it.Rating), repair, it.Description}, fill)
 			if len(it.Photos) > 0 {
-				photoRow(pdf, thumbs, it.Photos)
+				photoRow(pdf, tr, thumbs, it.Photos)
 			}
 		}
 	}
 	signatures(pdf, tr, inv)
 	digestTable(pdf, tr, photos)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
+	}
 	var buf bytes.Buffer
 	if err := pdf.Output(&buf); err != nil {
 		return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
@@ -182,7 +199,7 @@ func table(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, cells []str
 }
 
 // photoRow draws an item's photos as a row of thumbnails under it.
-func photoRow(pdf *fpdf.Fpdf, thumbs *sprite, photos []Photo) {
+func photoRow(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, photos []Photo) {
 	const w, h = 28.0, 21.0
 	if pdf.GetY()+h+2 > 279 {
 		pdf.AddPage()
@@ -197,7 +214,7 @@ func photoRow(pdf *fpdf.Fpdf, thumbs *sprite, photos []Photo) {
 				y = pdf.GetY() + 1
 			}
 		}
-		thumbs.draw(pdf, p.Reference, x, y, w, h)
+		thumbs.draw(pdf, tr, p.Reference, x, y, w, h)
 	}
 	pdf.SetXY(10, y+h+2)
 }

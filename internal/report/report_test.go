@@ -2,6 +2,8 @@ package report_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -12,9 +14,12 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
-func photo(t *testing.T, shade uint8) []byte {
+// thumb is the thumbnail of a small photo of this shade.
+func thumb(t testing.TB, shade uint8) []byte {
+	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
 	for x := range 64 {
 		img.Set(x, x%48, color.RGBA{shade, 90, 160, 255})
@@ -23,7 +28,11 @@ func photo(t *testing.T, shade uint8) []byte {
 	if err := jpeg.Encode(&buf, img, nil); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	data, err := thumbnail.Make(context.Background(), &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // inventory is a signed inventory of rooms x items, two photos an item.
@@ -39,7 +48,7 @@ func inventory(t *testing.T, rooms, items int) report.Inventory {
 				Description: "Desgaste por uso"}
 			for p := range 2 {
 				ref := fmt.Sprintf("r%d-i%d-p%d.jpg", r, i, p)
-				it.Photos = append(it.Photos, report.Photo{Reference: ref, SHA256: fmt.Sprintf("%064x", r*1000+i*10+p), JPEG: photo(t, uint8(r*40+i*3+p))})
+				it.Photos = append(it.Photos, report.Photo{Reference: ref, SHA256: fmt.Sprintf("%064x", r*1000+i*10+p), Thumbnail: thumb(t, uint8(r*40+i*3+p))})
 			}
 			env.Items = append(env.Items, it)
 		}
@@ -54,12 +63,12 @@ func inventory(t *testing.T, rooms, items int) report.Inventory {
 // each embedded photo's SHA-256.
 func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 	inv := inventory(t, 6, 12)
-	first, err := report.Render(inv)
+	first, err := report.Render(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		again, err := report.Render(inv)
+		again, err := report.Render(context.Background(), inv)
 		if err != nil || !bytes.Equal(first, again) {
 			t.Fatal("the same inventory rendered to different bytes")
 		}
@@ -85,5 +94,55 @@ func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 	pages := strings.Count(text, "página ")
 	if last := fmt.Sprintf("página %d de %d", pages, pages); pages < 2 || !strings.Contains(text, last) {
 		t.Errorf("%d pages, the last not numbered %q", pages, last)
+	}
+}
+
+// A render whose context has ended returns its error and no document, for
+// either report: a cut render is never half a PDF.
+func TestRenderingStopsWhenItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	inv := inventory(t, 2, 3)
+	if data, err := report.Render(ctx, inv); !errors.Is(err, context.Canceled) || data != nil {
+		t.Errorf("Render: %d bytes, %v; want none and context.Canceled", len(data), err)
+	}
+	c := report.Comparison{Property: "INM-0007", From: report.Side{ID: inv.ID}, To: report.Side{ID: inv.ID},
+		Environments: []report.ComparedRoom{{Name: "Sala", Items: []report.ComparedItem{{Name: "Piso", FromPhotos: inv.Environments[0].Items[0].Photos}}}}}
+	if data, err := report.RenderComparison(ctx, c); !errors.Is(err, context.Canceled) || data != nil {
+		t.Errorf("RenderComparison: %d bytes, %v; want none and context.Canceled", len(data), err)
+	}
+}
+
+// A photo without a thumbnail is a frame saying why, and its SHA-256 is
+// still listed; a "thumbnail" that is really a large photo is not decoded.
+func TestPhotosNotShownSayWhy(t *testing.T) {
+	inv := inventory(t, 1, 1)
+	big := image.NewRGBA(image.Rect(0, 0, 800, 600))
+	var original bytes.Buffer
+	if err := jpeg.Encode(&original, big, nil); err != nil {
+		t.Fatal(err)
+	}
+	photos := inv.Environments[0].Items[0].Photos
+	photos[0].Thumbnail, photos[0].NotShown = nil, "archivo no encontrado"
+	photos[1].Thumbnail = original.Bytes()
+	data, err := report.Render(context.Background(), inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed: .ci/run installs it")
+	}
+	cmd := exec.Command("pdftotext", "-", "-")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{"foto no mostrada: archivo no encontrado", "foto no mostrada: miniatura no válida",
+		"r0-i0-p0.jpg " + fmt.Sprintf("%064x", 0)} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
 	}
 }

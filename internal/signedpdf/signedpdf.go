@@ -37,7 +37,7 @@ func (k *Keeper) Store(ctx context.Context, doc report.Inventory) (string, error
 	if err != nil {
 		return "", fmt.Errorf("signedpdf: inventory id %q: %w", doc.ID, err)
 	}
-	data, err := report.Render(doc)
+	data, err := report.Render(ctx, doc)
 	if err != nil {
 		return "", fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
 // MaxLine bounds one record, so that a file without newlines cannot exhaust
@@ -431,6 +432,13 @@ func (im *Importer) storeFiles(ctx context.Context, p *plan) error {
 					var sum string
 					if sum, err = im.Files.Put(ctx, key, ph.data); err == nil {
 						rec.Sha256 = &sum
+						// Its thumbnail now, once, rather than in the first
+						// report that shows it; a photo that cannot be shown
+						// is still stored (its reports say why).
+						_, err = thumbnail.Keep(ctx, im.Files, sum, ph.data)
+						if _, notShown := thumbnail.IsNotShown(err); notShown {
+							err = nil
+						}
 					}
 				}
 				if err != nil {

@@ -3,6 +3,8 @@ package transfer_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,6 +30,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 	"github.com/propertyrecords/inventory/internal/transfer"
 )
 
@@ -114,6 +117,20 @@ func TestExportImportExportGivesBackTheSameRecordsAndFiles(t *testing.T) {
 	})
 	if checked == 0 {
 		t.Error("no file was exported")
+	}
+	// Import made each photo's thumbnail as it stored it, so no report has
+	// to decode the photo.
+	photos, _ := filepath.Glob(filepath.Join(dir, "photos", "*"))
+	if len(photos) == 0 {
+		t.Fatal("no photo was exported")
+	}
+	for _, path := range photos {
+		data, _ := os.ReadFile(path)
+		sum := sha256.Sum256(data)
+		key, _ := files.ThumbnailKey(hex.EncodeToString(sum[:]))
+		if thumb, err := fs.Get(context.Background(), key); err != nil || !thumbnail.Valid(thumb) {
+			t.Errorf("%s: no thumbnail kept at %s (%v)", filepath.Base(path), key, err)
+		}
 	}
 
 	// With both companies in the database, the first one's export holds

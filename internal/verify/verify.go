@@ -1,6 +1,11 @@
 // Package verify re-hashes every stored PDF and photo against the SHA-256
 // recorded when it was stored: the evidence in a deposit dispute is only as
 // good as the proof that it has not changed since both parties signed.
+//
+// Thumbnails are not evidence but derived from it (internal/thumbnail):
+// they are not hashed against a record, and verify makes each one that is
+// missing or is not a valid thumbnail, from an original it has just found
+// unchanged, so that no report has to.
 package verify
 
 import (
@@ -15,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
 // Problem is a stored file that does not match its record.
@@ -37,13 +43,15 @@ type Summary struct {
 	PDFs, Photos int // files checked
 	Changed      int
 	Missing      int
+	Thumbnails   int // made, where none was kept
 }
 
 // OK says whether every checked file matched its record.
 func (s Summary) OK() bool { return s.Changed == 0 && s.Missing == 0 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("checked %d PDFs and %d photos: %d changed, %d missing", s.PDFs, s.Photos, s.Changed, s.Missing)
+	return fmt.Sprintf("checked %d PDFs and %d photos: %d changed, %d missing; %d thumbnails made",
+		s.PDFs, s.Photos, s.Changed, s.Missing, s.Thumbnails)
 }
 
 // batch bounds the records read at once: a portfolio has millions of photos.
@@ -55,19 +63,21 @@ const batch = 1000
 func Run(ctx context.Context, client *ent.Client, store *files.Store, report func(Problem)) (Summary, error) {
 	ctx = tenant.Unrestricted(ctx, "verify: re-hashing every stored file")
 	var sum Summary
-	check := func(key, record, recorded string) error {
+	check := func(key, record, recorded string) (bool, error) {
 		stored, err := store.Digest(ctx, key)
 		switch {
 		case apperr.CodeOf(err) == apperr.NotFound:
 			sum.Missing++
 			report(Problem{Key: key, Record: record, Recorded: recorded})
 		case err != nil:
-			return err
+			return false, err
 		case stored != recorded:
 			sum.Changed++
 			report(Problem{Key: key, Record: record, Recorded: recorded, Stored: stored})
+		default:
+			return true, nil
 		}
-		return nil
+		return false, nil
 	}
 	// Keyset pages by id: each page is an index range, whatever came before.
 	for after := uuid.Nil; ; {
@@ -80,7 +90,7 @@ func Run(ctx context.Context, client *ent.Client, store *files.Store, report fun
 		}
 		for _, inv := range page {
 			sum.PDFs++
-			if err := check(files.PDFKey(inv.ID.String()), "inventory "+inv.ID.String(), *inv.PdfSha256); err != nil {
+			if _, err := check(files.PDFKey(inv.ID.String()), "inventory "+inv.ID.String(), *inv.PdfSha256); err != nil {
 				return sum, err
 			}
 		}
@@ -103,8 +113,21 @@ func Run(ctx context.Context, client *ent.Client, store *files.Store, report fun
 			if err != nil {
 				return sum, err
 			}
-			if err := check(key, "photo "+p.ID.String(), *p.Sha256); err != nil {
+			unchanged, err := check(key, "photo "+p.ID.String(), *p.Sha256)
+			if err != nil {
 				return sum, err
+			}
+			if !unchanged {
+				continue
+			}
+			// A photo that cannot be shown (too large, unreadable) is the
+			// original it was: its reports say so, and it is no problem here.
+			made, err := thumbnail.Ensure(ctx, store, p.StorageReference, *p.Sha256)
+			if _, notShown := thumbnail.IsNotShown(err); err != nil && !notShown {
+				return sum, err
+			}
+			if made {
+				sum.Thumbnails++
 			}
 		}
 		if len(page) < batch {

@@ -1,0 +1,290 @@
+package rest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
+)
+
+// noisyJPEG is a w×h photo as a camera takes one: a scene (a gradient)
+// under sensor noise, which is what makes a photo's JPEG large and slow to
+// decode.
+func noisyJPEG(tb testing.TB, w, h int) []byte {
+	tb.Helper()
+	img := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)
+	rng := rand.New(rand.NewPCG(uint64(w), uint64(h)))
+	for y := range h {
+		for x := range w {
+			img.Y[y*img.YStride+x] = uint8(x*160/w+y*60/h) + uint8(rng.IntN(24))
+		}
+	}
+	for i := range img.Cb {
+		img.Cb[i], img.Cr[i] = uint8(110+i%40), uint8(125+i%20)
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// variant is data, a JPEG, made a distinct file (its own SHA-256) without
+// changing a pixel: a comment after its start marker. A photo encoded once
+// serves as many photos, each to be decoded on its own.
+func variant(data []byte, n int) []byte {
+	comment := fmt.Sprintf("photo %d", n)
+	segment := []byte{0xFF, 0xFE, byte((len(comment) + 2) >> 8), byte(len(comment) + 2)}
+	return slices.Concat(data[:2], segment, []byte(comment), data[2:])
+}
+
+// claimingSize is data, a baseline JPEG, whose header says w×h instead.
+func claimingSize(tb testing.TB, data []byte, w, h int) []byte {
+	tb.Helper()
+	i := bytes.Index(data, []byte{0xFF, 0xC0})
+	if i < 0 {
+		tb.Fatal("no SOF0 marker")
+	}
+	out := bytes.Clone(data)
+	out[i+5], out[i+6], out[i+7], out[i+8] = byte(h>>8), byte(h), byte(w>>8), byte(w)
+	return out
+}
+
+// photosOf are the photos of the inventories, in a fixed order.
+func photosOf(tb testing.TB, client *ent.Client, inventories ...uuid.UUID) []*ent.Photo {
+	tb.Helper()
+	ctx := tenant.Unrestricted(context.Background(), "test: the fixture's photos")
+	photos, err := client.Photo.Query().
+		Where(photo.HasItemWith(item.HasEnvironmentWith(environment.InventoryIDIn(inventories...)))).
+		Order(photo.ByID()).All(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return photos
+}
+
+// storePhotos stores data(i) as the i-th photo and records its SHA-256, as
+// an import does; data(i) nil leaves that photo without a file.
+func storePhotos(tb testing.TB, client *ent.Client, fs *files.Store, photos []*ent.Photo, data func(i int) []byte) {
+	tb.Helper()
+	ctx := tenant.Unrestricted(context.Background(), "test: storing the fixture's photos")
+	for i, p := range photos {
+		d := data(i)
+		if d == nil {
+			continue
+		}
+		key, err := files.PhotoKey(p.StorageReference)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sum, err := fs.Put(ctx, key, d)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := client.Photo.UpdateOneID(p.ID).SetSha256(sum).Exec(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// undated is a PDF without its creation and modification dates: those of a
+// comparison of inventories not yet signed are the time it was rendered.
+func undated(pdf []byte) []byte {
+	return regexp.MustCompile(`/(CreationDate|ModDate) \(D:[0-9]+\)`).ReplaceAll(pdf, nil)
+}
+
+func comparisonPDF(from, to, company uuid.UUID) string {
+	return "/api/v1/inventories/comparison/pdf" + query("from", from.String(), "to", to.String(), "x-company-id", company.String())
+}
+
+// A comparison PDF decodes each photo once, on its first render, and keeps
+// its thumbnail: rendered again it decodes no original, nor reads one (here
+// replaced by junk), and is the same bytes.
+func TestB4ComparisonPDFDecodesEachPhotoOnce(t *testing.T) {
+	st := testdb.Open(t)
+	fs := apitest.Files(t)
+	company := uuid.New()
+	moveIn, moveOut, _ := apitest.ComparisonFixture(t, st.Client, company)
+	a := withDocument(t, apitest.NewServer(t, st, fs))
+	photos := photosOf(t, st.Client, moveIn, moveOut)
+	original := noisyJPEG(t, 640, 480)
+	storePhotos(t, st.Client, fs, photos, func(i int) []byte { return variant(original, i) })
+
+	before := thumbnail.OriginalsDecoded()
+	first := a.get(t, comparisonPDF(moveIn, moveOut, company))
+	if first.status != http.StatusOK {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	if got := thumbnail.OriginalsDecoded() - before; got != int64(len(photos)) {
+		t.Errorf("first render: %d originals decoded, want %d (one per photo)", got, len(photos))
+	}
+	for i, p := range photos {
+		key, _ := files.PhotoKey(p.StorageReference)
+		if _, err := fs.Put(context.Background(), key, []byte(fmt.Sprintf("not a photo any more %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before = thumbnail.OriginalsDecoded()
+	again := a.get(t, comparisonPDF(moveIn, moveOut, company))
+	same := bytes.Equal(undated(again.body), undated(first.body))
+	if again.status != http.StatusOK || !same {
+		t.Errorf("again: %d, same bytes %v; want 200 and the first render's bytes", again.status, same)
+	}
+	if got := thumbnail.OriginalsDecoded() - before; got != 0 {
+		t.Errorf("second render: %d originals decoded, want 0", got)
+	}
+	if text := pdfText(t, first.body); strings.Contains(text, "no mostrada") {
+		t.Errorf("a photo was not shown:\n%.2000s", text)
+	}
+}
+
+// A photo that cannot be shown leaves the report whole: its place says why
+// (over 50 megapixels, refused from its header and never decoded; not an
+// image; missing), and its SHA-256 is still listed, so the original can be
+// produced on its own. A landlord in a dispute needs the report of every
+// item and rating more than any one picture.
+func TestB4ComparisonPDFShowsWhyAPhotoIsNotShown(t *testing.T) {
+	st := testdb.Open(t)
+	fs := apitest.Files(t)
+	company := uuid.New()
+	moveIn, moveOut, _ := apitest.ComparisonFixture(t, st.Client, company)
+	a := withDocument(t, apitest.NewServer(t, st, fs))
+	photos := photosOf(t, st.Client, moveIn, moveOut)
+	small := noisyJPEG(t, 160, 120)
+	bomb := claimingSize(t, small, 30000, 30000)
+	storePhotos(t, st.Client, fs, photos, func(i int) []byte {
+		switch i {
+		case 0:
+			return bomb
+		case 1:
+			return []byte("a text file under a photo's name")
+		case 2:
+			return nil
+		}
+		return variant(small, i)
+	})
+
+	before := thumbnail.OriginalsDecoded()
+	res := a.get(t, comparisonPDF(moveIn, moveOut, company))
+	if res.status != http.StatusOK {
+		t.Fatalf("%d %s, want 200", res.status, res.body)
+	}
+	if got, want := thumbnail.OriginalsDecoded()-before, int64(len(photos)-3); got != want {
+		t.Errorf("%d originals decoded, want %d: the bomb, the junk and the missing one are not", got, want)
+	}
+	flat := strings.Join(strings.Fields(pdfText(t, res.body)), " ")
+	bombSum := photosOf(t, st.Client, moveIn, moveOut)[0].Sha256
+	for _, want := range []string{"foto no mostrada: 30000×30000 píxeles, más de los 50 megapíxeles que se procesan",
+		"foto no mostrada: no es una imagen legible", "Piso en Sala", photos[0].StorageReference + " " + *bombSum} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the comparison PDF lacks %q:\n%.3000s", want, flat)
+		}
+	}
+	// The one without a file has no recorded digest, and says so.
+	if !strings.Contains(flat, photos[2].StorageReference+" (no registrado)") {
+		t.Errorf("the missing photo is not listed:\n%.3000s", flat)
+	}
+}
+
+// A render that runs past the request's deadline (here: photos of 6
+// megapixels, none with a thumbnail yet, and a deadline of 250 ms) stops
+// promptly and answers 504 DEADLINE_EXCEEDED in the REST error body; the
+// access log says 504, never 200. The thumbnails it made are kept, so a
+// retry goes further.
+func TestB4ComparisonPDFPastItsDeadlineIs504(t *testing.T) {
+	st := testdb.Open(t)
+	fs := apitest.Files(t)
+	company := uuid.New()
+	moveIn, moveOut := apitest.LargeComparisonFixture(t, st.Client, company, 2, 6)
+	logs := &apitest.LogBuffer{}
+	const deadline = 250 * time.Millisecond
+	srv := apitest.NewServerLogging(t, st, server.Options{Files: fs, RequestTimeout: deadline, AccessLog: "info"}, logs.Logger(slog.LevelInfo))
+	a := withDocument(t, srv)
+	photos := photosOf(t, st.Client, moveIn, moveOut)
+	original := noisyJPEG(t, 3000, 2000)
+	storePhotos(t, st.Client, fs, photos, func(i int) []byte { return variant(original, i) })
+	logs.Take(t)
+
+	start := time.Now()
+	res := a.get(t, comparisonPDF(moveIn, moveOut, company))
+	took := time.Since(start)
+	var body struct {
+		Success bool
+		Error   struct{ Code string }
+	}
+	if err := json.Unmarshal(res.body, &body); err != nil || res.status != http.StatusGatewayTimeout || body.Error.Code != "DEADLINE_EXCEEDED" {
+		t.Fatalf("got %d %.300s, want 504 DEADLINE_EXCEEDED", res.status, res.body)
+	}
+	// Promptly: a decode stops within a few KB of the deadline. The slack
+	// is for -race, which slows decoding tenfold.
+	if took > deadline+3*time.Second {
+		t.Errorf("answered %s after a deadline of %s", took.Round(time.Millisecond), deadline)
+	}
+	var statuses []float64
+	for _, line := range logs.Take(t) {
+		if line["msg"] == "http request" && strings.HasSuffix(fmt.Sprint(line["path"]), "/comparison/pdf") {
+			statuses = append(statuses, line["status"].(float64))
+		}
+	}
+	if !slices.Equal(statuses, []float64{http.StatusGatewayTimeout}) {
+		t.Errorf("access log statuses %v, want [504]", statuses)
+	}
+}
+
+// The signed PDF that A2 renders on its first request is bounded the same
+// way: past the deadline (photos of 6 megapixels without thumbnails, 250
+// ms) it is a 504, and nothing is stored or recorded, so the next request
+// renders it whole rather than serve half a signed document.
+func TestA2SignedPDFPastItsDeadlineIs504AndStoresNothing(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	fs := apitest.Files(t)
+	a := withDocument(t, apitest.NewServerWith(t, st, server.Options{Files: fs, RequestTimeout: 250 * time.Millisecond}))
+	ctx := tenant.Unrestricted(context.Background(), "test: a signed inventory with photos")
+	inv, err := st.Client.Inventory.Query().
+		Where(inventory.IsSigned(true), inventory.HasEnvironmentsWith(environment.HasItemsWith(item.HasPhotos()))).
+		Order(inventory.ByID()).First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	photos := photosOf(t, st.Client, inv.ID)
+	if len(photos) < 8 { // each takes over 100 ms to decode: together, well past the deadline
+		t.Fatalf("%d photos, want 8 or more", len(photos))
+	}
+	original := noisyJPEG(t, 3000, 2000)
+	storePhotos(t, st.Client, fs, photos, func(i int) []byte { return variant(original, i) })
+
+	res := a.get(t, "/inventory/download-pdf/"+inv.ID.String())
+	if code, _ := errorOf(t, res); res.status != http.StatusGatewayTimeout || code != "DEADLINE_EXCEEDED" {
+		t.Fatalf("got %d %.300s, want 504 DEADLINE_EXCEEDED", res.status, res.body)
+	}
+	if after, err := st.Client.Inventory.Get(ctx, inv.ID); err != nil || after.PdfSha256 != nil {
+		t.Errorf("a PDF digest was recorded by a cut render: %v, %v", after.PdfSha256, err)
+	}
+	if _, err := fs.Get(ctx, files.PDFKey(inv.ID.String())); err == nil {
+		t.Error("a cut render stored a PDF")
+	}
+}
