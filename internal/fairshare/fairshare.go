@@ -2,11 +2,12 @@
 // can take it from the others: a queue that hands the requests in flight out
 // fairly (Queue), and a budget of operation cost per company (Budget).
 //
-// The queue is work-conserving: a company alone may use every place, and
-// waits only when the places are all taken. Then each place that frees goes
-// to the company that has the fewest requests in flight (max-min fairness),
-// so a company sending one request is served next however many another has
-// queued, and waits at most for one request of someone else's to end.
+// A company alone may use all the places but a quarter, kept free for the
+// others: a company that arrives while another holds its most starts at
+// once. When the places are all taken, each one that frees goes to the
+// company that has the fewest requests in flight (max-min fairness), so a
+// company sending one request is served next however many another has
+// queued.
 package fairshare
 
 import (
@@ -81,7 +82,7 @@ func (q *Queue) Acquire(ctx context.Context, key string) (release func(), err er
 		st = &keyState{}
 		q.keys[key] = st
 	}
-	if q.inFlight < q.places {
+	if q.inFlight < q.places && st.running < q.perKey() {
 		q.inFlight++
 		st.running++
 		q.mu.Unlock()
@@ -129,6 +130,14 @@ func (q *Queue) Acquire(ctx context.Context, key string) (release func(), err er
 	return nil, &apperr.Error{Code: apperr.Unavailable, Message: "the service is busy: retry after the Retry-After seconds"}
 }
 
+// perKey is the most places one key may hold: all but a quarter (at least
+// one), kept for the others, so that a company arriving while another holds
+// the rest starts at once instead of waiting for a request of the other's,
+// which may run to its deadline.
+func (q *Queue) perKey() int {
+	return max(q.places-max(1, q.places/4), 1)
+}
+
 func (q *Queue) running(key string) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -174,7 +183,7 @@ func (q *Queue) nextWaiting() (*string, *keyState) {
 		bestSeq   uint64
 	)
 	for key, st := range q.keys {
-		if len(st.waiting) == 0 {
+		if len(st.waiting) == 0 || st.running >= q.perKey() {
 			continue
 		}
 		if st.running < bestCount || st.running == bestCount && st.waiting[0].seq < bestSeq {

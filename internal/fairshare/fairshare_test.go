@@ -9,15 +9,15 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
-// TestAFreedPlaceGoesToTheCompanyWithFewestRunning: company A holds every
-// place and has more requests waiting; company B's one request is served at
-// the next place that frees, ahead of all of A's.
+// TestAFreedPlaceGoesToTheCompanyWithFewestRunning: companies A and C hold
+// every place and A has more requests waiting; company B's one request is
+// served at the next place that frees, ahead of all of A's.
 func TestAFreedPlaceGoesToTheCompanyWithFewestRunning(t *testing.T) {
 	q := NewQueue(QueueOptions{Places: 2, MaxQueued: 10, MaxWait: 10 * time.Second})
 	ctx := context.Background()
 	var releases []func()
-	for range 2 {
-		release, err := q.Acquire(ctx, "A")
+	for _, key := range []string{"A", "C"} {
+		release, err := q.Acquire(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,11 +39,11 @@ func TestAFreedPlaceGoesToTheCompanyWithFewestRunning(t *testing.T) {
 	waitWaiting(t, q, 5)
 	go acquire("B")
 	waitWaiting(t, q, 6)
-	releases[0]()
+	releases[1]() // C's place: B has none running, A holds its most
 	if got := <-order; got != "B" {
 		t.Fatalf("the first place freed went to %s, want B (no request running)", got)
 	}
-	releases[1]()
+	releases[0]() // A's place: its waiting requests take it in turn
 	for range 5 {
 		if got := <-order; got != "A" {
 			t.Fatalf("got %s, want A's waiting requests served", got)
@@ -54,13 +54,20 @@ func TestAFreedPlaceGoesToTheCompanyWithFewestRunning(t *testing.T) {
 	}
 }
 
-// TestAloneACompanyUsesEveryPlace: the queue is work-conserving.
-func TestAloneACompanyUsesEveryPlace(t *testing.T) {
-	q := NewQueue(QueueOptions{Places: 3, MaxQueued: 1, MaxWait: time.Millisecond})
+// TestAloneACompanyUsesAllButAQuarter: a lone company gets three places of
+// four at once, and a newcomer the fourth at once, without waiting for any.
+func TestAloneACompanyUsesAllButAQuarter(t *testing.T) {
+	q := NewQueue(QueueOptions{Places: 4, MaxQueued: 1, MaxWait: time.Millisecond})
 	for i := range 3 {
 		if _, err := q.Acquire(context.Background(), "A"); err != nil {
 			t.Fatalf("request %d of a lone company: %v, want a place", i+1, err)
 		}
+	}
+	if _, err := q.Acquire(context.Background(), "A"); err == nil {
+		t.Error("a lone company's fourth request of four places: a place, want it kept for others")
+	}
+	if _, err := q.Acquire(context.Background(), "B"); err != nil {
+		t.Errorf("a newcomer: %v, want the place kept free", err)
 	}
 }
 

@@ -104,8 +104,8 @@ func TestACompanySendingCostlyDocumentsLeavesOthersTheirShare(t *testing.T) {
 	if bStatuses[http.StatusOK] != len(latencies) {
 		t.Errorf("B's B1 pages: statuses %v, want every one 200", bStatuses)
 	}
-	if p95 > time.Second {
-		t.Errorf("B's B1 pages: p95 %v, want under 1s", p95)
+	if bound := raceSlowdown * time.Second; p95 > bound {
+		t.Errorf("B's B1 pages: p95 %v, want under %v (1 s, times %d under the race detector)", p95, bound, raceSlowdown)
 	}
 	for status, n := range aStatuses {
 		if status >= 500 || status == 0 {
