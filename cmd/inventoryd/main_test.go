@@ -234,7 +234,7 @@ func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 
 	serving := regexp.MustCompile(`"msg":"serving","url":"(http://[^"]+)/"`)
 	var base string
-	for deadline := time.Now().Add(60 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(180 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		select {
 		case err := <-done:
 			t.Fatalf("run returned before serving: %v\n%s", err, logs)
@@ -245,7 +245,7 @@ func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 		}
 	}
 	if base == "" {
-		t.Fatalf("no \"serving\" line within 60 s:\n%s", logs)
+		t.Fatalf("no \"serving\" line within 180 s:\n%s", logs)
 	}
 	if _, err := os.Stat(filepath.Join("data", "inventory.db")); err != nil {
 		t.Errorf("the default SQLite database: %v", err)

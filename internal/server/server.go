@@ -267,12 +267,13 @@ func readTimeoutWithin(r *http.Request, timeout time.Duration) bool {
 // a place for each database connection, and one more for each CPU, for the
 // requests encoding their answers while others hold the connections. A
 // request waits for a place as long as it would for a connection
-// (maxWait), and each company may have four times the places waiting.
+// (maxWait), and each company may have 16 times the places waiting (at
+// least 128: a page's burst of requests, or a shutdown's, must queue).
 func ShareOptions(st *store.Store, places int, maxWait time.Duration) fairshare.QueueOptions {
 	if places == 0 {
 		places = st.Pool().Size + runtime.GOMAXPROCS(0)
 	}
-	return fairshare.QueueOptions{Places: places, MaxQueued: 4 * places, MaxWait: maxWait}
+	return fairshare.QueueOptions{Places: places, MaxQueued: max(128, 16*places), MaxWait: maxWait}
 }
 
 // shared runs each request that reads records in its company's fair share

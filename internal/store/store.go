@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -303,6 +304,10 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	// an advisory lock; SQLite's take a lock file beside the database (its
 	// name and "-migrate.lock"), and each process then reads the schema the
 	// one before it left, so ent's diff finds nothing more to do.
+	// ent's schema tables are package state that a migration writes: two
+	// stores of one process migrating at once race on them.
+	sqliteMigrations.Lock()
+	defer sqliteMigrations.Unlock()
 	if !strings.HasPrefix(s.sqlitePath, ":memory:") {
 		unlock, err := lockFile(ctx, s.sqlitePath+"-migrate.lock")
 		if err != nil {
@@ -371,3 +376,6 @@ func (s *Store) Pool() Pool {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.Client.Close() }
+
+// sqliteMigrations serializes the SQLite migrations of this process.
+var sqliteMigrations sync.Mutex
