@@ -213,8 +213,9 @@ func missing(err error) error {
 
 // Make decodes a photo (JPEG, PNG or GIF) and returns its thumbnail: a JPEG
 // of Width×Height with the photo fitted inside, its proportions kept, on a
-// light grey ground. The same photo always makes the same bytes, so a
-// report is the same whether its thumbnails were made now or long ago.
+// light grey ground; a JPEG of that size already is one, and is returned as
+// it is. The same photo always makes the same bytes, so a report is the same
+// whether its thumbnails were made now or long ago.
 //
 // Its header is read first: a photo over MaxPixels, or that is no image, is
 // a *NotShown before anything is decoded. Decoding waits its turn within the
@@ -235,6 +236,18 @@ func Make(ctx context.Context, r io.Reader) ([]byte, error) {
 		return nil, notShown("no es una imagen legible (JPEG, PNG o GIF)")
 	case pixels > MaxPixels:
 		return nil, notShown("%d×%d píxeles, más de los %d megapíxeles que se procesan", cfg.Width, cfg.Height, MaxPixels/1_000_000)
+	}
+	if format == "jpeg" && cfg.Width == Width && cfg.Height == Height {
+		// Redrawn, it would only become itself, at the cost of a decode.
+		if _, err := io.Copy(&header, io.LimitReader(in, maxThumbnailBytes+1-int64(header.Len()))); err != nil {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, notShown("la imagen JPEG está dañada o incompleta")
+		}
+		if header.Len() <= maxThumbnailBytes {
+			return header.Bytes(), nil
+		}
 	}
 	var sof *frame
 	if format == "jpeg" {

@@ -113,6 +113,29 @@ func TestThumbnailsFitThePhotoAndAreTheSameBytesEveryTime(t *testing.T) {
 	}
 }
 
+// A JPEG of a thumbnail's size is its own thumbnail: kept byte for byte,
+// without a decode (the generator's photos are such, and redrawing each cost
+// most of loading the demo data).
+func TestAJPEGOfAThumbnailsSizeIsItsOwnThumbnail(t *testing.T) {
+	small := photo(t, thumbnail.Width, thumbnail.Height, color.RGBA{20, 200, 40, 255})
+	before := thumbnail.OriginalsDecoded()
+	got, err := thumbnail.Make(context.Background(), bytes.NewReader(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, small) {
+		t.Errorf("got %d bytes, want the photo's own %d", len(got), len(small))
+	}
+	if n := thumbnail.OriginalsDecoded() - before; n != 0 {
+		t.Errorf("decoded %d originals, want 0", n)
+	}
+	// One pixel wider is redrawn, as any other photo.
+	wider := photo(t, thumbnail.Width+1, thumbnail.Height, color.RGBA{20, 200, 40, 255})
+	if got, err := thumbnail.Make(context.Background(), bytes.NewReader(wider)); err != nil || bytes.Equal(got, wider) || !thumbnail.Valid(got) {
+		t.Errorf("a %d×%d photo: got %d bytes (%v), want a thumbnail made of it", thumbnail.Width+1, thumbnail.Height, len(got), err)
+	}
+}
+
 // A header claiming more than MaxPixels is refused before any decoding,
 // and so is a file that is no image; neither is an error of the caller's.
 func TestPhotosOverTheLimitOrUnreadableAreNotShownAndNotDecoded(t *testing.T) {
