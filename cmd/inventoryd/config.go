@@ -44,8 +44,11 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// ReplicaURLs are PostgreSQL standbys that serve the server's reads, as
 	// long as they replay at most ReplicaMaxLag behind.
-	ReplicaURLs   []string
-	ReplicaMaxLag time.Duration
+	// ReplicaTimeout bounds a statement on a standby: past it, the standby
+	// leaves the rotation and the statement runs on the primary.
+	ReplicaURLs    []string
+	ReplicaMaxLag  time.Duration
+	ReplicaTimeout time.Duration
 	// ShutdownDelay is how long the server keeps serving, not ready and closing
 	// each connection after its answer, once told to stop; ShutdownTimeout is
 	// how long it then waits for requests in flight before cutting them.
@@ -132,7 +135,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var cfg Config
 	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
 	var authMode, rateLimit, rateBurst, jwtSkew string
-	var replicaURLs, replicaMaxLag string
+	var replicaURLs, replicaMaxLag, replicaTimeout string
 	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
@@ -149,6 +152,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"database-connect-timeout", "INVENTORY_DATABASE_CONNECT_TIMEOUT", store.DefaultConnectTimeout.String(), "bound on connecting to PostgreSQL, at start too", &connectTimeout, false},
 		{"database-replica-urls", "INVENTORY_DATABASE_REPLICA_URLS", "", "comma-separated PostgreSQL standbys that serve reads, in turn (writes stay on --database-url)", &replicaURLs, true},
 		{"database-replica-max-lag", "INVENTORY_DATABASE_REPLICA_MAX_LAG", store.DefaultReplicaMaxLag.String(), "how far behind the primary a standby may replay and still serve reads", &replicaMaxLag, true},
+		{"database-replica-timeout", "INVENTORY_DATABASE_REPLICA_TIMEOUT", store.DefaultReplicaTimeout.String(), "how long a statement waits for a standby before the standby leaves the rotation and the statement runs on the primary", &replicaTimeout, true},
 		{"shutdown-delay", "INVENTORY_SHUTDOWN_DELAY", defaultShutdownDelay.String(), "on SIGTERM, how long to keep serving while /readyz says 503 and connections close after each answer", &shutdownDelay, true},
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
@@ -237,6 +241,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	if cmd.serves {
 		durations = append(durations, []duration{
 			{"database replica max lag", replicaMaxLag, &cfg.ReplicaMaxLag, false},
+			{"database replica timeout", replicaTimeout, &cfg.ReplicaTimeout, false},
 			{"request timeout", timeout, &cfg.RequestTimeout, false},
 			{"shutdown delay", shutdownDelay, &cfg.ShutdownDelay, true},
 			{"shutdown timeout", shutdownTimeout, &cfg.ShutdownTimeout, false},
@@ -347,6 +352,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("database_connect_timeout", c.ConnectTimeout),
 		slog.Any("database_replica_urls", maskPasswords(c.ReplicaURLs)),
 		slog.Duration("database_replica_max_lag", c.ReplicaMaxLag),
+		slog.Duration("database_replica_timeout", c.ReplicaTimeout),
 		slog.Duration("shutdown_delay", c.ShutdownDelay),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Any("allowed_hosts", c.AllowedHosts),
@@ -364,7 +370,7 @@ func (c Config) LogValue() slog.Value {
 func (c Config) storeOptions() []store.Option {
 	opts := []store.Option{store.WithPool(c.DatabasePoolSize, c.AcquireTimeout), store.WithConnectTimeout(c.ConnectTimeout)}
 	if len(c.ReplicaURLs) > 0 {
-		opts = append(opts, store.WithReplicas(c.ReplicaURLs, c.ReplicaMaxLag))
+		opts = append(opts, store.WithReplicas(c.ReplicaURLs, c.ReplicaMaxLag), store.WithReplicaTimeout(c.ReplicaTimeout))
 	}
 	return opts
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/apikey"
+	"github.com/propertyrecords/inventory/internal/store"
 )
 
 // keyPrefix starts every API key, so that a key pasted where it does not
@@ -69,7 +70,7 @@ func (k *Keys) List(ctx context.Context, company uuid.UUID) ([]*ent.APIKey, erro
 	if company != uuid.Nil {
 		q.Where(apikey.CompanyID(company))
 	}
-	return q.All(ctx)
+	return q.All(store.ReadLatest(ctx))
 }
 
 // Revoke ends the key with this name or id; it is refused from then on.
@@ -78,7 +79,7 @@ func (k *Keys) Revoke(ctx context.Context, nameOrID string) (*ent.APIKey, error)
 	if id, err := uuid.Parse(nameOrID); err == nil {
 		which = apikey.ID(id)
 	}
-	rec, err := k.client.APIKey.Query().Where(which).Only(ctx)
+	rec, err := k.client.APIKey.Query().Where(which).Only(store.ReadLatest(ctx))
 	if ent.IsNotFound(err) {
 		return nil, fmt.Errorf("apikey: no key named %q", nameOrID)
 	}
@@ -94,7 +95,9 @@ func (k *Keys) Verify(ctx context.Context, key string) (Caller, error) {
 	if len(key) != keyLength || !strings.HasPrefix(key, keyPrefix) {
 		return Caller{}, invalid("not an API key of this service")
 	}
-	rec, err := k.client.APIKey.Query().Where(apikey.Hash(hash(key))).Only(ctx)
+	// A revocation counts from its commit: never read from a standby that
+	// has not replayed it yet.
+	rec, err := k.client.APIKey.Query().Where(apikey.Hash(hash(key))).Only(store.ReadLatest(ctx))
 	switch {
 	case ent.IsNotFound(err):
 		return Caller{}, invalid("unknown API key")

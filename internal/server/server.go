@@ -127,7 +127,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		// Refusals (401, 429) count too, under the route they asked for.
 		authenticated = countRequests(opts.Metrics, route, authenticated)
 	}
-	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, authenticated))))
+	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, withReadSession(authenticated)))))
 	if opts.Tracing {
 		served = tracing.Handler(served, route)
 	}

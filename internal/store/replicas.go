@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,27 +22,53 @@ import (
 // still serve reads.
 const DefaultReplicaMaxLag = 10 * time.Second
 
+// DefaultReplicaTimeout bounds a statement on a standby: one that has not
+// answered by then is taken for frozen, leaves the rotation, and the
+// statement runs on the primary. Well under a request's deadline, so that
+// the request still has time for it; well over what a statement of a
+// request priced within its budget takes.
+const DefaultReplicaTimeout = 2 * time.Second
+
 // replicaCheckEvery spaces the standbys' health checks.
 const replicaCheckEvery = time.Second
 
-// WithReplicas sends reads (statements outside a transaction) to these
-// PostgreSQL standbys, in turn among those healthy; writes, transactions and
-// migrations go to the primary. A standby that does not answer, or replays
-// more than maxLag behind (0: DefaultReplicaMaxLag), is out of rotation until
-// a check finds it well again; with none in rotation, reads go to the primary.
+// sampleHistory is how much longer than the max lag the primary's positions
+// are kept: a standby further behind reads as that far (at least).
+const sampleHistory = 5 * time.Minute
+
+// WithReplicas sends reads to these PostgreSQL standbys, in turn among those
+// healthy; writes, transactions and migrations go to the primary. A standby
+// that does not answer, whose WAL receiver is not streaming, or that has not
+// replayed what the primary had written maxLag ago (0:
+// DefaultReplicaMaxLag), is out of rotation until a check finds it well
+// again; with none in rotation, reads go to the primary.
 func WithReplicas(urls []string, maxLag time.Duration) Option {
 	return func(o *options) { o.replicas, o.replicaMaxLag = urls, maxLag }
 }
 
+// WithReplicaTimeout bounds each statement on a standby (0:
+// DefaultReplicaTimeout).
+func WithReplicaTimeout(d time.Duration) Option {
+	return func(o *options) { o.replicaTimeout = d }
+}
+
 // replica is one standby and what its last check found.
 type replica struct {
-	name    string // its address without credentials, for logs and /readyz
-	db      *sql.DB
-	drv     dialect.Driver
-	healthy atomic.Bool
-	mu      sync.Mutex
-	lag     time.Duration
-	problem string
+	name     string // its address without credentials, for logs and /readyz
+	db       *sql.DB
+	drv      dialect.Driver
+	healthy  atomic.Bool
+	checking atomic.Bool // a check is under way: a frozen standby's checks do not pile up
+	mu       sync.Mutex
+	lag      time.Duration
+	problem  string
+}
+
+// walSample is how far the primary had written (and flushed: what a standby
+// can have received) at a time.
+type walSample struct {
+	at  time.Time
+	lsn int64
 }
 
 // router is the driver of a store with standbys: ent's one data path,
@@ -49,38 +76,173 @@ type replica struct {
 // way its docs give for read replicas).
 type router struct {
 	dialect.Driver // the primary's: Exec, Tx, Close
+	primary        *sql.DB
 	replicas       []*replica
 	next           atomic.Uint64
 	maxLag         time.Duration
+	timeout        time.Duration
 	stop           chan struct{}
 	stopped        sync.WaitGroup
+
+	mu sync.Mutex
+	// samples of the primary's position over the last maxLag and
+	// sampleHistory, oldest first: a standby is as stale as the newest one it has
+	// replayed is old.
+	samples []walSample
+	// primaryLost: the primary's last check failed.
+	primaryLost bool
 }
 
-func newRouter(primary dialect.Driver, replicas []*replica, maxLag time.Duration) *router {
-	r := &router{Driver: primary, replicas: replicas, maxLag: maxLag, stop: make(chan struct{})}
+func newRouter(primary dialect.Driver, primaryDB *sql.DB, replicas []*replica, maxLag, timeout time.Duration) *router {
+	r := &router{Driver: primary, primary: primaryDB, replicas: replicas, maxLag: maxLag, timeout: timeout, stop: make(chan struct{})}
 	r.checkAll()
+	r.stopped.Wait() // the first checks, so that Open returns with the standbys in rotation
 	r.stopped.Add(1)
 	go r.watch()
 	return r
 }
 
-// Query runs a read on the next healthy standby; one that fails for a
-// reason of its own (not the request's end) leaves the rotation and the read
-// goes on to the next, the primary last.
+// A read session holds one request's reads to one database: the standby
+// its first read went to, or the primary from the moment that standby
+// fails, falls behind, or the request writes. Standbys replay at different
+// points; read in turn across them, one answer mixed what two of them had
+// replayed (a field old, another new). Within a session reads never go
+// back in time: a standby's replay and the primary only move forward, and
+// the primary is ahead of every standby.
+type readSession struct {
+	mu     sync.Mutex
+	chosen bool
+	on     *replica // nil: the primary
+}
+
+type readSessionKey struct{}
+type readLatestKey struct{}
+
+// WithReadSession makes ctx's reads one session (a request's).
+func WithReadSession(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readSessionKey{}, &readSession{})
+}
+
+// ReadLatest makes ctx's reads see everything the primary has committed:
+// for decisions that grant access (an API key, its revocation), which no
+// standby's lag may delay. While the primary is down they read a standby:
+// nothing can be revoked then, and a standby serves only what it had
+// replayed of the primary's last moments.
+func ReadLatest(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readLatestKey{}, true)
+}
+
+func (s *readSession) standby(r *router) *replica {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.chosen {
+		s.chosen, s.on = true, r.pick()
+	}
+	return s.on
+}
+
+func (s *readSession) toPrimary() {
+	s.mu.Lock()
+	s.chosen, s.on = true, nil
+	s.mu.Unlock()
+}
+
+// Query runs a read: on the primary when ctx must read the latest; on its
+// session's standby; else on the next healthy standby. A standby that fails
+// for a reason of its own (not the request's end), or does not answer within
+// the replica timeout, leaves the rotation, and the read runs on the primary;
+// should the primary fail too (it is down), on the other standbys in turn.
 func (r *router) Query(ctx context.Context, query string, args, v any) error {
+	if latest, _ := ctx.Value(readLatestKey{}).(bool); latest {
+		return r.onPrimary(ctx, nil, query, args, v)
+	}
+	var rep *replica
+	session, _ := ctx.Value(readSessionKey{}).(*readSession)
+	if session != nil {
+		rep = session.standby(r)
+	} else {
+		rep = r.pick()
+	}
+	if rep != nil && rep.healthy.Load() {
+		if err, answered := r.onStandby(ctx, rep, query, args, v); answered {
+			return err
+		}
+	}
+	if session != nil && rep != nil {
+		session.toPrimary()
+	}
+	return r.onPrimary(ctx, rep, query, args, v)
+}
+
+// Exec and Tx write: on the primary, and a session's reads after them too,
+// so that a request reads what it wrote.
+func (r *router) Exec(ctx context.Context, query string, args, v any) error {
+	if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
+		session.toPrimary()
+	}
+	return r.Driver.Exec(ctx, query, args, v)
+}
+
+func (r *router) Tx(ctx context.Context) (dialect.Tx, error) {
+	if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
+		session.toPrimary()
+	}
+	return r.Driver.Tx(ctx)
+}
+
+// pick is the next healthy standby, in turn; nil when none is.
+func (r *router) pick() *replica {
+	start := r.next.Add(1)
+	for i := range r.replicas {
+		if rep := r.replicas[(int(start)+i)%len(r.replicas)]; rep.healthy.Load() {
+			return rep
+		}
+	}
+	return nil
+}
+
+// onStandby runs a read on rep. answered is false when the standby failed
+// (or froze) rather than the statement: the read is then to be run
+// elsewhere.
+func (r *router) onStandby(ctx context.Context, rep *replica, query string, args, v any) (err error, answered bool) {
+	// The bound covers the statement until its first rows arrive: a
+	// frozen server answers nothing at all. Cancelled once the rows are
+	// being read, it would close them under the caller.
+	bounded, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(r.timeout, cancel)
+	err = rep.drv.Query(bounded, query, args, v)
+	if !timer.Stop() && ctx.Err() == nil {
+		if rows, ok := v.(*entsql.Rows); ok && err == nil && rows.ColumnScanner != nil {
+			rows.Close()
+		}
+		rep.setProblem(fmt.Sprintf("a statement had no answer within %s", r.timeout))
+		return nil, false
+	}
+	if err != nil && ctx.Err() == nil && Unavailable(err) {
+		rep.setProblem(err.Error())
+		return nil, false
+	}
+	return err, true
+}
+
+// onPrimary runs a read on the primary; when the primary cannot answer, on
+// each healthy standby but tried in turn (none tried twice).
+func (r *router) onPrimary(ctx context.Context, tried *replica, query string, args, v any) error {
+	err := r.Driver.Query(ctx, query, args, v)
+	if err == nil || ctx.Err() != nil || !Unavailable(err) {
+		return err
+	}
 	start := r.next.Add(1)
 	for i := range r.replicas {
 		rep := r.replicas[(int(start)+i)%len(r.replicas)]
-		if !rep.healthy.Load() {
+		if rep == tried || !rep.healthy.Load() {
 			continue
 		}
-		err := rep.drv.Query(ctx, query, args, v)
-		if err == nil || ctx.Err() != nil || !Unavailable(err) {
+		if err, answered := r.onStandby(ctx, rep, query, args, v); answered {
 			return err
 		}
-		rep.setProblem(err.Error())
 	}
-	return r.Driver.Query(ctx, query, args, v)
+	return err
 }
 
 func (r *router) watch() {
@@ -97,40 +259,107 @@ func (r *router) watch() {
 	}
 }
 
+// checkAll samples the primary's position, then checks each standby
+// against it, without waiting: a frozen standby must not hold up the
+// others' checks, nor its own next ones pile up.
 func (r *router) checkAll() {
-	var wg sync.WaitGroup
-	for _, rep := range r.replicas {
-		wg.Add(1)
-		go func() { defer wg.Done(); rep.check(r.maxLag) }()
+	lsn, err := r.primaryPosition()
+	now := time.Now()
+	r.mu.Lock()
+	r.primaryLost = err != nil
+	if err == nil {
+		if n := len(r.samples); n > 0 && r.samples[n-1].lsn == lsn {
+			r.samples[n-1].at = now // nothing written since: caught up to it is caught up to now
+		} else {
+			r.samples = append(r.samples, walSample{now, lsn})
+		}
+		// Beyond maxLag, samples only tell the metrics how far behind a
+		// standby out of rotation is.
+		keep := now.Add(-r.maxLag - sampleHistory)
+		for len(r.samples) > 1 && r.samples[0].at.Before(keep) {
+			r.samples = r.samples[1:]
+		}
 	}
-	wg.Wait()
+	samples, lost := slices.Clone(r.samples), r.primaryLost
+	r.mu.Unlock()
+	for _, rep := range r.replicas {
+		if !rep.checking.CompareAndSwap(false, true) {
+			continue
+		}
+		r.stopped.Add(1)
+		go func() {
+			defer r.stopped.Done()
+			defer rep.checking.Store(false)
+			rep.check(r.maxLag, samples, lost)
+		}()
+	}
 }
 
-// check asks the standby how far its replay is behind: nothing when it has
-// replayed all it received (an idle primary sends nothing, and the time of
-// the last replay then only tells how long nothing happened), else the age of
-// its last replayed transaction.
-func (rep *replica) check(maxLag time.Duration) {
+// primaryPosition is how far the primary has flushed its WAL.
+func (r *router) primaryPosition() (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), replicaCheckEvery)
 	defer cancel()
-	var standby bool
-	var lagSeconds float64
+	var lsn int64
+	err := r.primary.QueryRowContext(ctx, `SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint`).Scan(&lsn)
+	return lsn, err
+}
+
+// staleness is how old the newest of the primary's positions is that the
+// standby has replayed, at the time at: what the primary committed since
+// then the standby may not show.
+func staleness(samples []walSample, replayed int64, at time.Time) time.Duration {
+	for i := len(samples) - 1; i >= 0; i-- {
+		if samples[i].lsn <= replayed {
+			return max(0, at.Sub(samples[i].at))
+		}
+	}
+	return at.Sub(samples[0].at) // behind every sample kept: at least this
+}
+
+// check measures the standby against the primary's positions: how far it
+// has replayed, and whether its WAL receiver streams. Its own view (received
+// against replayed) cannot tell a standby that receives nothing from one
+// that is up to date. While the primary is lost, its standbys cannot stream
+// from it and nothing new can be committed on it: a standby is then judged
+// by what it had replayed when the primary was last seen.
+func (rep *replica) check(maxLag time.Duration, samples []walSample, primaryLost bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), replicaCheckEvery)
+	defer cancel()
+	var (
+		standby  bool
+		replayed int64
+		receiver string
+	)
 	err := rep.db.QueryRowContext(ctx, `SELECT pg_is_in_recovery(),
-		CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-		     ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END`).Scan(&standby, &lagSeconds)
-	lag := time.Duration(lagSeconds * float64(time.Second))
+		COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, -1),
+		COALESCE((SELECT status FROM pg_stat_wal_receiver), 'not running')`).Scan(&standby, &replayed, &receiver)
+	at := time.Now()
+	if primaryLost && len(samples) > 0 {
+		at = samples[len(samples)-1].at
+	}
 	switch {
 	case err != nil:
 		rep.setProblem("unreachable: " + err.Error())
 	case !standby:
 		rep.setProblem("not a standby (pg_is_in_recovery is false): it would serve reads a failover may have left behind")
-	case lag > maxLag:
-		rep.setProblem(fmt.Sprintf("replaying %s behind, over the %s allowed", lag.Round(time.Millisecond), maxLag))
+	case len(samples) == 0:
+		rep.setProblem("the primary's position is unknown: it has not answered since the start")
 	default:
+		lag := staleness(samples, replayed, at)
 		rep.mu.Lock()
-		rep.lag, rep.problem = lag, ""
+		rep.lag = lag
 		rep.mu.Unlock()
-		rep.healthy.Store(true)
+		switch {
+		case receiver != "streaming" && !primaryLost:
+			rep.setProblem(fmt.Sprintf("its WAL receiver is %s, not streaming: it receives nothing the primary writes", receiver))
+		case lag > maxLag:
+			rep.setProblem(fmt.Sprintf("it has not replayed what the primary wrote %s ago, over the %s allowed", lag.Round(time.Millisecond), maxLag))
+		default:
+			rep.mu.Lock()
+			rep.problem = ""
+			rep.mu.Unlock()
+			rep.healthy.Store(true)
+		}
 	}
 }
 

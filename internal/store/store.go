@@ -53,6 +53,7 @@ type options struct {
 	connectTimeout time.Duration
 	replicas       []string
 	replicaMaxLag  time.Duration
+	replicaTimeout time.Duration
 	// statementTimeout bounds each PostgreSQL statement (0: no bound).
 	statementTimeout time.Duration
 }
@@ -163,7 +164,10 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		if o.replicaMaxLag <= 0 {
 			o.replicaMaxLag = DefaultReplicaMaxLag
 		}
-		r = newRouter(g, replicas, o.replicaMaxLag)
+		if o.replicaTimeout <= 0 {
+			o.replicaTimeout = DefaultReplicaTimeout
+		}
+		r = newRouter(g, db, replicas, o.replicaMaxLag, o.replicaTimeout)
 		drv = r
 	}
 	if o.wrap != nil {
