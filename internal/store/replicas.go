@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,8 +15,10 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 // DefaultReplicaMaxLag is how far behind the primary a standby may be and
@@ -59,6 +62,8 @@ type replica struct {
 	drv      dialect.Driver
 	healthy  atomic.Bool
 	checking atomic.Bool // a check is under way: a frozen standby's checks do not pile up
+	// replayed is the WAL position its last check found replayed.
+	replayed atomic.Int64
 	mu       sync.Mutex
 	lag      time.Duration
 	problem  string
@@ -91,10 +96,14 @@ type router struct {
 	samples []walSample
 	// primaryLost: the primary's last check failed.
 	primaryLost bool
+	// written is, by company, the primary's position after its last write
+	// and when: its reads go where that has been replayed.
+	written map[uuid.UUID]walSample
 }
 
 func newRouter(primary dialect.Driver, primaryDB *sql.DB, replicas []*replica, maxLag, timeout time.Duration) *router {
-	r := &router{Driver: primary, primary: primaryDB, replicas: replicas, maxLag: maxLag, timeout: timeout, stop: make(chan struct{})}
+	r := &router{Driver: primary, primary: primaryDB, replicas: replicas, maxLag: maxLag, timeout: timeout, stop: make(chan struct{}),
+		written: map[uuid.UUID]walSample{}}
 	r.checkAll()
 	r.stopped.Wait() // the first checks, so that Open returns with the standbys in rotation
 	r.stopped.Add(1)
@@ -132,11 +141,11 @@ func ReadLatest(ctx context.Context) context.Context {
 	return context.WithValue(ctx, readLatestKey{}, true)
 }
 
-func (s *readSession) standby(r *router) *replica {
+func (s *readSession) standby(r *router, need int64) *replica {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.chosen {
-		s.chosen, s.on = true, r.pick()
+		s.chosen, s.on = true, r.pick(need)
 	}
 	return s.on
 }
@@ -156,12 +165,25 @@ func (r *router) Query(ctx context.Context, query string, args, v any) error {
 	if latest, _ := ctx.Value(readLatestKey{}).(bool); latest {
 		return r.onPrimary(ctx, nil, query, args, v)
 	}
+	if !selects(query) {
+		// ent writes through Query too (INSERT … RETURNING of an upsert):
+		// a standby would refuse it, and the rest of the request must see it.
+		if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
+			session.toPrimary()
+		}
+		if err := r.Driver.Query(ctx, query, args, v); err != nil {
+			return err
+		}
+		r.noteWrite(ctx)
+		return nil
+	}
 	var rep *replica
+	need := r.mustHave(ctx)
 	session, _ := ctx.Value(readSessionKey{}).(*readSession)
 	if session != nil {
-		rep = session.standby(r)
+		rep = session.standby(r, need)
 	} else {
-		rep = r.pick()
+		rep = r.pick(need)
 	}
 	if rep != nil && rep.healthy.Load() {
 		if err, answered := r.onStandby(ctx, rep, query, args, v); answered {
@@ -174,27 +196,103 @@ func (r *router) Query(ctx context.Context, query string, args, v any) error {
 	return r.onPrimary(ctx, rep, query, args, v)
 }
 
+// selects reports whether query only reads: a SELECT.
+func selects(query string) bool {
+	query = strings.TrimLeft(query, " \t\n(")
+	return len(query) >= 6 && strings.EqualFold(query[:6], "SELECT")
+}
+
 // Exec and Tx write: on the primary, and a session's reads after them too,
-// so that a request reads what it wrote.
+// so that a request reads what it wrote; the company's later requests read
+// where the write has been replayed (mustHave).
 func (r *router) Exec(ctx context.Context, query string, args, v any) error {
 	if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
 		session.toPrimary()
 	}
-	return r.Driver.Exec(ctx, query, args, v)
+	if err := r.Driver.Exec(ctx, query, args, v); err != nil {
+		return err
+	}
+	r.noteWrite(ctx)
+	return nil
 }
 
 func (r *router) Tx(ctx context.Context) (dialect.Tx, error) {
 	if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
 		session.toPrimary()
 	}
-	return r.Driver.Tx(ctx)
+	tx, err := r.Driver.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &notedTx{Tx: tx, ctx: ctx, r: r}, nil
 }
 
-// pick is the next healthy standby, in turn; nil when none is.
-func (r *router) pick() *replica {
+// notedTx notes its company's write once it commits.
+type notedTx struct {
+	dialect.Tx
+	ctx context.Context
+	r   *router
+}
+
+func (t *notedTx) Commit() error {
+	if err := t.Tx.Commit(); err != nil {
+		return err
+	}
+	t.r.noteWrite(t.ctx)
+	return nil
+}
+
+// noteWrite remembers where the primary's WAL is after a company's write:
+// flushed at or past the write's commit (PostgreSQL's default,
+// synchronous_commit on, flushes a commit before it returns; the insert
+// position can stand past what is ever flushed while nothing is written). Writes without a company (imports, the
+// generator) are no caller's to read back.
+func (r *router) noteWrite(ctx context.Context) {
+	company, err := tenant.CompanyFrom(ctx)
+	if err != nil {
+		return
+	}
+	at := time.Now()
+	posCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaCheckEvery)
+	defer cancel()
+	var lsn int64
+	if err := r.primary.QueryRowContext(posCtx, `SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint`).Scan(&lsn); err != nil {
+		lsn = math.MaxInt64 // unknown: the primary until the mark expires
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, ok := r.written[company]; !ok || prev.lsn < lsn {
+		r.written[company] = walSample{at, lsn}
+	}
+}
+
+// mustHave is the WAL position a standby must have replayed to serve ctx's
+// reads: its company's last write, for as long as a standby in rotation
+// might not have it (one check past the max lag); 0 when any will do.
+func (r *router) mustHave(ctx context.Context) int64 {
+	company, err := tenant.CompanyFrom(ctx)
+	if err != nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[company]
+	if !ok {
+		return 0
+	}
+	if time.Since(w.at) > r.maxLag+2*replicaCheckEvery {
+		delete(r.written, company)
+		return 0
+	}
+	return w.lsn
+}
+
+// pick is the next healthy standby, in turn, that has replayed need; nil
+// when none is.
+func (r *router) pick(need int64) *replica {
 	start := r.next.Add(1)
 	for i := range r.replicas {
-		if rep := r.replicas[(int(start)+i)%len(r.replicas)]; rep.healthy.Load() {
+		if rep := r.replicas[(int(start)+i)%len(r.replicas)]; rep.healthy.Load() && rep.replayed.Load() >= need {
 			return rep
 		}
 	}
@@ -345,6 +443,7 @@ func (rep *replica) check(maxLag time.Duration, samples []walSample, primaryLost
 	case len(samples) == 0:
 		rep.setProblem("the primary's position is unknown: it has not answered since the start")
 	default:
+		rep.replayed.Store(replayed)
 		lag := staleness(samples, replayed, at)
 		rep.mu.Lock()
 		rep.lag = lag
