@@ -261,7 +261,7 @@ func TestAFrozenStandbyIsLeftNotWaitedOn(t *testing.T) {
 	standbys[0].Freeze()
 	// A read under way when it froze, and one before the next check: the
 	// replica timeout, and pgx's second for a cancel that gets no answer.
-	const bound = timeout + time.Second + 2*time.Second
+	const bound = timeout + time.Second + 4*time.Second
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var slowest time.Duration
