@@ -18,7 +18,11 @@ import (
 // default build carries no cloud SDK for the local folder and memory stores
 // (they are a page of code each) and a small S3 client for s3://.
 type bucket interface {
-	write(ctx context.Context, key string, data []byte, contentType string) error
+	// write stores what r holds (size bytes, or -1: unknown) under key,
+	// whole or not at all.
+	write(ctx context.Context, key string, r io.Reader, size int64, contentType string) error
+	// remove deletes key; a missing key is no error.
+	remove(ctx context.Context, key string) error
 	// open returns errNotFound for a key that holds nothing.
 	open(ctx context.Context, key string) (object, error)
 	// signedURL is the provider's own time-limited download URL; local
@@ -56,7 +60,7 @@ func openFolder(dir string) (*folder, error) {
 	return &folder{root: root}, nil
 }
 
-func (f *folder) write(_ context.Context, key string, data []byte, _ string) error {
+func (f *folder) write(_ context.Context, key string, r io.Reader, _ int64, _ string) error {
 	if dir := path.Dir(key); dir != "." {
 		if err := f.root.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -67,7 +71,7 @@ func (f *folder) write(_ context.Context, key string, data []byte, _ string) err
 	if err != nil {
 		return err
 	}
-	_, err = file.Write(data)
+	_, err = io.Copy(file, r)
 	if err == nil {
 		err = file.Sync()
 	}
@@ -81,6 +85,13 @@ func (f *folder) write(_ context.Context, key string, data []byte, _ string) err
 		_ = f.root.Remove(temp)
 	}
 	return err
+}
+
+func (f *folder) remove(_ context.Context, key string) error {
+	if err := f.root.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 type folderObject struct {
@@ -149,10 +160,21 @@ type memoryObject struct {
 func (o memoryObject) Close() error       { return nil }
 func (o memoryObject) modTime() time.Time { return o.modified }
 
-func (m *memory) write(_ context.Context, key string, data []byte, _ string) error {
+func (m *memory) write(_ context.Context, key string, r io.Reader, _ int64, _ string) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.files[key] = memoryFile{bytes.Clone(data), time.Now().UTC()}
+	m.files[key] = memoryFile{data, time.Now().UTC()}
+	return nil
+}
+
+func (m *memory) remove(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.files, key)
 	return nil
 }
 

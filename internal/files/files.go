@@ -135,10 +135,30 @@ func ContentType(key string) string {
 // record so that a client can prove the file has not changed since.
 func (s *Store) Put(ctx context.Context, key string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
-	if err := s.bucket.write(ctx, key, data, ContentType(key)); err != nil {
+	if err := s.bucket.write(ctx, key, bytes.NewReader(data), int64(len(data)), ContentType(key)); err != nil {
 		return "", fmt.Errorf("files: writing %s: %w", key, err)
 	}
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// PutFrom stores what r holds (size bytes, or -1 when unknown) under key as
+// it reads it, never holding it whole (an upload is already held once, by
+// the transport), and returns its SHA-256 (hex). A read error leaves nothing
+// under key.
+func (s *Store) PutFrom(ctx context.Context, key string, r io.Reader, size int64) (string, error) {
+	hash := sha256.New()
+	if err := s.bucket.write(ctx, key, io.TeeReader(r, hash), size, ContentType(key)); err != nil {
+		return "", fmt.Errorf("files: writing %s: %w", key, err)
+	}
+	return hex.EncodeToString(hash.Sum(nil)), nil
+}
+
+// Delete removes key (a missing one is no error).
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := s.bucket.remove(ctx, key); err != nil {
+		return fmt.Errorf("files: deleting %s: %w", key, err)
+	}
+	return nil
 }
 
 // Get reads a whole stored file (for tests and exports).

@@ -1,10 +1,10 @@
 package files
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -82,10 +82,13 @@ func openS3(raw string) (*s3Bucket, error) {
 	return &s3Bucket{client: client, name: u.Host}, nil
 }
 
-func (b *s3Bucket) write(ctx context.Context, key string, data []byte, contentType string) error {
-	_, err := b.client.PutObject(ctx, b.name, key, bytes.NewReader(data), int64(len(data)),
-		minio.PutObjectOptions{ContentType: contentType})
+func (b *s3Bucket) write(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
+	_, err := b.client.PutObject(ctx, b.name, key, r, size, minio.PutObjectOptions{ContentType: contentType})
 	return err
+}
+
+func (b *s3Bucket) remove(ctx context.Context, key string) error {
+	return b.client.RemoveObject(ctx, b.name, key, minio.RemoveObjectOptions{})
 }
 
 type s3Object struct {

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	_ "golang.org/x/image/webp" // phones' uploads may be WebP
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
@@ -211,7 +212,7 @@ func missing(err error) error {
 	return err
 }
 
-// Make decodes a photo (JPEG, PNG or GIF) and returns its thumbnail: a JPEG
+// Make decodes a photo (JPEG, PNG, WebP or GIF) and returns its thumbnail: a JPEG
 // of Width×Height with the photo fitted inside, its proportions kept, on a
 // light grey ground; a JPEG of that size already is one, and is returned as
 // it is. The same photo always makes the same bytes, so a report is the same
