@@ -21,6 +21,9 @@ type Inventory struct {
 	CreatedAt      time.Time
 	AgentSigned    time.Time
 	OwnerSigned    time.Time
+	// AgentName and OwnerName are who signed for each party, where the
+	// record says (those signed through the API do; imported ones may not).
+	AgentName, OwnerName string
 	SignatureDate  time.Time
 	ApprovalCode   string
 	RemoteSigned   bool
@@ -231,8 +234,8 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	pdf.CellFormat(0, 8, tr("Firmas"), "B", 1, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	for _, l := range []string{
-		"Firma del agente: " + stamp(inv.AgentSigned),
-		"Firma del propietario: " + stamp(inv.OwnerSigned),
+		"Firma del agente: " + signer(inv.AgentName) + stamp(inv.AgentSigned),
+		"Firma del propietario: " + signer(inv.OwnerName) + stamp(inv.OwnerSigned),
 		"Fecha de firma: " + stamp(inv.SignatureDate) + remote(inv.RemoteSigned),
 		"Código de aprobación: " + inv.ApprovalCode,
 	} {
@@ -242,9 +245,27 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	pdf.Line(20, y, 90, y)
 	pdf.Line(120, y, 190, y)
 	pdf.SetXY(20, y+1)
-	pdf.CellFormat(70, 5, tr("Agente"), "", 0, "C", false, 0, "")
+	pdf.CellFormat(70, 5, tr(party("Agente", inv.AgentName)), "", 0, "C", false, 0, "")
 	pdf.SetXY(120, y+1)
-	pdf.CellFormat(70, 5, tr("Propietario"), "", 1, "C", false, 0, "")
+	pdf.CellFormat(70, 5, tr(party("Propietario", inv.OwnerName)), "", 1, "C", false, 0, "")
+}
+
+// signer is a signer's name as the signature line starts with it; nothing
+// for a record that names none (an imported one), whose report stays as it
+// always rendered.
+func signer(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name + ", "
+}
+
+// party is the caption under a signature line: the party, and who signed.
+func party(role, name string) string {
+	if name == "" {
+		return role
+	}
+	return role + ": " + name
 }
 
 // digestTable lists each embedded photo's file name and SHA-256.

@@ -97,6 +97,33 @@ func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 	}
 }
 
+// An inventory signed through the API names its signers: on each party's
+// line and under each signature line.
+func TestReportsNameTheirSigners(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed: .ci/run installs it")
+	}
+	inv := inventory(t, 1, 1)
+	inv.AgentName, inv.OwnerName = "Ana Gómez", "Luis Pérez"
+	data, err := report.Render(context.Background(), inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("pdftotext", "-layout", "-", "-")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{"Firma del agente: Ana Gómez, 2025-03-04 14:00 UTC", "Firma del propietario: Luis Pérez, 2025-03-04 15:00 UTC",
+		"Agente: Ana Gómez Propietario: Luis Pérez"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 // A render whose context has ended returns its error and no document, for
 // either report: a cut render is never half a PDF.
 func TestRenderingStopsWhenItsContextEnds(t *testing.T) {
