@@ -18,6 +18,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/transfer"
@@ -36,6 +37,7 @@ var (
 // openStore opens and migrates the configured database.
 func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error) {
 	tenant.SetAuditLog(cfg.AuditLog)
+	report.SetTimeZone(cfg.TimeZone)
 	// What the command logs (the audit lines of its writes among it) is the
 	// same JSON as the server's.
 	slog.SetDefault(newLogger(std.errOut, cfg))

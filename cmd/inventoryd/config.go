@@ -16,6 +16,7 @@ import (
 
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/rest"
@@ -67,6 +68,8 @@ type Config struct {
 	MetricsAddr string
 	// AccessLog is the level of the line logged per request (info, debug) or off.
 	AccessLog string
+	// TimeZone is where reports show times, beside UTC.
+	TimeZone *time.Location
 	// Auth is how callers are authenticated; JWT configures the jwt mode.
 	Auth auth.Mode
 	JWT  auth.JWTOptions
@@ -137,6 +140,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var authMode, rateLimit, rateBurst, jwtSkew string
 	var replicaURLs, replicaMaxLag, replicaTimeout string
 	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate string
+	var timeZone string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -157,6 +161,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
+		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
 		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr); import and generate serve their progress there", &cfg.MetricsAddr, true},
 		{"access-log", "INVENTORY_ACCESS_LOG", "info", "level of the line logged per request, with its request id: info, debug or off", &cfg.AccessLog, true},
@@ -276,6 +281,10 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
 		}
 	}
+	var zoneErr error
+	if cfg.TimeZone, zoneErr = time.LoadLocation(timeZone); zoneErr != nil || timeZone == "" || timeZone == "Local" {
+		return Config{}, nil, fmt.Errorf("time zone %q: give an IANA zone name, such as America/Bogota, or UTC", timeZone)
+	}
 	if len(cfg.CORSOrigins) > 1 && (slices.Contains(cfg.CORSOrigins, "none") || slices.Contains(cfg.CORSOrigins, "*")) {
 		return Config{}, nil, fmt.Errorf("cors origins %q: give origins, or * alone, or none alone", corsOrigins)
 	}
@@ -357,6 +366,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Any("allowed_hosts", c.AllowedHosts),
 		slog.Any("cors_origins", c.CORSOrigins),
+		slog.String("time_zone", c.TimeZone.String()),
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),

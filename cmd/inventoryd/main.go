@@ -24,6 +24,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -95,6 +96,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 		return err
 	}
 	tenant.SetAuditLog(cfg.AuditLog)
+	report.SetTimeZone(cfg.TimeZone)
 	traced, stopTracing, err := tracing.Setup(ctx, getenv)
 	if err != nil {
 		return err

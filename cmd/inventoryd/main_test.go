@@ -215,6 +215,17 @@ func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 	if _, err := parseConfig([]string{"--log-level", "loud"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Error("log level loud: got no error")
 	}
+	if cfg, err := parseConfig(nil, func(k string) string { return map[string]string{"INVENTORY_TIME_ZONE": "Europe/Madrid"}[k] }, io.Discard); err != nil || cfg.TimeZone.String() != "Europe/Madrid" {
+		t.Errorf("time zone Europe/Madrid: got %v, %v", cfg.TimeZone, err)
+	}
+	if cfg, _ := parseConfig(nil, func(string) string { return "" }, io.Discard); cfg.TimeZone.String() != "America/Bogota" {
+		t.Errorf("time zone by default: got %v, want America/Bogota", cfg.TimeZone)
+	}
+	for _, bad := range []string{"Mars/Olympus", "Local", "-05:00"} {
+		if _, err := parseConfig([]string{"--time-zone", bad}, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("time zone %q: got no error", bad)
+		}
+	}
 }
 
 // TestZeroConfigurationRunServesAndShutsDown is the README's run command with

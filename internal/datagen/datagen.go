@@ -4,9 +4,13 @@
 package datagen
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -335,13 +339,46 @@ func (g *generator) environment(company, inventory uuid.UUID, name string, level
 	g.stats.Environments++
 	doc := report.Environment{Name: name, Level: level, Description: description}
 	names := g.rng.Perm(len(itemNames))
+	var items []placedItem
 	for i, n := 0, g.between(size.MinItems, size.MaxItems); i < n; i++ {
-		doc.Items = append(doc.Items, g.item(company, id, itemNames[names[i%len(names)]], i, size))
+		items = append(items, g.item(company, id, itemNames[names[i%len(names)]], i, size))
 	}
+	doc.Items = inAPIOrder(items)
 	return doc
 }
 
-func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) report.Item {
+// placedItem is a written item with what the API orders items by.
+type placedItem struct {
+	report.Item
+	order *int
+	id    uuid.UUID
+}
+
+// inAPIOrder lists items as the API does (ent/schema/item.go): by order,
+// those without one last, then by name and id; so that the report a
+// party signs lists them where the apps show them.
+func inAPIOrder(items []placedItem) []report.Item {
+	slices.SortStableFunc(items, func(a, b placedItem) int {
+		switch {
+		case a.order != nil && b.order != nil && *a.order != *b.order:
+			return cmp.Compare(*a.order, *b.order)
+		case a.order == nil && b.order != nil:
+			return 1
+		case a.order != nil && b.order == nil:
+			return -1
+		case a.Name != b.Name:
+			return strings.Compare(a.Name, b.Name)
+		}
+		return bytes.Compare(a.id[:], b.id[:])
+	})
+	out := make([]report.Item, len(items))
+	for i, it := range items {
+		out[i] = it.Item
+	}
+	return out
+}
+
+func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) placedItem {
 	rating := g.between(1, 5)
 	return g.writeItem(company, environment, report.Item{Name: name, Material: pick(g, materials), Rating: rating,
 		ToRepair: rating <= 2, Description: pick(g, itemComments)}, order, size)
@@ -361,6 +398,7 @@ func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Enviro
 			SetName(was.Name).SetDescription(was.Description).SetLevel(was.Level).SetOrder(e))
 		g.stats.Environments++
 		env := report.Environment{Name: was.Name, Level: was.Level, Description: was.Description}
+		var items []placedItem
 		skip := -1
 		// Within the size's bounds: a room keeps MinItems to MaxItems.
 		if e == gone && len(was.Items) > max(1, size.MinItems) {
@@ -378,19 +416,21 @@ func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Enviro
 				it.Rating, it.Description = 5, "Reparado"
 			}
 			it.ToRepair = it.Rating <= 2
-			env.Items = append(env.Items, g.writeItem(company, id, it, len(env.Items), size))
+			items = append(items, g.writeItem(company, id, it, len(items), size))
 		}
-		if e == added && len(env.Items) < size.MaxItems {
-			env.Items = append(env.Items, g.item(company, id, pick(g, itemNames), len(env.Items), size))
+		if e == added && len(items) < size.MaxItems {
+			items = append(items, g.item(company, id, pick(g, itemNames), len(items), size))
 		}
+		env.Items = inAPIOrder(items)
 		out = append(out, env)
 	}
 	return out
 }
 
 // writeItem writes an item as spec describes it, with its photos.
-func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, order int, size Size) report.Item {
+func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, order int, size Size) placedItem {
 	id := g.id()
+	placed := placedItem{id: id}
 	create := g.tx.Item.Create().SetID(id).SetCompanyID(company).SetEnvironmentID(environment).
 		SetMaterialID(g.materials[spec.Material]).
 		SetName(spec.Name).SetDescription(spec.Description).
@@ -399,6 +439,7 @@ func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, 
 	// sizes have some, was never ordered by the inspector: its order is null.
 	if g.stats.Items%10 != 9 {
 		create.SetOrder(order)
+		placed.order = &order
 	}
 	g.items = append(g.items, create)
 	g.stats.Items++
@@ -413,7 +454,8 @@ func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, 
 		g.photos = append(g.photos, photo)
 		g.stats.Photos++
 	}
-	return spec
+	placed.Item = spec
+	return placed
 }
 
 // flush writes the pending rows, parents first, once a batch is full (or at

@@ -93,6 +93,7 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	for _, l := range lines {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
 	}
+	legend(pdf, tr)
 	widths := []float64{40, 28, 22, 18, 82}
 	var photos []Photo
 	for _, env := range inv.Environments {
@@ -222,6 +223,21 @@ func photoRow(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, photos []P
 	pdf.SetXY(10, y+h+2)
 }
 
+// ratingWords say what each rating means, as the legend gives them.
+var ratingWords = []string{1: "muy malo", 2: "malo", 3: "regular", 4: "bueno", 5: "muy bueno"}
+
+// legend says how to read the tables: the rating scale and the to-repair
+// mark, which a party disputing a deposit reads the report by.
+func legend(pdf *fpdf.Fpdf, tr func(string) string) {
+	scale := "Calificación de 1 a 5:"
+	for r := 1; r <= 5; r++ {
+		scale += fmt.Sprintf(" %d = %s;", r, ratingWords[r])
+	}
+	pdf.SetFont("Helvetica", "I", 8)
+	pdf.MultiCell(0, 4, tr(scale[:len(scale)-1]+". Reparar \"sí\", en una fila sombreada de rojo: el elemento debe repararse."), "", "L", false)
+	pdf.SetFont("Helvetica", "", 10)
+}
+
 // signatures is the block both parties' signatures stand for: the dates
 // each signed, when the inventory was fully signed, how, and its approval
 // code.
@@ -297,12 +313,6 @@ func short(id string) string {
 	return id
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
 
 func remote(yes bool) string {
 	if yes {

@@ -84,8 +84,10 @@ func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 	}
 	text := strings.Join(strings.Fields(string(out)), " ")
 	for _, want := range []string{"Inventario de desocupación", "Elemento Material Calificación Reparar Comentario",
-		"Elemento 3 Madera 3/5 no", "Firma del agente: 2025-03-04 14:00 UTC", "Firma del propietario: 2025-03-04 15:00 UTC",
-		"Fecha de firma: 2025-03-04 15:00 UTC (firma remota)", "Código de aprobación: APR-123456", "Agente Propietario",
+		"Elemento 3 Madera 3/5 no", "Firma del agente: 2025-03-04 09:00 America/Bogota (2025-03-04 14:00 UTC)",
+		"Firma del propietario: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC)",
+		"Fecha de firma: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC) (firma remota)",
+		"Calificación de 1 a 5: 1 = muy malo; 2 = malo; 3 = regular; 4 = bueno; 5 = muy bueno. Reparar \"sí\", en una fila sombreada de rojo: el elemento debe repararse.", "Código de aprobación: APR-123456", "Agente Propietario",
 		"INM-0007 Calle 5 # 10-20, Cali", "página 1 de", "r5-i11-p1.jpg " + fmt.Sprintf("%064x", 5*1000+11*10+1)} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report lacks %q", want)
@@ -116,10 +118,46 @@ func TestReportsNameTheirSigners(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(out)), " ")
-	for _, want := range []string{"Firma del agente: Ana Gómez, 2025-03-04 14:00 UTC", "Firma del propietario: Luis Pérez, 2025-03-04 15:00 UTC",
+	for _, want := range []string{"Firma del agente: Ana Gómez, 2025-03-04 09:00 America/Bogota (2025-03-04 14:00 UTC)",
+		"Firma del propietario: Luis Pérez, 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC)",
 		"Agente: Ana Gómez Propietario: Luis Pérez"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Times are in the reports' zone beside UTC; set to UTC, in UTC alone.
+func TestReportTimesAreInTheirZoneAndUTC(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed: .ci/run installs it")
+	}
+	defer report.SetTimeZone(report.TimeZone())
+	for _, tc := range []struct {
+		zone string
+		want string
+	}{
+		{"America/Bogota", "Fecha de firma: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC)"},
+		{"Europe/Madrid", "Fecha de firma: 2025-03-04 16:00 Europe/Madrid (2025-03-04 15:00 UTC)"},
+		{"UTC", "Fecha de firma: 2025-03-04 15:00 UTC (firma remota)"},
+	} {
+		loc, err := time.LoadLocation(tc.zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report.SetTimeZone(loc)
+		data, err := report.Render(context.Background(), inventory(t, 1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("pdftotext", "-layout", "-", "-")
+		cmd.Stdin = bytes.NewReader(data)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := strings.Join(strings.Fields(string(out)), " "); !strings.Contains(text, tc.want) {
+			t.Errorf("%s: the report lacks %q", tc.zone, tc.want)
 		}
 	}
 }
