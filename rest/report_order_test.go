@@ -53,10 +53,16 @@ func TestTheSignedPDFListsItemsInTheAPIsOrder(t *testing.T) {
 	}
 }
 
-func names[T interface{ ~struct{ Name string `json:"name"` } }](items []T) []string {
+func names[T interface {
+	~struct {
+		Name string `json:"name"`
+	}
+}](items []T) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
-		out[i] = struct{ Name string `json:"name"` }(it).Name
+		out[i] = struct {
+			Name string `json:"name"`
+		}(it).Name
 	}
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-pdf/fpdf"
@@ -54,13 +56,18 @@ var changeWords = map[string]string{"UNCHANGED": "sin cambio", "WORSE": "empeor�
 	"ADDED": "nuevo", "REMOVED": "ya no está"}
 
 // RenderComparison writes the comparison report: the summary, then each
-// room as a table of its items with both ratings, the changed rows shaded
-// (worse in red, better in green), and the photos of both sides in pairs.
+// room as a table of what changed, first what a deposit is argued over
+// (worse, newly to repair, added, removed, then better), each row with both
+// ratings, shaded (worse in red, better in green), and the photos of both
+// sides in pairs; the room's unchanged items in one line; then a block for
+// both parties to acknowledge it.
 // Like Render, it stops once ctx ends, with ctx's error and no document.
 func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	pdf := newDocument("Comparación de inventarios", c.To.SignatureDate)
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
-	header := fmt.Sprintf("%s · %s → %s", c.Property, short(c.From.ID), short(c.To.ID))
+	// » rather than →: the core fonts' encoding (cp1252) has no arrow,
+	// which printed as a dot.
+	header := fmt.Sprintf("%s · %s » %s", c.Property, short(c.From.ID), short(c.To.ID))
 	pages(pdf, tr, header)
 	pdf.AddPage()
 
@@ -79,7 +86,8 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	widths := []float64{44, 20, 20, 24, 82}
 	var photos []Photo
 	for _, room := range c.Environments {
-		for _, it := range room.Items {
+		changed, _ := changesFirst(room.Items)
+		for _, it := range changed {
 			photos = append(append(photos, it.FromPhotos...), it.ToPhotos...)
 		}
 	}
@@ -105,7 +113,8 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 		}
 		pdf.CellFormat(0, 8, tr(title), "B", 1, "L", false, 0, "")
 		heading(pdf, tr, widths, []string{"Elemento", "Antes", "Después", "Cambio", "Comentarios (antes / después)"})
-		for _, it := range room.Items {
+		changed, same := changesFirst(room.Items)
+		for _, it := range changed {
 			comment := it.FromDescription
 			if it.ToDescription != it.FromDescription {
 				comment = joinNonEmpty(it.FromDescription, it.ToDescription, " / ")
@@ -125,7 +134,11 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 				photoPairs(pdf, tr, thumbs, it.FromPhotos, it.ToPhotos)
 			}
 		}
+		if len(same) > 0 {
+			table(pdf, tr, []float64{190}, []string{fmt.Sprintf("Sin cambio (%d): %s", len(same), strings.Join(same, ", "))}, nil)
+		}
 	}
+	acknowledgement(pdf, tr)
 	digestTable(pdf, tr, photos)
 	if err := ctx.Err(); err != nil {
 		return nil, cut(err)
@@ -135,6 +148,58 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 		return nil, cut(err)
 	}
 	return buf.Bytes(), nil
+}
+
+// changeRank orders a room's changes: what a deposit is argued over first.
+func changeRank(it ComparedItem) int {
+	switch {
+	case it.Change == "WORSE":
+		return 0
+	case it.ToToRepair && !it.FromToRepair && it.Change != "ADDED":
+		return 1
+	case it.Change == "ADDED":
+		return 2
+	case it.Change == "REMOVED":
+		return 3
+	case it.Change == "BETTER":
+		return 4
+	}
+	return 5
+}
+
+// changesFirst splits a room's items into its changes, most argued over
+// first (otherwise in the room's order), and the names of those unchanged.
+func changesFirst(items []ComparedItem) (changed []ComparedItem, same []string) {
+	for _, it := range items {
+		if changeRank(it) == 5 {
+			same = append(same, it.Name)
+		} else {
+			changed = append(changed, it)
+		}
+	}
+	slices.SortStableFunc(changed, func(a, b ComparedItem) int { return changeRank(a) - changeRank(b) })
+	return changed, same
+}
+
+// acknowledgement is where both parties sign that they have read the
+// comparison: what turns it from one side's document into an agreed one.
+func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string) {
+	if pdf.GetY()+45 > 279 {
+		pdf.AddPage()
+	}
+	pdf.Ln(6)
+	pdf.SetFont("Helvetica", "B", 12)
+	pdf.CellFormat(0, 8, tr("Conformidad"), "B", 1, "L", false, 0, "")
+	pdf.SetFont("Helvetica", "", 10)
+	pdf.MultiCell(0, 5, tr("Las partes han revisado esta comparación y declaran que registra el estado del inmueble "+
+		"en cada inventario. Firma, nombre y fecha:"), "", "L", false)
+	y := pdf.GetY() + 16
+	pdf.Line(20, y, 90, y)
+	pdf.Line(120, y, 190, y)
+	pdf.SetXY(20, y+1)
+	pdf.CellFormat(70, 5, tr("Agente"), "", 0, "C", false, 0, "")
+	pdf.SetXY(120, y+1)
+	pdf.CellFormat(70, 5, tr("Propietario"), "", 1, "C", false, 0, "")
 }
 
 // rating is "4/5", with the to-repair flag, or "-" where the item is not.
@@ -159,27 +224,44 @@ func joinNonEmpty(a, b, sep string) string {
 	return a + sep + b
 }
 
-// photoPairs draws an item's photos before and after as thumbnails, side by
-// side, each captioned with its file's name.
+// photoPairs draws an item's photos before and after as thumbnails, the
+// before ones in the left half of the page and the after ones in the right,
+// each captioned under it with its side and its file's name.
 func photoPairs(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, before, after []Photo) {
-	const w, h = 28.0, 21.0
+	const w, h, caption, column = 28.0, 21.0, 3.5, 85.0
 	rows := max(len(before), len(after))
 	for i := range rows {
-		if pdf.GetY()+h+6 > 280 {
+		if pdf.GetY()+h+caption+3 > 280 {
 			pdf.AddPage()
 		}
 		y := pdf.GetY()
 		for side, photos := range [][]Photo{before, after} {
-			x := 20.0 + float64(side)*90
+			x := 15.0 + float64(side)*(column+10)
 			if i < len(photos) {
 				thumbs.draw(pdf, tr, photos[i].Reference, x, y, w, h)
-				pdf.SetXY(x+w+2, y+h/2-2)
-				pdf.SetFont("Helvetica", "", 7)
+				pdf.SetXY(x, y+h+0.5)
+				pdf.SetFont("Helvetica", "", 6)
 				label := []string{"antes", "después"}[side]
-				pdf.CellFormat(55, 4, tr(label+": "+photos[i].Reference), "", 0, "L", false, 0, "")
+				pdf.CellFormat(column, caption, tr(fit(pdf, tr, label+": "+photos[i].Reference, column)), "", 0, "L", false, 0, "")
 			}
 		}
-		pdf.SetXY(10, y+h+2)
+		pdf.SetXY(10, y+h+caption+2)
 	}
 	pdf.SetFont("Helvetica", "", 9)
+}
+
+// fit shortens s, in the middle, to fit width at the current font: a file
+// name keeps its start and its extension.
+func fit(pdf *fpdf.Fpdf, tr func(string) string, s string, width float64) string {
+	if pdf.GetStringWidth(tr(s)) <= width {
+		return s
+	}
+	r := []rune(s)
+	for keep := len(r) - 1; keep > 4; keep-- {
+		head, tail := keep/2, keep-keep/2
+		if t := string(r[:head]) + "…" + string(r[len(r)-tail:]); pdf.GetStringWidth(tr(t)) <= width {
+			return t
+		}
+	}
+	return string(r[:4]) + "…"
 }
