@@ -6,7 +6,14 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/inventoryd ./cmd/inventoryd && mkdir -p /out/data
+# The release and commit this image is (docker build --build-arg
+# VERSION=v1.2.3 --build-arg COMMIT=$(git rev-parse HEAD)): what inventoryd
+# --version and inventory_build_info say.
+ARG VERSION=
+ARG COMMIT=
+RUN CGO_ENABLED=0 go build -trimpath \
+      -ldflags="-s -w -X github.com/propertyrecords/inventory/internal/buildinfo.version=${VERSION} -X github.com/propertyrecords/inventory/internal/buildinfo.commit=${COMMIT}" \
+      -o /out/inventoryd ./cmd/inventoryd && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/inventoryd /inventoryd

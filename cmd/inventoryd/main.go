@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/buildinfo"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -54,6 +55,11 @@ type stdio struct {
 // run runs the command args name (serve when args start with a flag or are
 // empty).
 func run(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		b := buildinfo.Read()
+		_, err := fmt.Fprintf(std.out, "inventoryd %s (commit %s, %s)\n", b.Version, b.Commit, b.GoVersion)
+		return err
+	}
 	name := serveCommand.name
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -174,7 +180,7 @@ type Main struct {
 // demo data into an empty one, and starts serving; it returns once the
 // server is listening.
 func (m *Main) Run(ctx context.Context) error {
-	m.Log.Info("starting", "config", m.Config)
+	m.Log.Info("starting", "build", buildinfo.Read(), "config", m.Config)
 	var err error
 	m.listener, err = net.Listen("tcp", m.Config.Addr)
 	if err != nil {

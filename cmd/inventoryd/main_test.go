@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
@@ -319,5 +321,22 @@ func TestGCIsTunedUnlessTheOperatorSetsIt(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set: got %d, want it left alone", got)
+	}
+}
+
+// --version says which build this is; /metrics says it too, as
+// inventory_build_info, and the start's log line names it.
+func TestTheBuildSaysWhatItIs(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--version"}, func(string) string { return "" }, stdio{nil, &out, io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^inventoryd \S+ \(commit \S+, go1\.\d+`).MatchString(out.String()) {
+		t.Errorf("--version: %q", out.String())
+	}
+	res := httptest.NewRecorder()
+	metrics.New().Handler().ServeHTTP(res, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !regexp.MustCompile(`inventory_build_info\{commit="[^"]+",go_version="go1\.\d+[^"]*",version="[^"]+"\} 1`).MatchString(res.Body.String()) {
+		t.Errorf("/metrics has no inventory_build_info:\n%.500s", res.Body.String())
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/propertyrecords/inventory/internal/buildinfo"
 )
 
 // Metrics are one server's instruments, in a registry of their own.
@@ -56,7 +58,12 @@ func New() *Metrics {
 			Help: "Operations refused by the query limits before they ran (size, depth, complexity), by code."}, []string{"code"}),
 		names: map[string]bool{},
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.operations, m.errors, m.refusals,
+	build := buildinfo.Read()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{Name: "inventory_build_info",
+		Help:        "Always 1: the build serving, in its labels (version, commit, Go version).",
+		ConstLabels: prometheus.Labels{"version": build.Version, "commit": build.Commit, "go_version": build.GoVersion}})
+	buildInfo.Set(1)
+	m.registry.MustRegister(m.requests, m.latency, m.operations, m.errors, m.refusals, buildInfo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector())
 	return m
