@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,27 @@ func TestBrowsersOnAllowedOriginsCanCallTheAPI(t *testing.T) {
 	res = get(anyOrigin, "https://app.example.com")
 	if res.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "Retry-After") {
 		t.Errorf("B1 from another origin: got %v, want it allowed and Retry-After exposed", res.Header)
+	}
+
+	// What browser clients add by themselves: OpenTelemetry's trace context
+	// and Apollo Client's headers. Each beside Content-Type, listed as
+	// browsers list them (lower case, sorted: the Fetch standard).
+	for _, header := range []string{"traceparent", "tracestate", "baggage", "apollographql-client-name",
+		"apollographql-client-version", "apollo-require-preflight", "x-apollo-operation-name"} {
+		req, _ := http.NewRequest(http.MethodOptions, anyOrigin.URL+"/graphql", nil)
+		req.Header.Set("Origin", "https://app.example.com")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		asked := []string{"content-type", header}
+		slices.Sort(asked)
+		req.Header.Set("Access-Control-Request-Headers", strings.Join(asked, ","))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if !strings.Contains(strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), header) {
+			t.Errorf("preflight asking for %s: got %d %v, want it allowed", header, res.StatusCode, res.Header)
+		}
 	}
 
 	listed := serve([]string{"https://app.example.com"})

@@ -181,8 +181,12 @@ func crossOrigin(origins []string, next http.Handler) http.Handler {
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		// Besides the API's own: what browser clients send on their own,
+		// the W3C trace context (the service speaks OpenTelemetry) and
+		// Apollo Client's name, version and CSRF-preflight headers.
 		AllowedHeaders: []string{"Accept", "Content-Type", tenant.Header, "Authorization", "X-Api-Key", "X-Request-Id",
-			"Range", "If-None-Match", "If-Modified-Since"},
+			"Range", "If-None-Match", "If-Modified-Since", "traceparent", "tracestate", "baggage",
+			"apollographql-client-name", "apollographql-client-version", "apollo-require-preflight", "x-apollo-operation-name"},
 		ExposedHeaders: []string{"Retry-After", "X-Request-Id", "ETag", "Content-Disposition", "Content-Range", "Last-Modified"},
 		MaxAge:         600,
 	}).Handler(next)
