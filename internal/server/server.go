@@ -219,6 +219,13 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 			_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "replicas": replicas})
 		}
 		if err := st.Ping(ctx); err != nil {
+			if r.Context().Err() != nil {
+				// The prober gave up (a probe's own timeout, or one queued
+				// while the server started): no one reads this answer, and
+				// the database said nothing about itself.
+				log.DebugContext(ctx, "readyz: the probe ended before the database answered", "err", err)
+				return
+			}
 			// With a standby in rotation, reads are still served: the
 			// instance stays in the load balancer's, for them.
 			if slices.ContainsFunc(replicas, func(r store.ReplicaStatus) bool { return r.Healthy }) {
