@@ -19,7 +19,8 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/inventoryd /inventoryd
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV INVENTORY_ADDR=0.0.0.0:8080 \
-    INVENTORY_DATA_DIR=/data
+    INVENTORY_DATA_DIR=/data \
+    INVENTORY_DEMO=off
 VOLUME /data
 EXPOSE 8080
 USER nonroot

@@ -70,6 +70,10 @@ type Config struct {
 	AccessLog string
 	// TimeZone is where reports show times, beside UTC.
 	TimeZone *time.Location
+	// Demo says whether an empty database gets the demo companies: on, off,
+	// or auto (on for SQLite, the zero-set-up run; off for PostgreSQL, a
+	// real database).
+	Demo string
 	// Auth is how callers are authenticated; JWT configures the jwt mode.
 	Auth auth.Mode
 	JWT  auth.JWTOptions
@@ -161,6 +165,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
+		{"demo", "INVENTORY_DEMO", "auto", "load the demo companies into an empty database: on, off, or auto (on for SQLite, off for PostgreSQL)", &cfg.Demo, true},
 		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
 		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr); import and generate serve their progress there", &cfg.MetricsAddr, true},
@@ -289,6 +294,11 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		return Config{}, nil, fmt.Errorf("cors origins %q: give origins, or * alone, or none alone", corsOrigins)
 	}
 	if cmd.serves {
+		switch cfg.Demo {
+		case "auto", "on", "off":
+		default:
+			return Config{}, nil, fmt.Errorf("demo %q: use on, off or auto", cfg.Demo)
+		}
 		switch cfg.AccessLog {
 		case "info", "debug", "off":
 		default:
@@ -367,6 +377,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("allowed_hosts", c.AllowedHosts),
 		slog.Any("cors_origins", c.CORSOrigins),
 		slog.String("time_zone", c.TimeZone.String()),
+		slog.String("demo", c.Demo),
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),
@@ -415,4 +426,17 @@ func (c Config) signingKey() ([]byte, error) {
 		return nil, fmt.Errorf("keeping the URL signing key: %w", err)
 	}
 	return encoded, nil
+}
+
+// loadsDemo reports whether an empty database gets the demo companies: their
+// ids are well known, so a real database (PostgreSQL, unless asked) never
+// gets them unasked.
+func (c Config) loadsDemo() bool {
+	switch c.Demo {
+	case "on":
+		return true
+	case "auto":
+		return !strings.HasPrefix(strings.ToLower(c.DatabaseURL), "postgres")
+	}
+	return false
 }

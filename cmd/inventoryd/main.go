@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/buildinfo"
 	"github.com/propertyrecords/inventory/internal/datagen"
@@ -209,13 +211,21 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files)
-	if err != nil {
-		return fmt.Errorf("loading demo data: %w", err)
+	if m.Config.loadsDemo() {
+		loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files)
+		if err != nil {
+			return fmt.Errorf("loading demo data: %w", err)
+		}
+		if loaded {
+			m.Log.Info("loaded demo data", "companies", stats.Companies, "properties", stats.Properties,
+				"inventories", stats.Inventories, "items", stats.Items, "demo_company", datagen.DemoCompanies[0])
+		}
 	}
-	if loaded {
-		m.Log.Info("loaded demo data", "companies", stats.Companies, "properties", stats.Properties,
-			"inventories", stats.Inventories, "items", stats.Items, "demo_company", datagen.DemoCompanies[0])
+	// The IDE opens on the demo company only where it holds records: it
+	// names no company of a database that was not loaded as demo.
+	ideCompany := datagen.DemoCompanies[0]
+	if demo, err := st.Client.Property.Query().Exist(tenant.WithCompany(ctx, ideCompany)); err != nil || !demo {
+		ideCompany = uuid.Nil
 	}
 	verifier, err := m.verifier(ctx)
 	if err != nil {
@@ -234,7 +244,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
-			IDECompany: datagen.DemoCompanies[0], RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
+			IDECompany: ideCompany, RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
 			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog,
 			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,

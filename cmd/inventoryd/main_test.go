@@ -340,3 +340,59 @@ func TestTheBuildSaysWhatItIs(t *testing.T) {
 		t.Errorf("/metrics has no inventory_build_info:\n%.500s", res.Body.String())
 	}
 }
+
+// Demo data never goes into a real database unasked: INVENTORY_DEMO is auto
+// by default (on for SQLite, off for PostgreSQL), and off leaves an empty
+// SQLite database empty, with an IDE that names no company.
+func TestDemoDataOnlyWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		demo, url string
+		want      bool
+	}{
+		{"auto", "data/inventory.db", true}, {"auto", "postgres://db/inventory", false}, {"auto", "POSTGRESQL://db/x", false},
+		{"on", "postgres://db/inventory", true}, {"off", "data/inventory.db", false},
+	} {
+		cfg, err := parseConfig(nil, func(k string) string {
+			return map[string]string{"INVENTORY_DEMO": tc.demo, "INVENTORY_DATABASE_URL": tc.url}[k]
+		}, io.Discard)
+		if err != nil || cfg.loadsDemo() != tc.want {
+			t.Errorf("demo %s on %s: loads %v (%v), want %v", tc.demo, tc.url, cfg.loadsDemo(), err, tc.want)
+		}
+	}
+	if _, err := parseConfig([]string{"--demo", "yes"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("demo yes: got no error")
+	}
+
+	t.Chdir(t.TempDir())
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &apitest.LogBuffer{}
+	env := map[string]string{"INVENTORY_ADDR": "127.0.0.1:0", "INVENTORY_DEMO": "off"}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, stdio{nil, io.Discard, logs}) }()
+	serving := regexp.MustCompile(`"msg":"serving","url":"(http://[^"]+)/"`)
+	var base string
+	for deadline := time.Now().Add(60 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m := serving.FindStringSubmatch(logs.String()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		t.Fatalf("no \"serving\" line within 60 s:\n%s", logs)
+	}
+	srv := &apitest.Server{URL: base}
+	var out struct{ Inventories struct{ TotalCount int } }
+	srv.MustData(t, datagen.DemoCompanies[0].String(), `{ inventories { totalCount } }`, nil, &out)
+	if out.Inventories.TotalCount != 0 || strings.Contains(logs.String(), "loaded demo data") {
+		t.Errorf("INVENTORY_DEMO=off: the demo company has %d inventories, want none loaded", out.Inventories.TotalCount)
+	}
+	if _, page := srv.Get(t, "/", nil); strings.Contains(string(page), datagen.DemoCompanies[0].String()) || !strings.Contains(string(page), "your company") {
+		t.Errorf("the IDE of a database without the demo names the demo company:\n%.400s", page)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run: %v", err)
+	}
+}

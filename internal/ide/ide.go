@@ -55,6 +55,9 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 // finds none.
 func Page(endpoint string, company uuid.UUID, withCredential bool, pair func(context.Context) (from, to uuid.UUID, ok bool)) http.Handler {
 	initial := map[string]string{"X-Company-Id": company.String()}
+	if company == uuid.Nil {
+		initial["X-Company-Id"] = "<your company's UUID>"
+	}
 	if withCredential {
 		initial = map[string]string{"Authorization": "Bearer <paste your API key or token>"}
 	}
