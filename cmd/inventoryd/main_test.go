@@ -89,7 +89,8 @@ func get(t *testing.T, m *Main, path string) (*http.Response, string) {
 
 func TestServerStartsWithDemoDataAndServesTheTree(t *testing.T) {
 	var logs apitest.LogBuffer
-	m := launchOn(t, testdb.URL(t), logs.Logger(slog.LevelInfo), nil)
+	// Asked for: on PostgreSQL the demo is off unless asked.
+	m := launchOn(t, testdb.URL(t), logs.Logger(slog.LevelInfo), func(c *Config) { c.Demo = "on" })
 	closeAfter(t, m)
 	if !strings.Contains(logs.String(), `"msg":"loaded demo data"`) {
 		t.Errorf("an empty database at start: no \"loaded demo data\" line in the log:\n%s", logs.String())
