@@ -381,7 +381,7 @@ func inAPIOrder(items []placedItem) []report.Item {
 func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) placedItem {
 	rating := g.between(1, 5)
 	return g.writeItem(company, environment, report.Item{Name: name, Material: pick(g, materials), Rating: rating,
-		ToRepair: rating <= 2, Description: pick(g, itemComments)}, order, size)
+		ToRepair: rating <= 2, Description: pick(g, commentsByRating[rating])}, order, size)
 }
 
 // derive re-inspects the rooms of an earlier inventory, as the next
@@ -411,7 +411,7 @@ func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Enviro
 			switch {
 			case g.rng.IntN(5) == 0 && it.Rating > 1:
 				it.Rating = max(1, it.Rating-g.between(1, 2))
-				it.Description = pick(g, itemComments)
+				it.Description = pick(g, commentsByRating[it.Rating])
 			case it.Rating <= 3 && g.rng.IntN(3) == 0:
 				it.Rating, it.Description = 5, "Reparado"
 			}

@@ -51,7 +51,17 @@ var itemNames = []string{
 	"Cortinas", "Clóset", "Mesón", "Lavamanos", "Sanitario", "Ducha", "Espejo", "Rejilla",
 }
 
-var itemComments = []string{"", "", "Sin novedad", "Rayones leves", "Desgaste por uso", "Mancha visible", "Funciona correctamente"}
+// commentsByRating are what an inspector writes of an item of each rating:
+// a to-repair item (2 or less) never "works fine", a 5 is never "broken".
+// Each list is as long as the others, so that a rating's choice draws the
+// same from the generator and the rest of a dataset stays as it was.
+var commentsByRating = [6][]string{
+	1: {"", "Roto", "No funciona", "Requiere reparación", "Desgaste severo", "Mancha visible", "Rayones profundos"},
+	2: {"", "Requiere reparación", "Desgaste por uso", "Mancha visible", "Rayones profundos", "Funciona con fallas", "Desgaste severo"},
+	3: {"", "", "Rayones leves", "Desgaste por uso", "Mancha visible", "Desgaste normal", "Sin novedad"},
+	4: {"", "", "Sin novedad", "Rayones leves", "Desgaste normal", "Buen estado", "Funciona correctamente"},
+	5: {"", "", "Sin novedad", "Buen estado", "Como nuevo", "Funciona correctamente", "Sin novedad"},
+}
 
 var materials = []string{
 	"Madera", "Cerámica", "Porcelanato", "Vidrio", "Aluminio", "Drywall", "Concreto", "PVC",
