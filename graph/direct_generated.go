@@ -406,6 +406,19 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
 				}
 			}
+		case "version":
+			v := obj.Version
+			x.w.Int(v)
+		case "updatedAt":
+			v := obj.UpdatedAt
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+				}
+			}
 		case "property":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, nil)
 			if err != nil {
