@@ -24,7 +24,7 @@ import (
 // of an element by a dot: Environments "environments" and Rating "rating"
 // make environments[1].items[0].rating.
 type Names struct {
-	ID, Type, RentalPrice, Currency                            string
+	ID, PropertyID, Type, RentalPrice, Currency                string
 	Signed, RemoteSigned, ApprovalCode, SignatureDate, PDF     string
 	Environments, EnvironmentID, EnvironmentName               string
 	EnvironmentDescription, Level, EnvironmentOrder            string

@@ -150,6 +150,14 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 	if record != uuid.Nil {
 		attrs = append(attrs, slog.String("record", record.String()))
 	}
+	attrs = CallerAttrs(ctx, attrs)
+	log.LogAttrs(ctx, level, "tenancy: unrestricted context", attrs...)
+}
+
+// CallerAttrs appends to attrs who sent the request of ctx, for an audit
+// line: the caller its credential names, its address, and X-Forwarded-For
+// as sent. Outside a request it appends nothing.
+func CallerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
 		if c.Name != "" {
 			attrs = append(attrs, slog.String("caller", c.Name))
@@ -159,7 +167,7 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 			attrs = append(attrs, slog.String("x_forwarded_for", c.ForwardedFor))
 		}
 	}
-	log.LogAttrs(ctx, level, "tenancy: unrestricted context", attrs...)
+	return attrs
 }
 
 // Caller is who sent the request being served, for the audit lines.

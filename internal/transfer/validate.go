@@ -28,7 +28,7 @@ func fromRule(err *apperr.Error) *fieldError {
 
 // names are the record's field names, for the paths of records' rules.
 var names = &records.Names{
-	ID: "InventoryId", Type: "InventoryType", RentalPrice: "RentalPrice", Currency: "Currency",
+	ID: "InventoryId", PropertyID: "Property.PropertyId", Type: "InventoryType", RentalPrice: "RentalPrice", Currency: "Currency",
 	Signed: "IsSigned", RemoteSigned: "IsRemoteSigned", ApprovalCode: "Approval_Code", SignatureDate: "SignatureDate", PDF: "PdfSha256",
 	Environments: "EnvironmentDiagnostics", EnvironmentID: "EnvironmentId", EnvironmentName: "EnvironmentName",
 	EnvironmentDescription: "Description", Level: "Level", EnvironmentOrder: "Order",
