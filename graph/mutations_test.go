@@ -213,6 +213,14 @@ func TestCreateInventoryWritesTheWholeTree(t *testing.T) {
 		audits[0]["environments"] != 3.0 || audits[0]["items"] != 12.0 || audits[0]["remote_addr"] == nil {
 		t.Errorf("audit lines: %v; want one naming the company, the inventory, its size and the caller", audits)
 	}
+	// A write is priced by the rows it writes, 100 each: here the
+	// inventory, 2 rooms and 10 items, and the 3 fields answered.
+	res := w.srv.GraphQL(t, companyA, `mutation($input: CreateInventoryInput!) { createInventory(input: $input) { inventory { id } } }`,
+		map[string]any{"input": w.tree(uuid.NewString(), 2, 5)})
+	cost, _ := res.Extensions["cost"].(map[string]any)
+	if len(res.Errors) > 0 || cost["requestedQueryCost"] != 1303.0 {
+		t.Errorf("price of a create of 13 rows: %v (%+v), want 1303", cost, res.Errors)
+	}
 }
 
 // A phone on a bad network sends the same create again: it answers the
