@@ -87,7 +87,7 @@ func Inventories() ent.Hook {
 			}
 			where := m.Predicates()
 			if id, ok := m.ID(); ok {
-				where = []predicate.Inventory{inventory.ID(id)}
+				where = append(where, inventory.ID(id))
 			}
 			records := func(inv *gen.Inventory) bool { return digestOnly(m) && inv.PdfSha256 == nil }
 			if err := w.admit(ctx, m.Client(), records, where...); err != nil {
@@ -127,7 +127,7 @@ func Environments() ent.Hook {
 			}
 			where := m.Predicates()
 			if id, ok := m.ID(); ok {
-				where = []predicate.Environment{environment.ID(id)}
+				where = append(where, environment.ID(id))
 			}
 			if err := w.admit(ctx, m.Client(), nil, inventory.HasEnvironmentsWith(where...)); err != nil {
 				return nil, err
@@ -160,7 +160,7 @@ func Items() ent.Hook {
 			}
 			where := m.Predicates()
 			if id, ok := m.ID(); ok {
-				where = []predicate.Item{item.ID(id)}
+				where = append(where, item.ID(id))
 			}
 			if err := w.admit(ctx, m.Client(), nil, inventory.HasEnvironmentsWith(environment.HasItemsWith(where...))); err != nil {
 				return nil, err
@@ -188,7 +188,7 @@ func Photos() ent.Hook {
 			}
 			where := m.Predicates()
 			if id, ok := m.ID(); ok {
-				where = []predicate.Photo{photo.ID(id)}
+				where = append(where, photo.ID(id))
 			}
 			var records func(*gen.Inventory) bool
 			if digestOnly(m) {
@@ -215,7 +215,7 @@ func Properties() ent.Hook {
 			w := begin(m)
 			where := m.Predicates()
 			if id, ok := m.ID(); ok {
-				where = []predicate.Property{property.ID(id)}
+				where = append(where, property.ID(id))
 			}
 			if err := w.admit(ctx, m.Client(), nil, inventory.HasPropertyWith(where...)); err != nil {
 				return nil, err
