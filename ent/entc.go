@@ -40,7 +40,7 @@ func main() {
 	opts := []entc.Option{
 		entc.Extensions(ex),
 		entc.FeatureNames("privacy", "entql", "intercept"),
-		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl"),
+		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl", "ent/template/mutation_scope.tmpl"),
 	}
 	descending := gen.MustParse(gen.NewTemplate("descending_sort").
 		Funcs(template.FuncMap{"descendingSorts": descendingSorts}).

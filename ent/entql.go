@@ -85,6 +85,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldAgentSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
 			inventory.FieldPdfSha256:             {Type: field.TypeString, Column: inventory.FieldPdfSha256},
 			inventory.FieldOwnerSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
+			inventory.FieldVersion:               {Type: field.TypeInt, Column: inventory.FieldVersion},
+			inventory.FieldUpdatedAt:             {Type: field.TypeTime, Column: inventory.FieldUpdatedAt},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -572,6 +574,16 @@ func (f *InventoryFilter) WherePdfSha256(p entql.StringP) {
 // WhereOwnerSignatureDate applies the entql time.Time predicate on the owner_signature_date field.
 func (f *InventoryFilter) WhereOwnerSignatureDate(p entql.TimeP) {
 	f.Where(p.Field(inventory.FieldOwnerSignatureDate))
+}
+
+// WhereVersion applies the entql int predicate on the version field.
+func (f *InventoryFilter) WhereVersion(p entql.IntP) {
+	f.Where(p.Field(inventory.FieldVersion))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *InventoryFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(inventory.FieldUpdatedAt))
 }
 
 // WhereHasProperty applies a predicate to check if query has an edge property.

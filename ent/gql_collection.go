@@ -240,6 +240,16 @@ func (_q *InventoryQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 				selectedFields = append(selectedFields, inventory.FieldOwnerSignatureDate)
 				fieldSeen[inventory.FieldOwnerSignatureDate] = struct{}{}
 			}
+		case "version":
+			if _, ok := fieldSeen[inventory.FieldVersion]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldVersion)
+				fieldSeen[inventory.FieldVersion] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[inventory.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldUpdatedAt)
+				fieldSeen[inventory.FieldUpdatedAt] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

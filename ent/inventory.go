@@ -52,6 +52,10 @@ type Inventory struct {
 	PdfSha256 *string `json:"pdf_sha256,omitempty"`
 	// When the owner signed; absent until then.
 	OwnerSignatureDate *time.Time `json:"owner_signature_date,omitempty"`
+	// Starts at 1 and grows by one with every change of the inventory: send it back as updateInventory's expectedVersion, so that a change made meanwhile is not lost.
+	Version int `json:"version,omitempty"`
+	// When the inventory was last written (UTC): created, changed or signed; absent for inventories written before it was kept.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InventoryQuery when eager-loading is set.
 	Edges        InventoryEdges `json:"edges"`
@@ -102,11 +106,11 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case inventory.FieldIsSigned, inventory.FieldIsRemoteSigned:
 			values[i] = new(sql.NullBool)
-		case inventory.FieldInventoryType:
+		case inventory.FieldInventoryType, inventory.FieldVersion:
 			values[i] = new(sql.NullInt64)
 		case inventory.FieldCurrency, inventory.FieldApprovalCode, inventory.FieldPdfSha256:
 			values[i] = new(sql.NullString)
-		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldSignatureSortDateDesc, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate:
+		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldSignatureSortDateDesc, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate, inventory.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		case inventory.FieldID, inventory.FieldCompanyID, inventory.FieldPropertyID:
 			values[i] = new(uuid.UUID)
@@ -226,6 +230,19 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 				_m.OwnerSignatureDate = new(time.Time)
 				*_m.OwnerSignatureDate = value.Time
 			}
+		case inventory.FieldVersion:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field version", values[i])
+			} else if value.Valid {
+				_m.Version = int(value.Int64)
+			}
+		case inventory.FieldUpdatedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field updated_at", values[i])
+			} else if value.Valid {
+				_m.UpdatedAt = new(time.Time)
+				*_m.UpdatedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -324,6 +341,14 @@ func (_m *Inventory) String() string {
 	builder.WriteString(", ")
 	if v := _m.OwnerSignatureDate; v != nil {
 		builder.WriteString("owner_signature_date=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("version=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Version))
+	builder.WriteString(", ")
+	if v := _m.UpdatedAt; v != nil {
+		builder.WriteString("updated_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

@@ -203,6 +203,34 @@ func (_c *InventoryCreate) SetNillableOwnerSignatureDate(v *time.Time) *Inventor
 	return _c
 }
 
+// SetVersion sets the "version" field.
+func (_c *InventoryCreate) SetVersion(v int) *InventoryCreate {
+	_c.mutation.SetVersion(v)
+	return _c
+}
+
+// SetNillableVersion sets the "version" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableVersion(v *int) *InventoryCreate {
+	if v != nil {
+		_c.SetVersion(*v)
+	}
+	return _c
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (_c *InventoryCreate) SetUpdatedAt(v time.Time) *InventoryCreate {
+	_c.mutation.SetUpdatedAt(v)
+	return _c
+}
+
+// SetNillableUpdatedAt sets the "updated_at" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableUpdatedAt(v *time.Time) *InventoryCreate {
+	if v != nil {
+		_c.SetUpdatedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InventoryCreate) SetID(v uuid.UUID) *InventoryCreate {
 	_c.mutation.SetID(v)
@@ -307,6 +335,10 @@ func (_c *InventoryCreate) defaults() error {
 		v := inventory.DefaultSignatureSortDateDesc()
 		_c.mutation.SetSignatureSortDateDesc(v)
 	}
+	if _, ok := _c.mutation.Version(); !ok {
+		v := inventory.DefaultVersion
+		_c.mutation.SetVersion(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if inventory.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized inventory.DefaultID (forgotten import ent/runtime?)")
@@ -367,6 +399,14 @@ func (_c *InventoryCreate) check() error {
 	if v, ok := _c.mutation.PdfSha256(); ok {
 		if err := inventory.PdfSha256Validator(v); err != nil {
 			return &ValidationError{Name: "pdf_sha256", err: fmt.Errorf(`ent: validator failed for field "Inventory.pdf_sha256": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Version(); !ok {
+		return &ValidationError{Name: "version", err: errors.New(`ent: missing required field "Inventory.version"`)}
+	}
+	if v, ok := _c.mutation.Version(); ok {
+		if err := inventory.VersionValidator(v); err != nil {
+			return &ValidationError{Name: "version", err: fmt.Errorf(`ent: validator failed for field "Inventory.version": %w`, err)}
 		}
 	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
@@ -462,6 +502,14 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.OwnerSignatureDate(); ok {
 		_spec.SetField(inventory.FieldOwnerSignatureDate, field.TypeTime, value)
 		_node.OwnerSignatureDate = &value
+	}
+	if value, ok := _c.mutation.Version(); ok {
+		_spec.SetField(inventory.FieldVersion, field.TypeInt, value)
+		_node.Version = value
+	}
+	if value, ok := _c.mutation.UpdatedAt(); ok {
+		_spec.SetField(inventory.FieldUpdatedAt, field.TypeTime, value)
+		_node.UpdatedAt = &value
 	}
 	if nodes := _c.mutation.PropertyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

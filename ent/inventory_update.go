@@ -237,6 +237,47 @@ func (_u *InventoryUpdate) ClearOwnerSignatureDate() *InventoryUpdate {
 	return _u
 }
 
+// SetVersion sets the "version" field.
+func (_u *InventoryUpdate) SetVersion(v int) *InventoryUpdate {
+	_u.mutation.ResetVersion()
+	_u.mutation.SetVersion(v)
+	return _u
+}
+
+// SetNillableVersion sets the "version" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableVersion(v *int) *InventoryUpdate {
+	if v != nil {
+		_u.SetVersion(*v)
+	}
+	return _u
+}
+
+// AddVersion adds value to the "version" field.
+func (_u *InventoryUpdate) AddVersion(v int) *InventoryUpdate {
+	_u.mutation.AddVersion(v)
+	return _u
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (_u *InventoryUpdate) SetUpdatedAt(v time.Time) *InventoryUpdate {
+	_u.mutation.SetUpdatedAt(v)
+	return _u
+}
+
+// SetNillableUpdatedAt sets the "updated_at" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableUpdatedAt(v *time.Time) *InventoryUpdate {
+	if v != nil {
+		_u.SetUpdatedAt(*v)
+	}
+	return _u
+}
+
+// ClearUpdatedAt clears the value of the "updated_at" field.
+func (_u *InventoryUpdate) ClearUpdatedAt() *InventoryUpdate {
+	_u.mutation.ClearUpdatedAt()
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdate) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdate {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -327,6 +368,11 @@ func (_u *InventoryUpdate) check() error {
 			return &ValidationError{Name: "pdf_sha256", err: fmt.Errorf(`ent: validator failed for field "Inventory.pdf_sha256": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Version(); ok {
+		if err := inventory.VersionValidator(v); err != nil {
+			return &ValidationError{Name: "version", err: fmt.Errorf(`ent: validator failed for field "Inventory.version": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -398,6 +444,18 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.OwnerSignatureDateCleared() {
 		_spec.ClearField(inventory.FieldOwnerSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Version(); ok {
+		_spec.SetField(inventory.FieldVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedVersion(); ok {
+		_spec.AddField(inventory.FieldVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.UpdatedAt(); ok {
+		_spec.SetField(inventory.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.UpdatedAtCleared() {
+		_spec.ClearField(inventory.FieldUpdatedAt, field.TypeTime)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -669,6 +727,47 @@ func (_u *InventoryUpdateOne) ClearOwnerSignatureDate() *InventoryUpdateOne {
 	return _u
 }
 
+// SetVersion sets the "version" field.
+func (_u *InventoryUpdateOne) SetVersion(v int) *InventoryUpdateOne {
+	_u.mutation.ResetVersion()
+	_u.mutation.SetVersion(v)
+	return _u
+}
+
+// SetNillableVersion sets the "version" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableVersion(v *int) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetVersion(*v)
+	}
+	return _u
+}
+
+// AddVersion adds value to the "version" field.
+func (_u *InventoryUpdateOne) AddVersion(v int) *InventoryUpdateOne {
+	_u.mutation.AddVersion(v)
+	return _u
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (_u *InventoryUpdateOne) SetUpdatedAt(v time.Time) *InventoryUpdateOne {
+	_u.mutation.SetUpdatedAt(v)
+	return _u
+}
+
+// SetNillableUpdatedAt sets the "updated_at" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableUpdatedAt(v *time.Time) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetUpdatedAt(*v)
+	}
+	return _u
+}
+
+// ClearUpdatedAt clears the value of the "updated_at" field.
+func (_u *InventoryUpdateOne) ClearUpdatedAt() *InventoryUpdateOne {
+	_u.mutation.ClearUpdatedAt()
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdateOne) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdateOne {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -772,6 +871,11 @@ func (_u *InventoryUpdateOne) check() error {
 			return &ValidationError{Name: "pdf_sha256", err: fmt.Errorf(`ent: validator failed for field "Inventory.pdf_sha256": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Version(); ok {
+		if err := inventory.VersionValidator(v); err != nil {
+			return &ValidationError{Name: "version", err: fmt.Errorf(`ent: validator failed for field "Inventory.version": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -860,6 +964,18 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if _u.mutation.OwnerSignatureDateCleared() {
 		_spec.ClearField(inventory.FieldOwnerSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Version(); ok {
+		_spec.SetField(inventory.FieldVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedVersion(); ok {
+		_spec.AddField(inventory.FieldVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.UpdatedAt(); ok {
+		_spec.SetField(inventory.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.UpdatedAtCleared() {
+		_spec.ClearField(inventory.FieldUpdatedAt, field.TypeTime)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{

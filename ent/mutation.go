@@ -1516,6 +1516,9 @@ type InventoryMutation struct {
 	agent_signature_date     *time.Time
 	pdf_sha256               *string
 	owner_signature_date     *time.Time
+	version                  *int
+	addversion               *int
+	updated_at               *time.Time
 	clearedFields            map[string]struct{}
 	property                 *uuid.UUID
 	clearedproperty          bool
@@ -2256,6 +2259,111 @@ func (m *InventoryMutation) ResetOwnerSignatureDate() {
 	delete(m.clearedFields, inventory.FieldOwnerSignatureDate)
 }
 
+// SetVersion sets the "version" field.
+func (m *InventoryMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *InventoryMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *InventoryMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *InventoryMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *InventoryMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *InventoryMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *InventoryMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldUpdatedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ClearUpdatedAt clears the value of the "updated_at" field.
+func (m *InventoryMutation) ClearUpdatedAt() {
+	m.updated_at = nil
+	m.clearedFields[inventory.FieldUpdatedAt] = struct{}{}
+}
+
+// UpdatedAtCleared returns if the "updated_at" field was cleared in this mutation.
+func (m *InventoryMutation) UpdatedAtCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldUpdatedAt]
+	return ok
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *InventoryMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+	delete(m.clearedFields, inventory.FieldUpdatedAt)
+}
+
 // ClearProperty clears the "property" edge to the Property entity.
 func (m *InventoryMutation) ClearProperty() {
 	m.clearedproperty = true
@@ -2371,7 +2479,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 17)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -2417,6 +2525,12 @@ func (m *InventoryMutation) Fields() []string {
 	if m.owner_signature_date != nil {
 		fields = append(fields, inventory.FieldOwnerSignatureDate)
 	}
+	if m.version != nil {
+		fields = append(fields, inventory.FieldVersion)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, inventory.FieldUpdatedAt)
+	}
 	return fields
 }
 
@@ -2455,6 +2569,10 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.PdfSha256()
 	case inventory.FieldOwnerSignatureDate:
 		return m.OwnerSignatureDate()
+	case inventory.FieldVersion:
+		return m.Version()
+	case inventory.FieldUpdatedAt:
+		return m.UpdatedAt()
 	}
 	return nil, false
 }
@@ -2494,6 +2612,10 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldPdfSha256(ctx)
 	case inventory.FieldOwnerSignatureDate:
 		return m.OldOwnerSignatureDate(ctx)
+	case inventory.FieldVersion:
+		return m.OldVersion(ctx)
+	case inventory.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -2608,6 +2730,20 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetOwnerSignatureDate(v)
 		return nil
+	case inventory.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case inventory.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -2619,6 +2755,9 @@ func (m *InventoryMutation) AddedFields() []string {
 	if m.addinventory_type != nil {
 		fields = append(fields, inventory.FieldInventoryType)
 	}
+	if m.addversion != nil {
+		fields = append(fields, inventory.FieldVersion)
+	}
 	return fields
 }
 
@@ -2629,6 +2768,8 @@ func (m *InventoryMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case inventory.FieldInventoryType:
 		return m.AddedInventoryType()
+	case inventory.FieldVersion:
+		return m.AddedVersion()
 	}
 	return nil, false
 }
@@ -2644,6 +2785,13 @@ func (m *InventoryMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddInventoryType(v)
+		return nil
+	case inventory.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory numeric field %s", name)
@@ -2667,6 +2815,9 @@ func (m *InventoryMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(inventory.FieldOwnerSignatureDate) {
 		fields = append(fields, inventory.FieldOwnerSignatureDate)
+	}
+	if m.FieldCleared(inventory.FieldUpdatedAt) {
+		fields = append(fields, inventory.FieldUpdatedAt)
 	}
 	return fields
 }
@@ -2696,6 +2847,9 @@ func (m *InventoryMutation) ClearField(name string) error {
 		return nil
 	case inventory.FieldOwnerSignatureDate:
 		m.ClearOwnerSignatureDate()
+		return nil
+	case inventory.FieldUpdatedAt:
+		m.ClearUpdatedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory nullable field %s", name)
@@ -2749,6 +2903,12 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldOwnerSignatureDate:
 		m.ResetOwnerSignatureDate()
+		return nil
+	case inventory.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case inventory.FieldUpdatedAt:
+		m.ResetUpdatedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)

@@ -251,6 +251,10 @@ const (
 	// maxOffsetPrice: past the rows there are, an offset skips no more (a
 	// page past the last costs its count and the whole list's skip).
 	maxOffsetPrice = 100_000
+	// writeRowPrice: a row a mutation writes (the inventory, each room and
+	// item) costs a hundred read ones: its insert, its indexes, its share of
+	// the commit, and its rows deleted when a tree is replaced.
+	writeRowPrice = 100
 )
 
 // work is what the database does to evaluate f once, beyond the rows f
@@ -271,6 +275,9 @@ func (p *pricer) work(f *ast.Field) int {
 		return work
 	}
 	args := f.ArgumentMap(p.vars)
+	if f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Mutation" {
+		work = saturate(work + writeRowPrice*rowsWritten(args["input"]))
+	}
 	if where, ok := args["where"].(map[string]any); ok {
 		work = saturate(work + filterPrice(where))
 	}
@@ -281,6 +288,20 @@ func (p *pricer) work(f *ast.Field) int {
 		work = saturate(work + countPrice + skipped)
 	}
 	return work
+}
+
+// rowsWritten counts the rows a write's input holds: the inventory, and
+// each room and item of its tree.
+func rowsWritten(input any) int {
+	in, _ := input.(map[string]any)
+	rows := 1
+	envs, _ := in["environments"].([]any)
+	for _, env := range envs {
+		env, _ := env.(map[string]any)
+		items, _ := env["items"].([]any)
+		rows += 1 + len(items)
+	}
+	return rows
 }
 
 // filterPrice prices a where input: each predicate by what answers it, and

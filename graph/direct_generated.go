@@ -33,13 +33,17 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	ec := newExecutionContext(opCtx, e, nil)
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CreateInventoryInput", ec.unmarshalInputCreateInventoryInput),
+			graphql.NewInputUnmarshaler("EnvironmentInput", ec.unmarshalInputEnvironmentInput),
 			graphql.NewInputUnmarshaler("InventoryOrder", ec.unmarshalInputInventoryOrder),
 			graphql.NewInputUnmarshaler("InventoryWhereInput", ec.unmarshalInputInventoryWhereInput),
+			graphql.NewInputUnmarshaler("ItemInput", ec.unmarshalInputItemInput),
 			graphql.NewInputUnmarshaler("ItemOrder", ec.unmarshalInputItemOrder),
 			graphql.NewInputUnmarshaler("ItemWhereInput", ec.unmarshalInputItemWhereInput),
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
@@ -133,6 +137,43 @@ func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSe
 		case "newlyToRepair":
 			v := obj.NewlyToRepair
 			x.w.Int(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _CreateInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) error {
+	fields, err := x.fields.Of(sel, createInventoryPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"CreateInventoryPayload\"")
+		case "inventory":
+			ctx, fc, err := x.contexts.Of(ctx, "CreateInventoryPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.CreateInventoryPayload().Inventory(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				return err
+			}
 		default:
 			return direct.ErrFallback
 		}
@@ -398,6 +439,19 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			}
 		case "ownerSignatureDate":
 			v := obj.OwnerSignatureDate
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+				}
+			}
+		case "version":
+			v := obj.Version
+			x.w.Int(v)
+		case "updatedAt":
+			v := obj.UpdatedAt
 			if v == nil {
 				x.w.Null()
 			} else {
@@ -1834,6 +1888,43 @@ func (x *directExec) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, o
 		case "inventoryType":
 			v := obj.InventoryType
 			v.MarshalGQL(x.w)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _UpdateInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) error {
+	fields, err := x.fields.Of(sel, updateInventoryPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"UpdateInventoryPayload\"")
+		case "inventory":
+			ctx, fc, err := x.contexts.Of(ctx, "UpdateInventoryPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.UpdateInventoryPayload().Inventory(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				return err
+			}
 		default:
 			return direct.ErrFallback
 		}

@@ -52,6 +52,12 @@ var fuzzOperations = []string{
 			name rating photos(first: $photos) { url } material { name items(first: $materialItems, where: $itemWhere) { totalCount } }
 		} } } } }
 	}`,
+	`mutation Create($input: CreateInventoryInput!) {
+		createInventory(input: $input) { inventory { id version environments { id items { id rating material { name } } } } }
+	}`,
+	`mutation Update($input: UpdateInventoryInput!) {
+		updateInventory(input: $input) { inventory { id version rentalPrice environments { items { id photos { url } } } } }
+	}`,
 }
 
 // Modes of a fuzzed GraphQL call, as bits.
@@ -93,6 +99,19 @@ func FuzzGraphQLVariables(f *testing.F) {
 		}
 	}
 	(&apitest.Server{URL: srv.URL}).MustData(f, companyA, `{ inventories(first: 2) { edges { cursor node { id property { id } } } } }`, nil, &data)
+	var materials struct {
+		Inventories struct {
+			Edges []struct {
+				Node struct {
+					Environments []struct {
+						Items []struct{ Material struct{ ID string } }
+					}
+				}
+			}
+		}
+	}
+	(&apitest.Server{URL: srv.URL}).MustData(f, companyA, `{ inventories(first: 1) { edges { node { environments { items { material { id } } } } } } }`, nil, &materials)
+	material := materials.Inventories.Edges[0].Node.Environments[0].Items[0].Material.ID
 	if len(data.Inventories.Edges) < 2 {
 		f.Fatal("want 2 inventories in the demo data")
 	}
@@ -102,8 +121,8 @@ func FuzzGraphQLVariables(f *testing.F) {
 	damaged := base64.RawStdEncoding.EncodeToString(append(raw[:len(raw)/2:len(raw)/2], 0xc1, 0xff))
 
 	const (
-		inventories, properties, page, propertyPage, nodes, tree = 0, 1, 2, 3, 4, 5
-		get, asB, none, garbage                                  = fuzzGET, fuzzCompanyB, fuzzNoCompany, fuzzGarbageHeader
+		inventories, properties, page, propertyPage, nodes, tree, create, update = 0, 1, 2, 3, 4, 5, 6, 7
+		get, asB, none, garbage                                                  = fuzzGET, fuzzCompanyB, fuzzNoCompany, fuzzGarbageHeader
 	)
 	q := strconv.Quote
 	for _, seed := range []struct {
@@ -182,6 +201,22 @@ func FuzzGraphQLVariables(f *testing.F) {
 		{nodes, `{"id": ` + q(inventory) + `, "ids": []}`, none},
 		{nodes, `{"id": ` + q(inventory) + `, "ids": []}`, garbage},
 		{inventories, `{"first": 1}`, get | garbage},
+		// Writes: a tree (sent again by every run: the same answer), malformed
+		// trees, another company's property, huge and fake values, a signed
+		// or stale update, and a mutation sent with GET.
+		{create, `{"input": {"id": "7a1d5e1c-2f7b-4c1e-9d3a-5b6c7d8e9f01", "propertyId": ` + q(property) + `, "inventoryType": "CAPTACION", "rentalPrice": "1500000.00",
+			"environments": [{"name": "Sala", "items": [{"name": "Piso", "materialId": ` + q(material) + `, "rating": 4}]}]}}`, 0},
+		{create, `{"input": {"propertyId": ` + q(property) + `, "inventoryType": "CAPTACION", "rentalPrice": "1"}}`, asB},
+		{create, `{"input": {"propertyId": ` + q(property) + `, "inventoryType": 2, "rentalPrice": 1500000, "environments": [{"name": null}]}}`, 0},
+		{create, `{"input": {"propertyId": ` + q(property) + `, "inventoryType": "CAPTACION", "rentalPrice": "1e400", "currency": "\u0000",
+			"environments": [{"name": "\u0000", "level": 2147483648, "items": [{"name": "x", "materialId": "x", "rating": -9223372036854775809, "order": 1.5}]}]}}`, 0},
+		{create, `{"input": {"propertyId": ` + q(property) + `, "inventoryType": "CAPTACION", "rentalPrice": "1", "environments": [` +
+			strings.TrimSuffix(strings.Repeat(`{"name": "Sala", "items": [{"name": "Piso", "materialId": `+q(material)+`, "rating": 3}]},`, 61), ",") + `]}}`, 0},
+		{create, `{"input": {"propertyId": ` + q(inventory) + `, "inventoryType": "CAPTACION", "rentalPrice": "1", "environments": [{"name": "` + strings.Repeat("x", 100_000) + `"}]}}`, 0},
+		{create, `{"input": null}`, none},
+		{update, `{"input": {"id": ` + q(inventory) + `, "expectedVersion": 1, "rentalPrice": "1.00", "environments": []}}`, 0},
+		{update, `{"input": {"id": ` + q(inventory) + `, "expectedVersion": 2147483648, "environments": [{"id": ` + q(property) + `, "name": "x"}]}}`, asB},
+		{update, `{"input": {"id": ` + q(inventory) + `, "expectedVersion": 1}}`, get},
 	} {
 		f.Add(seed.op, seed.vars, seed.mode)
 	}

@@ -39,11 +39,14 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ComparedPhoto() ComparedPhotoResolver
+	CreateInventoryPayload() CreateInventoryPayloadResolver
 	Inventory() InventoryResolver
 	InventoryComparison() InventoryComparisonResolver
+	Mutation() MutationResolver
 	Photo() PhotoResolver
 	Property() PropertyResolver
 	Query() QueryResolver
+	UpdateInventoryPayload() UpdateInventoryPayloadResolver
 }
 
 type DirectiveRoot struct {
@@ -60,6 +63,9 @@ type ComparedPhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
 	URL(ctx context.Context, obj *ent.Photo) (string, error)
 }
+type CreateInventoryPayloadResolver interface {
+	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
+}
 type InventoryResolver interface {
 	InventoryTypeCode(ctx context.Context, obj *ent.Inventory) (int, error)
 	InventoryTypeName(ctx context.Context, obj *ent.Inventory) (string, error)
@@ -69,6 +75,10 @@ type InventoryResolver interface {
 type InventoryComparisonResolver interface {
 	From(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
 	To(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
+}
+type MutationResolver interface {
+	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
+	UpdateInventory(ctx context.Context, input UpdateInventoryInput) (*InventoryPayload, error)
 }
 type PhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
@@ -87,6 +97,9 @@ type QueryResolver interface {
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
 	Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error)
 	RepairPage(ctx context.Context, page int, pageSize int, where *repairs.Filter) (*RepairPage, error)
+}
+type UpdateInventoryPayloadResolver interface {
+	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -113,13 +126,17 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CreateInventoryInput", ec.unmarshalInputCreateInventoryInput),
+			graphql.NewInputUnmarshaler("EnvironmentInput", ec.unmarshalInputEnvironmentInput),
 			graphql.NewInputUnmarshaler("InventoryOrder", ec.unmarshalInputInventoryOrder),
 			graphql.NewInputUnmarshaler("InventoryWhereInput", ec.unmarshalInputInventoryWhereInput),
+			graphql.NewInputUnmarshaler("ItemInput", ec.unmarshalInputItemInput),
 			graphql.NewInputUnmarshaler("ItemOrder", ec.unmarshalInputItemOrder),
 			graphql.NewInputUnmarshaler("ItemWhereInput", ec.unmarshalInputItemWhereInput),
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	}
 	first := true
@@ -155,6 +172,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 			return &response
 		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -180,7 +212,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "comparison.graphql" "ent.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql"
+//go:embed "comparison.graphql" "ent.graphql" "mutations.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -194,6 +226,7 @@ func sourceData(filename string) string {
 var sources = []*ast.Source{
 	{Name: "comparison.graphql", Input: sourceData("comparison.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
+	{Name: "mutations.graphql", Input: sourceData("mutations.graphql"), BuiltIn: false},
 	{Name: "records.graphql", Input: sourceData("records.graphql"), BuiltIn: false},
 	{Name: "repairs.graphql", Input: sourceData("repairs.graphql"), BuiltIn: false},
 	{Name: "scalars.graphql", Input: sourceData("scalars.graphql"), BuiltIn: false},
@@ -235,6 +268,14 @@ func (ec *executionContext) childFields_ComparisonSummary(ctx context.Context, f
 		return ec.fieldContext_ComparisonSummary_newlyToRepair(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ComparisonSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateInventoryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inventory":
+		return ec.fieldContext_CreateInventoryPayload_inventory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateInventoryPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Environment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -309,6 +350,10 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_pdfSha256(ctx, field)
 	case "ownerSignatureDate":
 		return ec.fieldContext_Inventory_ownerSignatureDate(ctx, field)
+	case "version":
+		return ec.fieldContext_Inventory_version(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Inventory_updatedAt(ctx, field)
 	case "property":
 		return ec.fieldContext_Inventory_property(ctx, field)
 	case "environments":
@@ -627,6 +672,14 @@ func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type TimelineEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdateInventoryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inventory":
+		return ec.fieldContext_UpdateInventoryPayload_inventory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateInventoryPayload", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -820,6 +873,34 @@ func (ec *executionContext) field_Material_items_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["where"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateInventoryInput, error) {
+			return ec.unmarshalNCreateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCreateInventoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateInventoryInput, error) {
+			return ec.unmarshalNUpdateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐUpdateInventoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -1471,6 +1552,38 @@ func (ec *executionContext) _ComparisonSummary_newlyToRepair(ctx context.Context
 }
 func (ec *executionContext) fieldContext_ComparisonSummary_newlyToRepair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CreateInventoryPayload_inventory(ctx context.Context, field graphql.CollectedField, obj *InventoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateInventoryPayload_inventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CreateInventoryPayload().Inventory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateInventoryPayload_inventory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateInventoryPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Environment_id(ctx context.Context, field graphql.CollectedField, obj *ent.Environment) (ret graphql.Marshaler) {
@@ -2176,6 +2289,52 @@ func (ec *executionContext) _Inventory_ownerSignatureDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_Inventory_ownerSignatureDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Inventory_version(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Inventory_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Time")
 }
 
@@ -3746,6 +3905,94 @@ func (ec *executionContext) fieldContext_Material_items(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Material_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createInventory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createInventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateInventory(ctx, fc.Args["input"].(CreateInventoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+			return ec.marshalOCreateInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createInventory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateInventoryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createInventory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateInventory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateInventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateInventory(ctx, fc.Args["input"].(UpdateInventoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+			return ec.marshalOUpdateInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateInventory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateInventoryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateInventory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5389,6 +5636,38 @@ func (ec *executionContext) fieldContext_TimelineEvent_inventoryType(_ context.C
 	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "InventoryType")
 }
 
+func (ec *executionContext) _UpdateInventoryPayload_inventory(ctx context.Context, field graphql.CollectedField, obj *InventoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateInventoryPayload_inventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.UpdateInventoryPayload().Inventory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateInventoryPayload_inventory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateInventoryPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6462,6 +6741,170 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCreateInventoryInput(ctx context.Context, obj any) (CreateInventoryInput, error) {
+	var it CreateInventoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["currency"]; !present {
+		asMap["currency"] = "COP"
+	}
+	if _, present := asMap["environments"]; !present {
+		asMap["environments"] = []any{}
+	}
+
+	fieldsInOrder := [...]string{"id", "propertyId", "inventoryType", "rentalPrice", "currency", "environments"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "propertyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propertyId"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropertyID = data
+		case "inventoryType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inventoryType"))
+			data, err := ec.unmarshalNInventoryType2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋinventorytypeᚐType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InventoryType = data
+		case "rentalPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rentalPrice"))
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RentalPrice = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "environments":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environments"))
+			data, err := ec.unmarshalNEnvironmentInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Environments = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateInventoryInput unmarshals raw into the CreateInventoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateInventoryInput(ctx context.Context, raw any) (CreateInventoryInput, error) {
+	var out CreateInventoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateInventoryInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputEnvironmentInput(ctx context.Context, obj any) (EnvironmentInput, error) {
+	var it EnvironmentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["description"]; !present {
+		asMap["description"] = ""
+	}
+	if _, present := asMap["level"]; !present {
+		asMap["level"] = 1
+	}
+	if _, present := asMap["items"]; !present {
+		asMap["items"] = []any{}
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "description", "level", "items"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "level":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("level"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Level = data
+		case "items":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
+			data, err := ec.unmarshalNItemInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐItemInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Items = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalEnvironmentInput unmarshals raw into the EnvironmentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalEnvironmentInput(ctx context.Context, raw any) (EnvironmentInput, error) {
+	var out EnvironmentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "EnvironmentInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputInventoryOrder(ctx context.Context, obj any) (ent.InventoryOrder, error) {
 	var it ent.InventoryOrder
 	if obj == nil {
@@ -7240,6 +7683,97 @@ func (ec *executionContext) unmarshalInputInventoryWhereInput(ctx context.Contex
 func UnmarshalInventoryWhereInput(ctx context.Context, raw any) (ent.InventoryWhereInput, error) {
 	var out ent.InventoryWhereInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "InventoryWhereInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any) (ItemInput, error) {
+	var it ItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["toRepair"]; !present {
+		asMap["toRepair"] = false
+	}
+	if _, present := asMap["description"]; !present {
+		asMap["description"] = ""
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "materialId", "rating", "toRepair", "description", "order"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "materialId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialId"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialID = data
+		case "rating":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rating"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rating = data
+		case "toRepair":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toRepair"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToRepair = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalItemInput unmarshals raw into the ItemInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalItemInput(ctx context.Context, raw any) (ItemInput, error) {
+	var out ItemInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ItemInput", raw, &out)
 	return out, err
 }
 
@@ -8763,6 +9297,83 @@ func UnmarshalRepairWhereInput(ctx context.Context, raw any) (repairs.Filter, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateInventoryInput(ctx context.Context, obj any) (UpdateInventoryInput, error) {
+	var it UpdateInventoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "expectedVersion", "inventoryType", "rentalPrice", "currency", "environments"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "inventoryType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inventoryType"))
+			data, err := ec.unmarshalOInventoryType2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋinventorytypeᚐType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InventoryType = data
+		case "rentalPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rentalPrice"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RentalPrice = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "environments":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environments"))
+			data, err := ec.unmarshalOEnvironmentInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Environments = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateInventoryInput unmarshals raw into the UpdateInventoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateInventoryInput(ctx context.Context, raw any) (UpdateInventoryInput, error) {
+	var out UpdateInventoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateInventoryInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -8905,6 +9516,40 @@ func (ec *executionContext) _ComparisonSummary(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createInventoryPayloadImplementors = []string{"CreateInventoryPayload"}
+
+func (ec *executionContext) _CreateInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createInventoryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateInventoryPayload")
+		case "inventory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CreateInventoryPayload_inventory(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9133,6 +9778,16 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 			}
 		case "ownerSignatureDate":
 			out.Values[i] = ec._Inventory_ownerSignatureDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Inventory_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Inventory_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -9696,6 +10351,56 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Material_items(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createInventory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createInventory(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updateInventory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateInventory(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10283,6 +10988,40 @@ func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var updateInventoryPayloadImplementors = []string{"UpdateInventoryPayload"}
+
+func (ec *executionContext) _UpdateInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateInventoryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateInventoryPayload")
+		case "inventory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._UpdateInventoryPayload_inventory(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -10687,6 +11426,11 @@ func (ec *executionContext) marshalNComparisonSummary2githubᚗcomᚋpropertyrec
 	return ec._ComparisonSummary(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNCreateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCreateInventoryInput(ctx context.Context, v any) (CreateInventoryInput, error) {
+	res, err := ec.unmarshalInputCreateInventoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[uuid.UUID], error) {
 	res, err := scalar.UnmarshalCursor(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10745,6 +11489,25 @@ func (ec *executionContext) marshalNEnvironmentComparison2ᚖgithubᚗcomᚋprop
 		return graphql.Null
 	}
 	return ec._EnvironmentComparison(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNEnvironmentInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInputᚄ(ctx context.Context, v any) ([]*EnvironmentInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*EnvironmentInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNEnvironmentInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNEnvironmentInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInput(ctx context.Context, v any) (*EnvironmentInput, error) {
+	res, err := ec.unmarshalInputEnvironmentInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNEnvironmentPresence2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋcompareᚐPresence(ctx context.Context, v any) (compare.Presence, error) {
@@ -10955,6 +11718,25 @@ func (ec *executionContext) marshalNItemConnection2ᚖgithubᚗcomᚋpropertyrec
 		return graphql.Null
 	}
 	return ec._ItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNItemInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐItemInputᚄ(ctx context.Context, v any) ([]*ItemInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ItemInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNItemInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐItemInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNItemInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐItemInput(ctx context.Context, v any) (*ItemInput, error) {
+	res, err := ec.unmarshalInputItemInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNItemOrderField2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItemOrderField(ctx context.Context, v any) (*ent.ItemOrderField, error) {
@@ -11174,6 +11956,11 @@ func (ec *executionContext) marshalNTimelineEventKind2githubᚗcomᚋpropertyrec
 	return v
 }
 
+func (ec *executionContext) unmarshalNUpdateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐUpdateInventoryInput(ctx context.Context, v any) (UpdateInventoryInput, error) {
+	res, err := ec.unmarshalInputUpdateInventoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -11346,6 +12133,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCreateInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx context.Context, sel ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateInventoryPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (*entgql.Cursor[uuid.UUID], error) {
 	if v == nil {
 		return nil, nil
@@ -11361,6 +12155,24 @@ func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCu
 	_ = sel
 	_ = ctx
 	res := scalar.MarshalCursor(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, v any) (*decimal.Decimal, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalDecimal(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, sel ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalDecimal(*v)
 	return res
 }
 
@@ -11381,6 +12193,23 @@ func (ec *executionContext) marshalOEnvironment2ᚕᚖgithubᚗcomᚋpropertyrec
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalOEnvironmentInput2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInputᚄ(ctx context.Context, v any) ([]*EnvironmentInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*EnvironmentInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNEnvironmentInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐEnvironmentInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx context.Context, v any) ([]uuid.UUID, error) {
@@ -11878,6 +12707,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := scalar.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOUpdateInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx context.Context, sel ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UpdateInventoryPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

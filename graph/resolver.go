@@ -15,6 +15,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/records"
 )
 
 // NodeLocator tells which table holds each id, in one query, so that node and
@@ -25,9 +26,10 @@ type NodeLocator interface {
 
 // Resolver is the one place for the API's dependencies.
 type Resolver struct {
-	client *ent.Client
-	nodes  NodeLocator
-	files  *files.Store
+	client  *ent.Client
+	nodes   NodeLocator
+	files   *files.Store
+	records *records.Service
 }
 
 // nodeTables looks up the tables of ids in one query and returns ent's node
@@ -87,6 +89,17 @@ func isNotFound(err error) bool {
 // selects below it (CollectFields): its tree costs the statements of one
 // nested read, whatever is asked of it.
 func (r *inventoryComparisonResolver) comparedInventory(ctx context.Context, id uuid.UUID) (*ent.Inventory, error) {
+	q, err := r.client.Inventory.Query().Where(inventory.ID(id)).CollectFields(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return q.Only(ctx)
+}
+
+// payloadInventory loads the inventory a mutation wrote, with what the query
+// selects below it (CollectFields): its tree costs the statements of one
+// nested read, whatever its size.
+func (r *Resolver) payloadInventory(ctx context.Context, id uuid.UUID) (*ent.Inventory, error) {
 	q, err := r.client.Inventory.Query().Where(inventory.ID(id)).CollectFields(ctx)
 	if err != nil {
 		return nil, err

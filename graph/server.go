@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"runtime/debug"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -23,6 +24,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/previous"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
@@ -44,7 +46,8 @@ type ExecutorOptions struct {
 }
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
-	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store}})
+	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store,
+		records: records.NewService(client, log)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
@@ -258,6 +261,13 @@ func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {
 			log.ErrorContext(ctx, "graphql: internal error", "path", graphql.GetPath(ctx).String(), "err", err)
 			appErr, _ = apperr.Public(err)
 		}
+		if appErr.Field == "" {
+			if field := inputField(ctx, err); field != "" {
+				named := *appErr
+				named.Field = field
+				appErr = &named
+			}
+		}
 		out := gqlerror.WrapPath(graphql.GetPath(ctx), appErr)
 		out.Message = appErr.Error()
 		out.Extensions = map[string]any{"code": appErr.Code}
@@ -273,6 +283,36 @@ func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
+}
+
+// inputField names the field of a mutation's input that a scalar refused
+// (an ID that is not a UUID, text that is not a decimal), as internal/records
+// names the fields it refuses: relative to the input,
+// environments[1].items[0].materialId. gqlgen gives such an error the path
+// of the field being parsed after the response's path; "" when there is none.
+func inputField(ctx context.Context, err error) string {
+	fc := graphql.GetFieldContext(ctx)
+	gqlErr, ok := errors.AsType[*gqlerror.Error](err)
+	if fc == nil || fc.Object != "Mutation" || !ok {
+		return ""
+	}
+	at := len(graphql.GetPath(ctx))
+	if len(gqlErr.Path) <= at+1 || gqlErr.Path[at] != ast.PathName("input") {
+		return ""
+	}
+	var b strings.Builder
+	for _, el := range gqlErr.Path[at+1:] {
+		switch el := el.(type) {
+		case ast.PathName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(el))
+		case ast.PathIndex:
+			fmt.Fprintf(&b, "[%d]", int(el))
+		}
+	}
+	return b.String()
 }
 
 func recoverPanic(log *slog.Logger) graphql.RecoverFunc {

@@ -215,11 +215,12 @@ func peakRSS(status string) (kib int64, ok bool) {
 
 func importCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
 	var filesDir string
-	var quiet bool
+	var quiet, correctSigned bool
 	cmd := importCommand
 	cmd.flags = func(fs *flag.FlagSet) {
 		fs.StringVar(&filesDir, "files", "", "folder that PdfFile and File paths are relative to (default: FILE's folder, or . for -)")
 		fs.BoolVar(&quiet, "quiet", false, "no progress line on a terminal")
+		fs.BoolVar(&correctSigned, "correct-signed", false, "let lines change inventories that are signed (refused otherwise); each correction is an audit line")
 	}
 	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
 	if err != nil {
@@ -264,7 +265,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	job := instruments.Job("import", "bytes", size)
 	shown := newProgress(std, quiet, job, "importing", "bytes", size)
 	im := &transfer.Importer{
-		Client: st.Client, Files: fstore, FilesDir: filesDir,
+		Client: st.Client, Files: fstore, FilesDir: filesDir, CorrectSigned: correctSigned,
 		Rejected: func(r transfer.Rejection) {
 			job.Rejected()
 			shown.clear()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,20 @@ func TestGenerateExportImportCommands(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "line 3:") || !strings.Contains(out, "(0 created, 5 updated), rejected 1") {
 		t.Errorf("import with a bad line: stdout %q, stderr %q", out, errOut)
+	}
+
+	// A signed inventory changes only when the import is told to correct
+	// it, and each correction is an audit line.
+	signed := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `"IsSigned":true`) })
+	changed := regexp.MustCompile(`"RentalPrice":"[0-9.]+"`).ReplaceAllString(lines[signed], `"RentalPrice":"1234.00"`)
+	if _, errOut, err := runCommand(t, target, targetData, changed, "import", "--files", exportDir, "-"); err == nil ||
+		!strings.Contains(errOut, "is signed and this line changes it") {
+		t.Errorf("changing a signed inventory: %v, stderr %q; want it refused", err, errOut)
+	}
+	out, errOut, err = runCommand(t, target, targetData, changed, "import", "--correct-signed", "--files", exportDir, "-")
+	if err != nil || !strings.Contains(out, "(0 created, 1 updated), rejected 0") ||
+		!strings.Contains(errOut, `"msg":"freeze: a signed inventory was corrected"`) || !strings.Contains(errOut, "--correct-signed") {
+		t.Errorf("correcting a signed inventory: %v, stdout %q, stderr %q; want it taken and audited", err, out, errOut)
 	}
 }
 

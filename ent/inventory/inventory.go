@@ -46,6 +46,10 @@ const (
 	FieldPdfSha256 = "pdf_sha256"
 	// FieldOwnerSignatureDate holds the string denoting the owner_signature_date field in the database.
 	FieldOwnerSignatureDate = "owner_signature_date"
+	// FieldVersion holds the string denoting the version field in the database.
+	FieldVersion = "version"
+	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
+	FieldUpdatedAt = "updated_at"
 	// EdgeProperty holds the string denoting the property edge name in mutations.
 	EdgeProperty = "property"
 	// EdgeEnvironments holds the string denoting the environments edge name in mutations.
@@ -86,6 +90,8 @@ var Columns = []string{
 	FieldAgentSignatureDate,
 	FieldPdfSha256,
 	FieldOwnerSignatureDate,
+	FieldVersion,
+	FieldUpdatedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -104,7 +110,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/propertyrecords/inventory/ent/runtime"
 var (
-	Hooks        [2]ent.Hook
+	Hooks        [3]ent.Hook
 	Interceptors [1]ent.Interceptor
 	Policy       ent.Policy
 	// InventoryTypeValidator is a validator for the "inventory_type" field. It is called by the builders before save.
@@ -127,6 +133,10 @@ var (
 	DefaultSignatureSortDateDesc func() time.Time
 	// PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
 	PdfSha256Validator func(string) error
+	// DefaultVersion holds the default value on creation for the "version" field.
+	DefaultVersion int
+	// VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	VersionValidator func(int) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -212,6 +222,16 @@ func ByPdfSha256(opts ...sql.OrderTermOption) OrderOption {
 // ByOwnerSignatureDate orders the results by the owner_signature_date field.
 func ByOwnerSignatureDate(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldOwnerSignatureDate, opts...).ToFunc()
+}
+
+// ByVersion orders the results by the version field.
+func ByVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldVersion, opts...).ToFunc()
+}
+
+// ByUpdatedAt orders the results by the updated_at field.
+func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUpdatedAt, opts...).ToFunc()
 }
 
 // ByPropertyField orders the results by property field.

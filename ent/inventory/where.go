@@ -134,6 +134,16 @@ func OwnerSignatureDate(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignatureDate, v))
 }
 
+// Version applies equality check predicate on the "version" field. It's identical to VersionEQ.
+func Version(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldVersion, v))
+}
+
+// UpdatedAt applies equality check predicate on the "updated_at" field. It's identical to UpdatedAtEQ.
+func UpdatedAt(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldUpdatedAt, v))
+}
+
 // CompanyIDEQ applies the EQ predicate on the "company_id" field.
 func CompanyIDEQ(v uuid.UUID) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldCompanyID, v))
@@ -791,6 +801,96 @@ func OwnerSignatureDateIsNil() predicate.Inventory {
 // OwnerSignatureDateNotNil applies the NotNil predicate on the "owner_signature_date" field.
 func OwnerSignatureDateNotNil() predicate.Inventory {
 	return predicate.Inventory(sql.FieldNotNull(FieldOwnerSignatureDate))
+}
+
+// VersionEQ applies the EQ predicate on the "version" field.
+func VersionEQ(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldVersion, v))
+}
+
+// VersionNEQ applies the NEQ predicate on the "version" field.
+func VersionNEQ(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldVersion, v))
+}
+
+// VersionIn applies the In predicate on the "version" field.
+func VersionIn(vs ...int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldVersion, vs...))
+}
+
+// VersionNotIn applies the NotIn predicate on the "version" field.
+func VersionNotIn(vs ...int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldVersion, vs...))
+}
+
+// VersionGT applies the GT predicate on the "version" field.
+func VersionGT(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldVersion, v))
+}
+
+// VersionGTE applies the GTE predicate on the "version" field.
+func VersionGTE(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldVersion, v))
+}
+
+// VersionLT applies the LT predicate on the "version" field.
+func VersionLT(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldVersion, v))
+}
+
+// VersionLTE applies the LTE predicate on the "version" field.
+func VersionLTE(v int) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldVersion, v))
+}
+
+// UpdatedAtEQ applies the EQ predicate on the "updated_at" field.
+func UpdatedAtEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldUpdatedAt, v))
+}
+
+// UpdatedAtNEQ applies the NEQ predicate on the "updated_at" field.
+func UpdatedAtNEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldUpdatedAt, v))
+}
+
+// UpdatedAtIn applies the In predicate on the "updated_at" field.
+func UpdatedAtIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldUpdatedAt, vs...))
+}
+
+// UpdatedAtNotIn applies the NotIn predicate on the "updated_at" field.
+func UpdatedAtNotIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldUpdatedAt, vs...))
+}
+
+// UpdatedAtGT applies the GT predicate on the "updated_at" field.
+func UpdatedAtGT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldUpdatedAt, v))
+}
+
+// UpdatedAtGTE applies the GTE predicate on the "updated_at" field.
+func UpdatedAtGTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldUpdatedAt, v))
+}
+
+// UpdatedAtLT applies the LT predicate on the "updated_at" field.
+func UpdatedAtLT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldUpdatedAt, v))
+}
+
+// UpdatedAtLTE applies the LTE predicate on the "updated_at" field.
+func UpdatedAtLTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldUpdatedAt, v))
+}
+
+// UpdatedAtIsNil applies the IsNil predicate on the "updated_at" field.
+func UpdatedAtIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldUpdatedAt))
+}
+
+// UpdatedAtNotNil applies the NotNil predicate on the "updated_at" field.
+func UpdatedAtNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldUpdatedAt))
 }
 
 // HasProperty applies the HasEdge predicate on the "property" edge.

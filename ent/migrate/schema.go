@@ -80,6 +80,8 @@ var (
 		{Name: "agent_signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "pdf_sha256", Type: field.TypeString, Nullable: true},
 		{Name: "owner_signature_date", Type: field.TypeTime, Nullable: true},
+		{Name: "version", Type: field.TypeInt, Default: 1},
+		{Name: "updated_at", Type: field.TypeTime, Nullable: true},
 		{Name: "property_id", Type: field.TypeUUID},
 	}
 	// InventoriesTable holds the schema information for the "inventories" table.
@@ -90,7 +92,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[15]},
+				Columns:    []*schema.Column{InventoriesColumns[17]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -139,7 +141,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[15], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[17], InventoriesColumns[8]},
 			},
 		},
 	}

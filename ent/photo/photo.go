@@ -60,7 +60,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/propertyrecords/inventory/ent/runtime"
 var (
-	Hooks        [1]ent.Hook
+	Hooks        [2]ent.Hook
 	Interceptors [1]ent.Interceptor
 	Policy       ent.Policy
 	// StorageReferenceValidator is a validator for the "storage_reference" field. It is called by the builders before save.

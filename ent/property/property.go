@@ -80,7 +80,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/propertyrecords/inventory/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// DefaultCode holds the default value on creation for the "code" field.
 	DefaultCode string

@@ -67,6 +67,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	environmentHooks := schema.Environment{}.Hooks()
+
+	environment.Hooks[1] = environmentHooks[0]
 	environmentInters := schema.Environment{}.Interceptors()
 	environment.Interceptors[0] = environmentInters[0]
 	environmentFields := schema.Environment{}.Fields()
@@ -122,6 +125,8 @@ func init() {
 	inventoryHooks := schema.Inventory{}.Hooks()
 
 	inventory.Hooks[1] = inventoryHooks[0]
+
+	inventory.Hooks[2] = inventoryHooks[1]
 	inventoryInters := schema.Inventory{}.Interceptors()
 	inventory.Interceptors[0] = inventoryInters[0]
 	inventoryFields := schema.Inventory{}.Fields()
@@ -164,6 +169,12 @@ func init() {
 	inventoryDescPdfSha256 := inventoryFields[13].Descriptor()
 	// inventory.PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
 	inventory.PdfSha256Validator = inventoryDescPdfSha256.Validators[0].(func(string) error)
+	// inventoryDescVersion is the schema descriptor for version field.
+	inventoryDescVersion := inventoryFields[15].Descriptor()
+	// inventory.DefaultVersion holds the default value on creation for the version field.
+	inventory.DefaultVersion = inventoryDescVersion.Default.(int)
+	// inventory.VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	inventory.VersionValidator = inventoryDescVersion.Validators[0].(func(int) error)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.
@@ -178,6 +189,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	itemHooks := schema.Item{}.Hooks()
+
+	item.Hooks[1] = itemHooks[0]
 	itemInters := schema.Item{}.Interceptors()
 	item.Interceptors[0] = itemInters[0]
 	itemFields := schema.Item{}.Fields()
@@ -254,6 +268,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	photoHooks := schema.Photo{}.Hooks()
+
+	photo.Hooks[1] = photoHooks[0]
 	photoInters := schema.Photo{}.Interceptors()
 	photo.Interceptors[0] = photoInters[0]
 	photoFields := schema.Photo{}.Fields()
@@ -280,6 +297,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	propertyHooks := schema.Property{}.Hooks()
+
+	property.Hooks[1] = propertyHooks[0]
 	propertyFields := schema.Property{}.Fields()
 	_ = propertyFields
 	// propertyDescCode is the schema descriptor for code field.

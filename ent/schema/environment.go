@@ -15,6 +15,7 @@ import (
 	gen "github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/intercept"
+	"github.com/propertyrecords/inventory/internal/freeze"
 )
 
 // Environment is a room or area of the property in one inventory.
@@ -47,6 +48,9 @@ func (Environment) Edges() []ent.Edge {
 func (Environment) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("inventory_id", "order")}
 }
+
+// Hooks: no write changes the tree of a signed inventory (internal/freeze).
+func (Environment) Hooks() []ent.Hook { return []ent.Hook{freeze.Environments()} }
 
 // Interceptors return environments in inventory order wherever they are
 // loaded, including eager loads, since GraphQL lists them without an orderBy.

@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/hook"
 	"github.com/propertyrecords/inventory/ent/intercept"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
 
@@ -68,6 +69,14 @@ func (Inventory) Fields() []ent.Field {
 			Comment("SHA-256 (hex) of the signed PDF, recorded when it was stored.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 		field.Time("owner_signature_date").Optional().Nillable().Comment("When the owner signed; absent until then."),
+		// Kept by the hook below, whoever writes: the token of optimistic
+		// concurrency (updateInventory's expectedVersion), and when.
+		field.Int("version").Default(1).Positive().
+			Comment("Starts at 1 and grows by one with every change of the inventory: send it back as updateInventory's expectedVersion, so that a change made meanwhile is not lost.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.Time("updated_at").Optional().Nillable().
+			Comment("When the inventory was last written (UTC): created, changed or signed; absent for inventories written before it was kept.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 	}
 }
 
@@ -81,9 +90,13 @@ var (
 	UnsignedSortDateDesc = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-// Hooks keep the signature sort dates equal to the signature date, whoever writes.
+// Hooks: no write changes a signed inventory (internal/freeze), and the
+// signature sort dates, the version and updated_at follow every write,
+// whoever writes. The freeze check comes first, so that it sees the
+// mutation's fields as its writer set them.
 func (Inventory) Hooks() []ent.Hook {
 	return []ent.Hook{
+		freeze.Inventories(),
 		hook.On(func(next ent.Mutator) ent.Mutator {
 			return hook.InventoryFunc(func(ctx context.Context, m *gen.InventoryMutation) (ent.Value, error) {
 				if date, ok := m.SignatureDate(); ok {
@@ -92,6 +105,15 @@ func (Inventory) Hooks() []ent.Hook {
 				} else if m.SignatureDateCleared() {
 					m.SetSignatureSortDate(UnsignedSortDate)
 					m.SetSignatureSortDateDesc(UnsignedSortDateDesc)
+				}
+				if m.Op().Is(ent.OpCreate) {
+					created, _ := m.CreatedAt() // set: defaults come before hooks
+					m.SetUpdatedAt(created)
+				} else {
+					if _, set := m.Version(); !set {
+						m.AddVersion(1)
+					}
+					m.SetUpdatedAt(nowUTC())
 				}
 				return next.Mutate(ctx, m)
 			})

@@ -16,6 +16,7 @@ import (
 	gen "github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/intercept"
 	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/internal/freeze"
 )
 
 // Rating bounds of an item's condition: 1 (bad) to 5 (as new).
@@ -62,6 +63,9 @@ func (Item) Indexes() []ent.Index {
 		index.Fields("material_id"),
 	}
 }
+
+// Hooks: no write changes the tree of a signed inventory (internal/freeze).
+func (Item) Hooks() []ent.Hook { return []ent.Hook{freeze.Items()} }
 
 // Interceptors return items in their order (unordered items last) wherever
 // they are loaded, including eager loads.

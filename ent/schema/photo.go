@@ -14,6 +14,7 @@ import (
 	gen "github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/intercept"
 	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/storageref"
 )
 
@@ -48,6 +49,9 @@ func (Photo) Indexes() []ent.Index {
 		index.Fields("storage_reference").Unique(),
 	}
 }
+
+// Hooks: no write changes the tree of a signed inventory (internal/freeze).
+func (Photo) Hooks() []ent.Hook { return []ent.Hook{freeze.Photos()} }
 
 // Interceptors return photos in a stable order wherever they are loaded.
 func (Photo) Interceptors() []ent.Interceptor {

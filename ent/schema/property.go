@@ -8,6 +8,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/propertyrecords/inventory/internal/freeze"
 )
 
 // Property is a registered building or unit that belongs to a company.
@@ -45,6 +47,10 @@ func (Property) Edges() []ent.Edge {
 				DefaultOrder{Field: "CREATED_AT", Direction: "DESC"}),
 	}
 }
+
+// Hooks: deleting a property would delete its inventories with it, signed
+// ones included (the database cascades, below ent's hooks).
+func (Property) Hooks() []ent.Hook { return []ent.Hook{freeze.Properties()} }
 
 func (Property) Indexes() []ent.Index {
 	return []ent.Index{

@@ -20,7 +20,9 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -151,13 +153,13 @@ type generator struct {
 	seed         uint64
 	checked      bool // refuseReload has run
 
-	materials   map[string]uuid.UUID
-	properties  []*ent.PropertyCreate
-	inventories []*ent.InventoryCreate
-	envs        []*ent.EnvironmentCreate
-	items       []*ent.ItemCreate
-	photos      []*ent.PhotoCreate
-	stats       Stats
+	materials  map[string]uuid.UUID
+	properties []*ent.PropertyCreate
+	// tree is the inventory being generated; batch holds the written ones
+	// until the next flush.
+	tree  *records.Inventory
+	batch records.Batch
+	stats Stats
 }
 
 func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
@@ -286,62 +288,59 @@ func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory,
 	// history often holds a move-in and the move-out after it.
 	kind := businessCycle[g.stats.Inventories%len(businessCycle)]
 	created := after.Add(time.Duration(g.between(1, 400*24*3600)) * time.Second)
-	create := g.tx.Inventory.Create().SetID(id).SetCompanyID(company).SetPropertyID(property).
-		SetInventoryType(kind).
-		SetRentalPrice(decimal.New(int64(g.between(16, 120))*50_000, 0)).
-		SetCurrency("COP").
-		SetCreatedAt(created)
+	tree := &records.Inventory{ID: id, CompanyID: company, PropertyID: property, Type: kind,
+		RentalPrice: decimal.New(int64(g.between(16, 120))*50_000, 0), Currency: "COP", CreatedAt: created}
 	if g.stats.Inventories%3 != 2 { // two in three are signed
 		agent := created.Add(time.Duration(g.between(3600, 10*24*3600)) * time.Second)
 		owner := agent.Add(time.Duration(g.between(60, 3*24*3600)) * time.Second)
-		create.SetIsSigned(true).
-			SetIsRemoteSigned(g.rng.IntN(3) == 0).
-			SetApprovalCode(fmt.Sprintf("APR-%06d", g.rng.IntN(1_000_000))).
-			SetAgentSignatureDate(agent).
-			SetOwnerSignatureDate(owner).
-			SetSignatureDate(owner)
+		remote := g.rng.IntN(3) == 0
+		code := fmt.Sprintf("APR-%06d", g.rng.IntN(1_000_000))
+		tree.Signature = records.Signature{Signed: true, Remote: remote, ApprovalCode: &code,
+			Agent: &agent, Owner: &owner, Date: &owner}
 	}
-	g.inventories = append(g.inventories, create)
+	g.tree = tree
 	g.stats.Inventories++
 	if previous != nil && len(previous.Environments) > 0 {
-		doc.Environments = g.derive(company, id, previous.Environments, size)
+		doc.Environments = g.derive(previous.Environments, size)
 	} else {
 		names := g.rng.Perm(len(rooms))
 		for e, n := 0, g.between(size.MinEnvironments, size.MaxEnvironments); e < n; e++ {
-			env := g.environment(company, id, rooms[names[e%len(names)]], g.between(1, levels), e, size)
+			env := g.environment(rooms[names[e%len(names)]], g.between(1, levels), e, size)
 			doc.Environments = append(doc.Environments, env)
 		}
 	}
 	doc.CreatedAt = created
-	if m := create.Mutation(); g.files != nil && kind.Valid() {
-		if signed, _ := m.IsSigned(); signed {
-			doc.ID, doc.TypeName, doc.Currency, doc.CreatedAt = id.String(), kind.Name(), "COP", created
-			price, _ := m.RentalPrice()
-			doc.RentalPrice = price.StringFixed(2)
-			doc.AgentSigned, _ = m.AgentSignatureDate()
-			doc.OwnerSigned, _ = m.OwnerSignatureDate()
-			doc.SignatureDate, _ = m.SignatureDate()
-			doc.ApprovalCode, _ = m.ApprovalCode()
-			doc.RemoteSigned, _ = m.IsRemoteSigned()
-			if sum := g.storePDF(doc); sum != "" {
-				create.SetPdfSha256(sum)
-			}
+	if s := tree.Signature; g.files != nil && kind.Valid() && s.Signed {
+		doc.ID, doc.TypeName, doc.Currency, doc.CreatedAt = id.String(), kind.Name(), "COP", created
+		doc.RentalPrice = tree.RentalPrice.StringFixed(2)
+		doc.AgentSigned, doc.OwnerSigned, doc.SignatureDate = *s.Agent, *s.Owner, *s.Date
+		doc.ApprovalCode, doc.RemoteSigned = *s.ApprovalCode, s.Remote
+		if sum := g.storePDF(doc); sum != "" {
+			tree.Signature.PDFSha256 = &sum
 		}
 	}
+	// Generated records obey the rules every writer does: a failure here is
+	// the generator's bug, stopped before it is written.
+	if err := records.Validate(tree, levels, records.APINames); err != nil && g.err == nil {
+		g.err = fmt.Errorf("datagen: inventory %s: %w", id, err)
+	}
+	client := g.tx.Client()
+	g.batch.Inventories = append(g.batch.Inventories, records.NewInventory(client, tree))
+	g.batch.AddTree(client, tree)
+	g.tree = nil
 	return doc
 }
 
-func (g *generator) environment(company, inventory uuid.UUID, name string, level, order int, size Size) report.Environment {
+func (g *generator) environment(name string, level, order int, size Size) report.Environment {
 	id := g.id()
 	description := pick(g, roomDescriptions)
-	g.envs = append(g.envs, g.tx.Environment.Create().SetID(id).SetCompanyID(company).SetInventoryID(inventory).
-		SetName(name).SetDescription(description).SetLevel(level).SetOrder(order))
+	g.tree.Environments = append(g.tree.Environments, records.Environment{ID: id, Name: name, Description: description, Level: level, Order: order})
 	g.stats.Environments++
 	doc := report.Environment{Name: name, Level: level, Description: description}
 	names := g.rng.Perm(len(itemNames))
 	var items []placedItem
 	for i, n := 0, g.between(size.MinItems, size.MaxItems); i < n; i++ {
-		items = append(items, g.item(company, id, itemNames[names[i%len(names)]], i, size))
+		items = append(items, g.item(itemNames[names[i%len(names)]], i, size))
 	}
 	doc.Items = inAPIOrder(items)
 	return doc
@@ -378,9 +377,9 @@ func inAPIOrder(items []placedItem) []report.Item {
 	return out
 }
 
-func (g *generator) item(company, environment uuid.UUID, name string, order int, size Size) placedItem {
+func (g *generator) item(name string, order int, size Size) placedItem {
 	rating := g.between(1, 5)
-	return g.writeItem(company, environment, report.Item{Name: name, Material: pick(g, materials), Rating: rating,
+	return g.writeItem(report.Item{Name: name, Material: pick(g, materials), Rating: rating,
 		ToRepair: rating <= 2, Description: pick(g, commentsByRating[rating])}, order, size)
 }
 
@@ -389,13 +388,13 @@ func (g *generator) item(company, environment uuid.UUID, name string, order int,
 // photos; about one item in five worse than before (to repair at 2 or
 // less), one in three of those rated 3 or less repaired to 5, and per
 // inventory one item gone and one new.
-func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Environment, size Size) []report.Environment {
+func (g *generator) derive(earlier []report.Environment, size Size) []report.Environment {
 	gone, added := g.rng.IntN(len(earlier)), g.rng.IntN(len(earlier))
 	var out []report.Environment
 	for e, was := range earlier {
 		id := g.id()
-		g.envs = append(g.envs, g.tx.Environment.Create().SetID(id).SetCompanyID(company).SetInventoryID(inventory).
-			SetName(was.Name).SetDescription(was.Description).SetLevel(was.Level).SetOrder(e))
+		g.tree.Environments = append(g.tree.Environments, records.Environment{ID: id, Name: was.Name,
+			Description: was.Description, Level: was.Level, Order: e})
 		g.stats.Environments++
 		env := report.Environment{Name: was.Name, Level: was.Level, Description: was.Description}
 		var items []placedItem
@@ -416,10 +415,10 @@ func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Enviro
 				it.Rating, it.Description = 5, "Reparado"
 			}
 			it.ToRepair = it.Rating <= 2
-			items = append(items, g.writeItem(company, id, it, len(items), size))
+			items = append(items, g.writeItem(it, len(items), size))
 		}
 		if e == added && len(items) < size.MaxItems {
-			items = append(items, g.item(company, id, pick(g, itemNames), len(items), size))
+			items = append(items, g.item(pick(g, itemNames), len(items), size))
 		}
 		env.Items = inAPIOrder(items)
 		out = append(out, env)
@@ -428,32 +427,31 @@ func (g *generator) derive(company, inventory uuid.UUID, earlier []report.Enviro
 }
 
 // writeItem writes an item as spec describes it, with its photos.
-func (g *generator) writeItem(company, environment uuid.UUID, spec report.Item, order int, size Size) placedItem {
+func (g *generator) writeItem(spec report.Item, order int, size Size) placedItem {
 	id := g.id()
 	placed := placedItem{id: id}
-	create := g.tx.Item.Create().SetID(id).SetCompanyID(company).SetEnvironmentID(environment).
-		SetMaterialID(g.materials[spec.Material]).
-		SetName(spec.Name).SetDescription(spec.Description).
-		SetRating(spec.Rating).SetToRepair(spec.ToRepair)
+	it := records.Item{ID: id, Name: spec.Name, Description: spec.Description, MaterialID: g.materials[spec.Material],
+		Rating: spec.Rating, ToRepair: spec.ToRepair}
 	// One item in ten, counted over the whole dataset so that even small
 	// sizes have some, was never ordered by the inspector: its order is null.
 	if g.stats.Items%10 != 9 {
-		create.SetOrder(order)
+		it.Order = &order
 		placed.order = &order
 	}
-	g.items = append(g.items, create)
 	g.stats.Items++
 	spec.Photos = nil // a new inspection's own photos
 	for p, n := 0, g.rng.IntN(size.MaxPhotos+1); p < n; p++ {
 		ref := fmt.Sprintf("%s-%d.jpg", id, p+1)
-		photo := g.tx.Photo.Create().SetID(g.id()).SetCompanyID(company).SetItemID(id).SetStorageReference(ref)
+		photo := records.Photo{ID: g.id(), StorageReference: ref}
 		if sum, thumb := g.storePhoto(ref); sum != "" {
-			photo.SetSha256(sum)
+			photo.SHA256 = &sum
 			spec.Photos = append(spec.Photos, report.Photo{Reference: ref, SHA256: sum, Thumbnail: thumb})
 		}
-		g.photos = append(g.photos, photo)
+		it.Photos = append(it.Photos, photo)
 		g.stats.Photos++
 	}
+	env := &g.tree.Environments[len(g.tree.Environments)-1]
+	env.Items = append(env.Items, it)
 	placed.Item = spec
 	return placed
 }
@@ -464,7 +462,7 @@ func (g *generator) flush(ctx context.Context, final bool) error {
 	if g.err != nil {
 		return g.err
 	}
-	if !final && len(g.items) < store.BatchSize {
+	if !final && len(g.batch.Items) < store.BatchSize {
 		return nil
 	}
 	if err := g.refuseReload(ctx); err != nil {
@@ -473,19 +471,13 @@ func (g *generator) flush(ctx context.Context, final bool) error {
 	if err := store.SaveInBatches(ctx, g.properties, func(b []*ent.PropertyCreate) error { return g.tx.Property.CreateBulk(b...).Exec(ctx) }); err != nil {
 		return err
 	}
-	if err := store.SaveInBatches(ctx, g.inventories, func(b []*ent.InventoryCreate) error { return g.tx.Inventory.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := g.batch.Save(ctx, g.tx.Client()); err != nil {
 		return err
 	}
-	if err := store.SaveInBatches(ctx, g.envs, func(b []*ent.EnvironmentCreate) error { return g.tx.Environment.CreateBulk(b...).Exec(ctx) }); err != nil {
-		return err
-	}
-	if err := store.SaveInBatches(ctx, g.items, func(b []*ent.ItemCreate) error { return g.tx.Item.CreateBulk(b...).Exec(ctx) }); err != nil {
-		return err
-	}
-	if err := store.SaveInBatches(ctx, g.photos, func(b []*ent.PhotoCreate) error { return g.tx.Photo.CreateBulk(b...).Exec(ctx) }); err != nil {
-		return err
-	}
-	g.properties, g.inventories, g.envs, g.items, g.photos = nil, nil, nil, nil, nil
+	// Every tree of the batch is whole: the signed-record checks need
+	// remember none of it (memory stays flat however many rows are loaded).
+	freeze.Forget(g.tx)
+	g.properties = nil
 	if g.progress != nil && (final || time.Since(g.lastProgress) >= 500*time.Millisecond) {
 		g.progress(g.stats)
 		g.lastProgress = time.Now()

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	entgen "entgo.io/ent"
 	"entgo.io/ent/entql"
 	entprivacy "entgo.io/ent/privacy"
 	"github.com/google/uuid"
@@ -149,6 +150,14 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 	if record != uuid.Nil {
 		attrs = append(attrs, slog.String("record", record.String()))
 	}
+	attrs = CallerAttrs(ctx, attrs)
+	log.LogAttrs(ctx, level, "tenancy: unrestricted context", attrs...)
+}
+
+// CallerAttrs appends to attrs who sent the request of ctx, for an audit
+// line: the caller its credential names, its address, and X-Forwarded-For
+// as sent. Outside a request it appends nothing.
+func CallerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
 		if c.Name != "" {
 			attrs = append(attrs, slog.String("caller", c.Name))
@@ -158,7 +167,7 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 			attrs = append(attrs, slog.String("x_forwarded_for", c.ForwardedFor))
 		}
 	}
-	log.LogAttrs(ctx, level, "tenancy: unrestricted context", attrs...)
+	return attrs
 }
 
 // Caller is who sent the request being served, for the audit lines.
@@ -191,13 +200,19 @@ func WithCaller(ctx context.Context, remoteAddr, forwardedFor string) context.Co
 	return context.WithValue(ctx, callerKey{}, &Caller{RemoteAddr: remoteAddr, ForwardedFor: forwardedFor})
 }
 
+// IsUnrestricted reports whether ctx is Unrestricted.
+func IsUnrestricted(ctx context.Context) bool {
+	// ent reports a stored Allow decision as (nil, true).
+	decision, ok := entprivacy.DecisionFromContext(ctx)
+	return ok && decision == nil
+}
+
 // Authorize reports whether ctx may read records at all: it names a company,
 // or it is Unrestricted. Reads that bypass ent's policy (the node locator)
 // ask it first, so that a caller without a company learns nothing, not even
 // whether an id exists.
 func Authorize(ctx context.Context) error {
-	// ent reports a stored Allow decision as (nil, true).
-	if decision, ok := entprivacy.DecisionFromContext(ctx); ok && decision == nil {
+	if IsUnrestricted(ctx) {
 		return nil
 	}
 	_, err := CompanyFrom(ctx)
@@ -205,14 +220,57 @@ func Authorize(ctx context.Context) error {
 }
 
 // Policy is the privacy policy of every company-owned schema: reads are
-// filtered to the caller's company; writes are refused outside Unrestricted
-// (the service is read-only to clients).
+// filtered to the caller's company; writes are refused, except within
+// Unrestricted and as the caller's company within ForWriting.
 func Policy() entprivacy.Policy {
 	return entprivacy.Policy{
 		Query:    entprivacy.QueryPolicy{filterByCompany},
-		Mutation: entprivacy.MutationPolicy{entprivacy.AlwaysDenyRule()},
+		Mutation: entprivacy.MutationPolicy{writeAsCompany, entprivacy.AlwaysDenyRule()},
 	}
 }
+
+type writeKey struct{}
+
+// ForWriting returns ctx allowed to write its company's records: a create
+// must be of that company, and an update or a delete touches that company's
+// rows only. internal/records, through which the API writes, is its one
+// caller, so no other code writes for a client by accident.
+//
+// Credentials carry no write scope yet (issue 25, part 2): until then a
+// request bound to a credential (apikey and jwt modes) may not write, and
+// only header mode, where the gateway answers for its callers, does.
+func ForWriting(ctx context.Context) (context.Context, error) {
+	id, err := CompanyFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if _, bound := Bound(ctx); bound {
+		return ctx, apperr.Errorf(apperr.Forbidden, "this credential may read only: credentials with a write scope are not issued yet")
+	}
+	return context.WithValue(ctx, writeKey{}, id), nil
+}
+
+// writeAsCompany allows the writes of ForWriting.
+var writeAsCompany = privacy.MutationRuleFunc(func(ctx context.Context, m entgen.Mutation) error {
+	id, ok := ctx.Value(writeKey{}).(uuid.UUID)
+	if !ok {
+		return entprivacy.Skip
+	}
+	if m.Op().Is(entgen.OpCreate) {
+		if v, _ := m.Field("company_id"); v == id {
+			return entprivacy.Allow
+		}
+		return entprivacy.Denyf("tenant: a %s of another company than the caller's", m.Type())
+	}
+	return privacy.FilterFunc(func(_ context.Context, f privacy.Filter) error {
+		cf, ok := f.(companyFilter)
+		if !ok {
+			return entprivacy.Denyf("tenant: %T has no company_id to filter on", f)
+		}
+		cf.WhereCompanyID(entql.ValueEQ(id))
+		return entprivacy.Allow
+	}).EvalMutation(ctx, m)
+})
 
 // companyFilter is implemented by the entql filter of every schema that mixes
 // in CompanyMixin.

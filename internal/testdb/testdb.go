@@ -125,12 +125,51 @@ func randomHex(tb testing.TB) string {
 }
 
 // Counter is a driver that counts the statements sent through it outside
-// transactions: the reads a request makes.
+// transactions: the reads a request makes. With InTransactions it counts
+// those of transactions too, BEGIN and COMMIT (or ROLLBACK) included: what
+// a write costs.
 type Counter struct {
 	dialect.Driver
-	n    atomic.Int64
-	mu   sync.Mutex
-	seen []statement
+	InTransactions bool
+	n              atomic.Int64
+	mu             sync.Mutex
+	seen           []statement
+}
+
+// Tx begins a transaction, counted when InTransactions is set.
+func (c *Counter) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := c.Driver.Tx(ctx)
+	if err != nil || !c.InTransactions {
+		return tx, err
+	}
+	c.note("BEGIN", nil)
+	return &countedTx{Tx: tx, c: c}, nil
+}
+
+// countedTx counts the statements of a transaction.
+type countedTx struct {
+	dialect.Tx
+	c *Counter
+}
+
+func (t *countedTx) Exec(ctx context.Context, query string, args, v any) error {
+	t.c.note(query, args)
+	return t.Tx.Exec(ctx, query, args, v)
+}
+
+func (t *countedTx) Query(ctx context.Context, query string, args, v any) error {
+	t.c.note(query, args)
+	return t.Tx.Query(ctx, query, args, v)
+}
+
+func (t *countedTx) Commit() error {
+	t.c.note("COMMIT", nil)
+	return t.Tx.Commit()
+}
+
+func (t *countedTx) Rollback() error {
+	t.c.note("ROLLBACK", nil)
+	return t.Tx.Rollback()
 }
 
 type statement struct {

@@ -20,11 +20,14 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/freeze"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/thumbnail"
@@ -47,6 +50,12 @@ type Importer struct {
 	Rejected func(Rejection)
 	// Progress, when set, hears how many bytes have been read after each line.
 	Progress func(read int64)
+	// CorrectSigned lets a line change an inventory that is signed, which
+	// is otherwise refused (a signed record is evidence: internal/freeze).
+	// Each correction committed is an audit line naming the inventory and
+	// the line. A line that states a signed inventory as it is stored is
+	// taken either way, and writes nothing of it.
+	CorrectSigned bool
 }
 
 // Rejection is a line that was not imported, and why.
@@ -155,7 +164,7 @@ func (im *Importer) Import(ctx context.Context, r io.Reader) (sum Summary, err e
 				sum.StoppedAt = n
 				return sum, &StopError{Line: n, Err: err}
 			}
-			created, ferr, stop := im.importLine(ctx, root, line, tooLong)
+			created, ferr, stop := im.importLine(ctx, root, n, line, tooLong)
 			switch {
 			case stop != nil:
 				stop.Line, sum.StoppedAt = n, n
@@ -209,10 +218,10 @@ func (l *lineReader) next() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// importLine decodes, checks and writes one record; it reports whether the
+// importLine decodes, checks and writes line n; it reports whether the
 // inventory was new, or why the line was rejected, or why the run must stop
 // (a StopError without its line number).
-func (im *Importer) importLine(ctx context.Context, root *os.Root, line []byte, tooLong bool) (bool, *fieldError, *StopError) {
+func (im *Importer) importLine(ctx context.Context, root *os.Root, n int, line []byte, tooLong bool) (bool, *fieldError, *StopError) {
 	if tooLong {
 		return false, reject("", "the line is longer than %d MiB", MaxLine>>20), nil
 	}
@@ -224,6 +233,7 @@ func (im *Importer) importLine(ctx context.Context, root *os.Root, line []byte, 
 	if ferr != nil {
 		return false, ferr, nil
 	}
+	p.line = n
 	if ferr := im.readFiles(root, p); ferr != nil {
 		return false, ferr, nil
 	}
@@ -278,27 +288,30 @@ func jsonKind(goType string) string {
 }
 
 // readFiles reads the files the record names, checking them against the
-// digests it states, before anything is written.
+// digests it states, before anything is written. A file's digest is then
+// the record's, stated or not, as it will be once the file is stored.
 func (im *Importer) readFiles(root *os.Root, p *plan) *fieldError {
-	read := func(field, name string, stated *string) ([]byte, *fieldError) {
+	read := func(field, name string, stated *string) ([]byte, *string, *fieldError) {
 		if im.Files == nil || root == nil {
-			return nil, reject(field, "names a file, but this import stores no files")
+			return nil, nil, reject(field, "names a file, but this import stores no files")
 		}
 		data, err := root.ReadFile(name)
 		if err != nil {
-			return nil, reject(field, "cannot read %q inside the files folder: %v", name, errors.Unwrap(err))
+			return nil, nil, reject(field, "cannot read %q inside the files folder: %v", name, errors.Unwrap(err))
 		}
-		if stated != nil && digest(data) != *stated {
-			return nil, reject(field, "%q has SHA-256 %s, but the record states %s", name, digest(data), *stated)
+		sum := digest(data)
+		if stated != nil && sum != *stated {
+			return nil, nil, reject(field, "%q has SHA-256 %s, but the record states %s", name, sum, *stated)
 		}
-		return data, nil
+		return data, &sum, nil
 	}
 	var ferr *fieldError
 	if p.rec.PdfFile != "" {
-		if p.pdf, ferr = read("PdfFile", p.rec.PdfFile, p.rec.PdfSha256); ferr != nil {
+		if p.pdf, p.tree.Signature.PDFSha256, ferr = read("PdfFile", p.rec.PdfFile, p.rec.PdfSha256); ferr != nil {
 			return ferr
 		}
 	}
+	p.photoFiles = map[[3]int][]byte{}
 	for i, env := range p.rec.EnvironmentDiagnostics {
 		for j, it := range env.ItemDiagnostic {
 			for k, ph := range it.Photo {
@@ -306,9 +319,12 @@ func (im *Importer) readFiles(root *os.Root, p *plan) *fieldError {
 					continue
 				}
 				field := fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic[%d].Photo[%d].File", i, j, k)
-				if p.envs[i].items[j].photos[k].data, ferr = read(field, ph.File, ph.Sha256); ferr != nil {
+				data, sum, ferr := read(field, ph.File, ph.Sha256)
+				if ferr != nil {
 					return ferr
 				}
+				p.photoFiles[[3]int{i, j, k}] = data
+				p.tree.Environments[i].Items[j].Photos[k].SHA256 = sum
 			}
 		}
 	}
@@ -351,15 +367,20 @@ func (im *Importer) write(ctx context.Context, p *plan) (bool, *fieldError, *Sto
 // *fieldError when the line is at fault, or a *dbError; atCommit tells a
 // failed commit, after which the line may or may not be in.
 func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit bool, err error) {
-	p.propertyExists, p.inventoryExists = false, false // found again: a retry sees what the other writer committed
+	// Found again: a retry sees what the other writer committed.
+	p.propertyExists, p.inventoryExists, p.unchanged, p.correcting = false, false, false, false
 	tx, err := im.Client.Tx(ctx)
 	if err != nil {
 		return false, false, &dbError{"the database refused a transaction", err}
 	}
-	// Ownership first: a record may not overwrite another company's files.
-	err = checkOwnership(ctx, tx, p)
-	if err == nil {
+	// Ownership and the signed state first: a record may not overwrite
+	// another company's files, nor a signed inventory's.
+	err = im.checkExisting(ctx, tx, p)
+	if err == nil && !p.unchanged {
 		err = im.storeFiles(ctx, p)
+	}
+	if p.correcting {
+		ctx = freeze.Correct(ctx, p.tree.ID, fmt.Sprintf("import line %d, with --correct-signed", p.line))
 	}
 	if err == nil {
 		created, err = writeRecord(ctx, tx, p)
@@ -414,42 +435,37 @@ func raced(err error) bool {
 // refused is never served.
 func (im *Importer) storeFiles(ctx context.Context, p *plan) error {
 	if p.pdf != nil {
-		sum, err := im.Files.Put(ctx, files.PDFKey(p.inventory.String()), p.pdf)
+		sum, err := im.Files.Put(ctx, files.PDFKey(p.tree.ID.String()), p.pdf)
 		if err != nil {
 			return reject("PdfFile", "storing it: %v", err)
 		}
-		p.rec.PdfSha256 = &sum
+		p.tree.Signature.PDFSha256 = &sum
 	}
-	for i, env := range p.envs {
-		for j, it := range env.items {
-			for k, ph := range it.photos {
-				if ph.data == nil {
-					continue
-				}
-				rec := &p.rec.EnvironmentDiagnostics[i].ItemDiagnostic[j].Photo[k]
-				key, err := files.PhotoKey(rec.StorageReference)
-				if err == nil {
-					var sum string
-					if sum, err = im.Files.Put(ctx, key, ph.data); err == nil {
-						rec.Sha256 = &sum
-						// Its thumbnail now, once, rather than in the first
-						// report that shows it; a photo that cannot be shown
-						// is still stored (its reports say why).
-						_, err = thumbnail.Keep(ctx, im.Files, sum, ph.data)
-						if _, notShown := thumbnail.IsNotShown(err); notShown {
-							err = nil
-						}
-					}
-				}
-				if err != nil {
-					return reject(fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic[%d].Photo[%d].File", i, j, k), "storing it: %v", err)
+	for at, data := range p.photoFiles {
+		ph := &p.tree.Environments[at[0]].Items[at[1]].Photos[at[2]]
+		key, err := files.PhotoKey(ph.StorageReference)
+		if err == nil {
+			var sum string
+			if sum, err = im.Files.Put(ctx, key, data); err == nil {
+				ph.SHA256 = &sum
+				// Its thumbnail now, once, rather than in the first
+				// report that shows it; a photo that cannot be shown
+				// is still stored (its reports say why).
+				_, err = thumbnail.Keep(ctx, im.Files, sum, data)
+				if _, notShown := thumbnail.IsNotShown(err); notShown {
+					err = nil
 				}
 			}
+		}
+		if err != nil {
+			return reject(fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic[%d].Photo[%d].File", at[0], at[1], at[2]), "storing it: %v", err)
 		}
 	}
 	return nil
 }
 
+// writeRecord writes the line's property, and its inventory with its tree
+// replaced, unless the inventory is signed and the line leaves it as it is.
 func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (bool, error) {
 	dbErr := func(what string, err error) error {
 		return &dbError{"the database refused the " + what, err}
@@ -457,86 +473,76 @@ func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (bool, error) {
 	if err := upsertProperty(ctx, tx, p); err != nil {
 		return false, dbErr("property", err)
 	}
+	if p.unchanged {
+		return false, nil
+	}
 	created, err := upsertInventory(ctx, tx, p)
 	if err != nil {
 		return false, dbErr("inventory", err)
 	}
 	// The children are replaced: the database cascades to items and photos.
-	if _, err := tx.Environment.Delete().Where(environment.InventoryID(p.inventory)).Exec(ctx); err != nil {
+	if _, err := tx.Environment.Delete().Where(environment.InventoryID(p.tree.ID)).Exec(ctx); err != nil {
 		return false, dbErr("environments", err)
 	}
-	materials, err := ensureMaterials(ctx, tx, p.rec)
-	if err != nil {
+	if err := ensureMaterials(ctx, tx, &p.tree); err != nil {
 		return false, dbErr("materials", err)
 	}
-	var envs []*ent.EnvironmentCreate
-	var items []*ent.ItemCreate
-	var photos []*ent.PhotoCreate
-	for i, e := range p.envs {
-		env := p.rec.EnvironmentDiagnostics[i]
-		envs = append(envs, tx.Environment.Create().SetID(e.id).SetCompanyID(p.company).SetInventoryID(p.inventory).
-			SetName(env.EnvironmentName).SetDescription(env.Description).SetLevel(e.level).SetOrder(e.order))
-		for j, ip := range e.items {
-			it := env.ItemDiagnostic[j]
-			items = append(items, tx.Item.Create().SetID(ip.id).SetCompanyID(p.company).SetEnvironmentID(e.id).
-				SetMaterialID(materials[it.Material.MaterialName]).SetName(it.ItemName).SetDescription(it.Description).
-				SetRating(*it.Rating).SetNillableOrder(it.Order).SetToRepair(it.ToRepair))
-			for k, pp := range ip.photos {
-				ph := it.Photo[k]
-				photos = append(photos, tx.Photo.Create().SetID(pp.id).SetCompanyID(p.company).SetItemID(ip.id).
-					SetStorageReference(ph.StorageReference).SetNillableSha256(ph.Sha256))
-			}
+	var batch records.Batch
+	batch.AddTree(tx.Client(), &p.tree)
+	if err := batch.Save(ctx, tx.Client()); err != nil {
+		var we *records.WriteError
+		if errors.As(err, &we) {
+			return false, dbErr(we.What, we.Err)
 		}
-	}
-	if err := store.SaveInBatches(ctx, envs, func(b []*ent.EnvironmentCreate) error { return tx.Environment.CreateBulk(b...).Exec(ctx) }); err != nil {
-		return false, dbErr("environments", err)
-	}
-	if err := store.SaveInBatches(ctx, items, func(b []*ent.ItemCreate) error { return tx.Item.CreateBulk(b...).Exec(ctx) }); err != nil {
-		return false, dbErr("items", err)
-	}
-	if err := store.SaveInBatches(ctx, photos, func(b []*ent.PhotoCreate) error { return tx.Photo.CreateBulk(b...).Exec(ctx) }); err != nil {
-		return false, dbErr("photos", err)
+		return false, dbErr("tree", err)
 	}
 	return created, nil
 }
 
-// checkOwnership refuses a record whose ids already belong to another
+// checkExisting refuses a record whose ids already belong to another
 // company, property or inventory: an import never moves or takes over
-// another record. It notes whether the property and inventory exist.
-func checkOwnership(ctx context.Context, tx *ent.Tx, p *plan) error {
-	prop, err := tx.Property.Get(ctx, p.property)
+// another record. It notes whether the property and inventory exist, and
+// whether a signed inventory is left as it is or corrected.
+func (im *Importer) checkExisting(ctx context.Context, tx *ent.Tx, p *plan) error {
+	company, invID, propID := p.tree.CompanyID, p.tree.ID, p.prop.ID
+	prop, err := tx.Property.Get(ctx, propID)
 	switch {
 	case ent.IsNotFound(err):
 	case err != nil:
 		return &dbError{"reading the property", err}
-	case prop.CompanyID != p.company:
-		return reject("Property.PropertyId", "%s belongs to another company", p.property)
+	case prop.CompanyID != company:
+		return reject("Property.PropertyId", "%s belongs to another company", propID)
 	default:
 		p.propertyExists = true
 	}
-	inv, err := tx.Inventory.Get(ctx, p.inventory)
+	inv, err := tx.Inventory.Get(ctx, invID)
 	switch {
 	case ent.IsNotFound(err):
 	case err != nil:
 		return &dbError{"reading the inventory", err}
-	case inv.CompanyID != p.company:
-		return reject("InventoryId", "%s belongs to another company", p.inventory)
-	case inv.PropertyID != p.property:
-		return reject("Property.PropertyId", "inventory %s is of property %s: an inventory cannot move to another property", p.inventory, inv.PropertyID)
+	case inv.CompanyID != company:
+		return reject("InventoryId", "%s belongs to another company", invID)
+	case inv.PropertyID != propID:
+		return reject("Property.PropertyId", "inventory %s is of property %s: an inventory cannot move to another property", invID, inv.PropertyID)
 	default:
 		p.inventoryExists = true
 	}
+	if p.inventoryExists && inv.IsSigned {
+		if err := im.checkSigned(ctx, tx, p); err != nil {
+			return err
+		}
+	}
 	var envIDs, itemIDs, photoIDs []uuid.UUID
-	for _, e := range p.envs {
-		envIDs = append(envIDs, e.id)
-		for _, it := range e.items {
-			itemIDs = append(itemIDs, it.id)
-			for _, ph := range it.photos {
-				photoIDs = append(photoIDs, ph.id)
+	for _, e := range p.tree.Environments {
+		envIDs = append(envIDs, e.ID)
+		for _, it := range e.Items {
+			itemIDs = append(itemIDs, it.ID)
+			for _, ph := range it.Photos {
+				photoIDs = append(photoIDs, ph.ID)
 			}
 		}
 	}
-	elsewhere := environment.InventoryIDNEQ(p.inventory)
+	elsewhere := environment.InventoryIDNEQ(invID)
 	if taken, err := tx.Environment.Query().Where(environment.IDIn(envIDs...), elsewhere).IDs(ctx); err != nil || len(taken) > 0 {
 		return takenError("EnvironmentId", taken, err)
 	}
@@ -560,6 +566,31 @@ func checkOwnership(ctx context.Context, tx *ent.Tx, p *plan) error {
 	return nil
 }
 
+// checkSigned decides what becomes of a line whose inventory is signed:
+// stated as it is stored, it is taken and nothing of it written (running a
+// file again after a stop, or a second import of one export, must not fail
+// on what went in); changed, it is refused, unless the import was told to
+// correct signed inventories. Decided before any file is stored: a refused
+// correction must not replace the signed PDF or a photo either.
+func (im *Importer) checkSigned(ctx context.Context, tx *ent.Tx, p *plan) error {
+	stored, err := tx.Inventory.Query().Where(inventory.ID(p.tree.ID)).
+		WithEnvironments(func(q *ent.EnvironmentQuery) {
+			q.WithItems(func(q *ent.ItemQuery) { q.WithMaterial().WithPhotos() })
+		}).Only(ctx)
+	if err != nil {
+		return &dbError{"reading the signed inventory", err}
+	}
+	switch {
+	case records.SameRecord(records.FromEnt(stored), &p.tree):
+		p.unchanged = true
+	case im.CorrectSigned:
+		p.correcting = true
+	default:
+		return reject("InventoryId", "inventory %s is signed and this line changes it: a signed record is evidence; record the new state as a new inventory, or import with --correct-signed to correct this one (audited)", p.tree.ID)
+	}
+	return nil
+}
+
 func takenError(field string, taken []uuid.UUID, err error) error {
 	if err != nil {
 		return &dbError{"checking the " + field + " values", err}
@@ -568,39 +599,33 @@ func takenError(field string, taken []uuid.UUID, err error) error {
 }
 
 func upsertProperty(ctx context.Context, tx *ent.Tx, p *plan) error {
-	prop := p.rec.Property
-	active := prop.IsActive == nil || *prop.IsActive
+	prop := &p.prop
 	if p.propertyExists { // its creation date is immutable: the first import's stands
-		up := tx.Property.UpdateOneID(p.property).SetCode(prop.Code).SetAddress(prop.Address).
+		up := tx.Property.UpdateOneID(prop.ID).SetCode(prop.Code).SetAddress(prop.Address).
 			SetNeighborhood(prop.Neighborhood).SetCity(prop.City).SetPropertyType(prop.PropertyType).
-			SetIsActive(active).SetLevels(p.levels)
+			SetIsActive(prop.IsActive).SetLevels(prop.Levels)
 		setOrClear(prop.Detail, up.SetDetail, up.ClearDetail)
 		return up.Exec(ctx)
 	}
-	return tx.Property.Create().SetID(p.property).SetCompanyID(p.company).SetCode(prop.Code).
+	return tx.Property.Create().SetID(prop.ID).SetCompanyID(prop.CompanyID).SetCode(prop.Code).
 		SetAddress(prop.Address).SetNeighborhood(prop.Neighborhood).SetCity(prop.City).
-		SetPropertyType(prop.PropertyType).SetIsActive(active).SetNillableDetail(prop.Detail).
-		SetLevels(p.levels).SetCreatedAt(p.propertyCreated).Exec(ctx)
+		SetPropertyType(prop.PropertyType).SetIsActive(prop.IsActive).SetNillableDetail(prop.Detail).
+		SetLevels(prop.Levels).SetCreatedAt(prop.CreatedAt).Exec(ctx)
 }
 
 func upsertInventory(ctx context.Context, tx *ent.Tx, p *plan) (created bool, err error) {
-	rec := p.rec
+	t, s := &p.tree, &p.tree.Signature
 	if !p.inventoryExists {
-		return true, tx.Inventory.Create().SetID(p.inventory).SetCompanyID(p.company).SetPropertyID(p.property).
-			SetInventoryType(p.kind).SetRentalPrice(p.price).SetCurrency(rec.Currency).
-			SetIsSigned(rec.IsSigned).SetIsRemoteSigned(rec.IsRemoteSigned).SetNillableApprovalCode(rec.ApprovalCode).
-			SetCreatedAt(p.created).SetNillableSignatureDate(p.signed).SetNillableAgentSignatureDate(p.agentSigned).
-			SetNillableOwnerSignatureDate(p.ownerSig).SetNillablePdfSha256(rec.PdfSha256).
-			Exec(ctx)
+		return true, records.NewInventory(tx.Client(), t).Exec(ctx)
 	}
-	up := tx.Inventory.UpdateOneID(p.inventory).
-		SetInventoryType(p.kind).SetRentalPrice(p.price).SetCurrency(rec.Currency).
-		SetIsSigned(rec.IsSigned).SetIsRemoteSigned(rec.IsRemoteSigned)
-	setOrClear(rec.ApprovalCode, up.SetApprovalCode, up.ClearApprovalCode)
-	setOrClear(p.signed, up.SetSignatureDate, up.ClearSignatureDate)
-	setOrClear(p.agentSigned, up.SetAgentSignatureDate, up.ClearAgentSignatureDate)
-	setOrClear(p.ownerSig, up.SetOwnerSignatureDate, up.ClearOwnerSignatureDate)
-	setOrClear(rec.PdfSha256, up.SetPdfSha256, up.ClearPdfSha256)
+	up := tx.Inventory.UpdateOneID(t.ID).
+		SetInventoryType(t.Type).SetRentalPrice(t.RentalPrice).SetCurrency(t.Currency).
+		SetIsSigned(s.Signed).SetIsRemoteSigned(s.Remote)
+	setOrClear(s.ApprovalCode, up.SetApprovalCode, up.ClearApprovalCode)
+	setOrClear(s.Date, up.SetSignatureDate, up.ClearSignatureDate)
+	setOrClear(s.Agent, up.SetAgentSignatureDate, up.ClearAgentSignatureDate)
+	setOrClear(s.Owner, up.SetOwnerSignatureDate, up.ClearOwnerSignatureDate)
+	setOrClear(s.PDFSha256, up.SetPdfSha256, up.ClearPdfSha256)
 	return false, up.Exec(ctx)
 }
 
@@ -614,13 +639,13 @@ func setOrClear[T, R any](v *T, set func(T) R, clear func() R) {
 	}
 }
 
-// ensureMaterials returns the id of every material the record names,
+// ensureMaterials gives every item of tree the id of the material it names,
 // adding the ones the catalogue lacks.
-func ensureMaterials(ctx context.Context, tx *ent.Tx, rec *Record) (map[string]uuid.UUID, error) {
+func ensureMaterials(ctx context.Context, tx *ent.Tx, tree *records.Inventory) error {
 	var names []string
-	for _, env := range rec.EnvironmentDiagnostics {
-		for _, it := range env.ItemDiagnostic {
-			names = append(names, it.Material.MaterialName)
+	for _, env := range tree.Environments {
+		for _, it := range env.Items {
+			names = append(names, it.MaterialName)
 		}
 	}
 	// In one order for every writer: two PostgreSQL transactions inserting
@@ -629,7 +654,7 @@ func ensureMaterials(ctx context.Context, tx *ent.Tx, rec *Record) (map[string]u
 	names = slices.Compact(names)
 	existing, err := tx.Material.Query().Where(material.NameIn(names...)).All(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ids := make(map[string]uuid.UUID, len(names))
 	for _, m := range existing {
@@ -639,10 +664,16 @@ func ensureMaterials(ctx context.Context, tx *ent.Tx, rec *Record) (map[string]u
 		if _, ok := ids[name]; !ok {
 			m, err := tx.Material.Create().SetName(name).Save(ctx)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			ids[name] = m.ID
 		}
 	}
-	return ids, nil
+	for i := range tree.Environments {
+		for j := range tree.Environments[i].Items {
+			it := &tree.Environments[i].Items[j]
+			it.MaterialID = ids[it.MaterialName]
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -339,9 +340,32 @@ func TestReimportUpdatesInsteadOfDuplicating(t *testing.T) {
 		lines[i] = string(changed)
 	}
 
+	// The changed signed line is refused: a signed record is evidence. The
+	// others go in, signed ones stated as they are included (nothing of
+	// those is written).
 	sum := importLines(t, st, fs, dir, lines...)
-	if sum.Created != 0 || sum.Updated != len(lines) || len(sum.Rejections) != 0 {
-		t.Fatalf("re-import: %v %v", sum, sum.Rejections)
+	if sum.Created != 0 || sum.Updated != len(lines)-1 || len(sum.Rejections) != 1 ||
+		sum.Rejections[0].Field != "InventoryId" || !strings.Contains(sum.Rejections[0].Reason, "is signed and this line changes it") {
+		t.Fatalf("re-import: %v %v; want the changed signed inventory refused", sum, sum.Rejections)
+	}
+	// Told to correct signed inventories, the import does, and says so in
+	// an audit line naming the inventory and the line.
+	var audit apitest.LogBuffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(audit.Logger(slog.LevelInfo))
+	im := &transfer.Importer{Client: st.Client, Files: fs, FilesDir: dir, CorrectSigned: true}
+	sum, err := im.Import(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"))
+	if err != nil || sum.Created != 0 || sum.Updated != len(lines) || len(sum.Rejections) != 0 {
+		t.Fatalf("re-import with CorrectSigned: %v %v (%v)", sum, sum.Rejections, err)
+	}
+	var corrections []map[string]any
+	for _, l := range audit.Take(t) {
+		if l["msg"] == "freeze: a signed inventory was corrected" {
+			corrections = append(corrections, l)
+		}
+	}
+	if len(corrections) != 1 || corrections[0]["inventory"] != rec.InventoryID || !strings.Contains(fmt.Sprint(corrections[0]["reason"]), "--correct-signed") {
+		t.Errorf("audit lines of the corrections: %v; want one naming %s", corrections, rec.InventoryID)
 	}
 	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
 	if n, _ := st.Client.Inventory.Query().Count(ctx); n != len(lines) {

@@ -2,21 +2,14 @@ package transfer
 
 import (
 	"fmt"
-	"reflect"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/propertyrecords/inventory/ent"
-	"github.com/propertyrecords/inventory/ent/environment"
-	"github.com/propertyrecords/inventory/ent/inventory"
-	"github.com/propertyrecords/inventory/ent/item"
-	"github.com/propertyrecords/inventory/ent/material"
-	"github.com/propertyrecords/inventory/ent/photo"
-	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/records"
 )
 
 // fieldError is a rejected field and why.
@@ -28,42 +21,47 @@ func reject(field, format string, args ...any) *fieldError {
 	return &fieldError{field: field, reason: fmt.Sprintf(format, args...)}
 }
 
-// maxPrice bounds rental prices as the database does (numeric(15,2)).
-var maxPrice = decimal.New(1, 13)
+// fromRule is the rejection of a record's rule (internal/records).
+func fromRule(err *apperr.Error) *fieldError {
+	return &fieldError{field: err.Field, reason: err.Message}
+}
 
-// plan is a validated record, with its values parsed and every id known.
+// names are the record's field names, for the paths of records' rules.
+var names = &records.Names{
+	ID: "InventoryId", PropertyID: "Property.PropertyId", Type: "InventoryType", RentalPrice: "RentalPrice", Currency: "Currency",
+	Signed: "IsSigned", RemoteSigned: "IsRemoteSigned", ApprovalCode: "Approval_Code", SignatureDate: "SignatureDate", PDF: "PdfSha256",
+	Environments: "EnvironmentDiagnostics", EnvironmentID: "EnvironmentId", EnvironmentName: "EnvironmentName",
+	EnvironmentDescription: "Description", Level: "Level", EnvironmentOrder: "Order",
+	Items: "ItemDiagnostic", ItemID: "ItemDiagnosticId", ItemName: "ItemName", ItemDescription: "Description",
+	Rating: "Rating", ItemOrder: "Order", MaterialName: "Material.MaterialName",
+	Photos: "Photo", PhotoID: "PhotoId", StorageReference: "StorageReference", PhotoSHA256: "Sha256",
+	PropertyCode: "Property.Code", PropertyAddress: "Property.Address", PropertyNeighborhood: "Property.Neighborhood",
+	PropertyCity: "Property.City", PropertyType: "Property.PropertyType", PropertyDetail: "Property.Detail",
+	PropertyLevels: "Property.Levels",
+}
+
+// plan is a validated record: its tree and property as internal/records
+// has them, every id known.
 type plan struct {
-	rec                           *Record
-	company, inventory, property  uuid.UUID
-	kind                          inventorytype.Type
-	price                         decimal.Decimal
-	created, propertyCreated      time.Time
-	signed, agentSigned, ownerSig *time.Time
-	levels                        int
-	envs                          []envPlan
-	pdf                           []byte            // the PdfFile's bytes, once read
-	refs                          map[string]string // storage reference: its field
+	rec  *Record
+	line int
+	tree records.Inventory
+	prop records.Property
+	pdf  []byte // the PdfFile's bytes, once read
+	// photoFiles are the File bytes of photos, by their place in the record.
+	photoFiles map[[3]int][]byte
+	refs       map[string]string // storage reference: its field
 
-	propertyExists, inventoryExists bool // found by checkOwnership
+	// Found by checkExisting:
+	propertyExists, inventoryExists bool
+	// unchanged: the inventory is signed and the line states it as it is,
+	// so nothing of it is written; correcting: it is signed, the line
+	// changes it, and the import was told to (--correct-signed).
+	unchanged, correcting bool
 }
 
-type envPlan struct {
-	id           uuid.UUID
-	level, order int
-	items        []itemPlan
-}
-
-type itemPlan struct {
-	id     uuid.UUID
-	photos []photoPlan
-}
-
-type photoPlan struct {
-	id   uuid.UUID
-	data []byte // the File's bytes, once read
-}
-
-// checker collects the first problem of a record; later checks are skipped.
+// checker collects the first problem of a record's parsing; later ones are
+// skipped.
 type checker struct{ err *fieldError }
 
 func (c *checker) ok() bool { return c.err == nil }
@@ -71,16 +69,6 @@ func (c *checker) ok() bool { return c.err == nil }
 func (c *checker) fail(field, format string, args ...any) {
 	if c.err == nil {
 		c.err = reject(field, format, args...)
-	}
-}
-
-// valid runs an ent schema validator, so that import refuses what the schema
-// refuses, with the record's own field name.
-func valid[T any](c *checker, field string, v T, validator func(T) error) {
-	if c.ok() && validator != nil {
-		if err := validator(v); err != nil {
-			c.fail(field, "%v is refused: %v", v, err)
-		}
 	}
 }
 
@@ -94,16 +82,17 @@ func (c *checker) uuid(field, s string) uuid.UUID {
 	}
 	id, err := uuid.Parse(s)
 	if err != nil {
-		c.fail(field, "%q is not a UUID", s)
+		c.fail(field, "%s is not a UUID", apperr.Quote(s))
 	}
 	return id
 }
 
-// childID is the id given, or one derived from the parent and position, so
-// that re-importing a record without child ids updates instead of duplicating.
-func (c *checker) childID(field, s string, parent uuid.UUID, kind string, n int) uuid.UUID {
+// childID is the id given, or nil for records to derive one from the parent
+// and position, so that re-importing a record without child ids updates
+// instead of duplicating.
+func (c *checker) childID(field, s string) uuid.UUID {
 	if s == "" {
-		return uuid.NewSHA1(parent, fmt.Appendf(nil, "%s/%d", kind, n))
+		return uuid.Nil
 	}
 	return c.uuid(field, s)
 }
@@ -118,7 +107,7 @@ func (c *checker) time(field, s string) time.Time {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		c.fail(field, "%q is not an RFC 3339 timestamp", s)
+		c.fail(field, "%s is not an RFC 3339 timestamp", apperr.Quote(s))
 	}
 	return t.UTC()
 }
@@ -131,83 +120,6 @@ func (c *checker) optionalTime(field string, s *string) *time.Time {
 	return &t
 }
 
-func (c *checker) text(field, s string) {
-	if c.ok() && s == "" {
-		c.fail(field, "missing: a non-empty string is required")
-	}
-}
-
-// check validates rec and returns its plan, or the first problem found.
-func check(rec *Record) (*plan, *fieldError) {
-	c := &checker{}
-	p := &plan{rec: rec}
-	if field := nulField(reflect.ValueOf(rec), ""); field != "" {
-		c.fail(field, "contains a NUL character (\\u0000): text may not, since PostgreSQL cannot store it")
-	}
-	p.company = c.uuid("CompanyId", rec.CompanyID)
-	p.inventory = c.uuid("InventoryId", rec.InventoryID)
-	switch {
-	case !c.ok():
-	case rec.InventoryType == nil:
-		c.fail("InventoryType", "missing: a code from 0 to 3 is required")
-	case inventorytype.Validate(*rec.InventoryType) != nil:
-		c.fail("InventoryType", "%d is not a code from 0 to 3", *rec.InventoryType)
-	default:
-		p.kind = inventorytype.Type(*rec.InventoryType)
-	}
-	p.price = c.price(rec.RentalPrice)
-	if rec.Currency == "" {
-		rec.Currency = "COP"
-	}
-	valid(c, "Currency", rec.Currency, inventory.CurrencyValidator)
-	p.created = c.time("CreationDate", rec.CreationDate)
-	p.signed = c.optionalTime("SignatureDate", rec.SignatureDate)
-	p.agentSigned = c.optionalTime("AgentSignatureDate", rec.AgentSignatureDate)
-	p.ownerSig = c.optionalTime("OwnerSignatureDate", rec.OwnerSignatureDate)
-	c.signatures(rec)
-	if rec.PdfSha256 != nil {
-		valid(c, "PdfSha256", *rec.PdfSha256, inventory.PdfSha256Validator)
-	}
-	if c.ok() && rec.PdfFile != "" && !rec.IsSigned {
-		c.fail("PdfFile", "an unsigned inventory has no signed PDF")
-	}
-	c.property(p)
-	c.treeSize(rec)
-	c.environments(p)
-	return p, c.err
-}
-
-// treeSize refuses an inventory larger than GraphQL reads whole: the bounds
-// of its lists (the ListSize annotations of ent/schema), each of which is also
-// the default size of its list, so that a report is never cut short.
-func (c *checker) treeSize(rec *Record) {
-	envs := rec.EnvironmentDiagnostics
-	if c.ok() && len(envs) > ent.InventoryEnvironmentsMax {
-		c.fail("EnvironmentDiagnostics", "%d environments: an inventory holds at most %d", len(envs), ent.InventoryEnvironmentsMax)
-	}
-	items, photos := 0, 0
-	for i, env := range envs {
-		if c.ok() && len(env.ItemDiagnostic) > ent.EnvironmentItemsMax {
-			c.fail(fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic", i), "%d items: an environment holds at most %d",
-				len(env.ItemDiagnostic), ent.EnvironmentItemsMax)
-		}
-		items += len(env.ItemDiagnostic)
-		for j, it := range env.ItemDiagnostic {
-			if c.ok() && len(it.Photo) > ent.ItemPhotosMax {
-				c.fail(fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic[%d].Photo", i, j), "%d photos: an item has at most %d",
-					len(it.Photo), ent.ItemPhotosMax)
-			}
-			photos += len(it.Photo)
-		}
-	}
-	if c.ok() && items > ent.EnvironmentItemsPerInventory {
-		c.fail("EnvironmentDiagnostics", "%d items in all: an inventory holds at most %d", items, ent.EnvironmentItemsPerInventory)
-	}
-	if c.ok() && photos > ent.ItemPhotosPerInventory {
-		c.fail("EnvironmentDiagnostics", "%d photos in all: an inventory holds at most %d", photos, ent.ItemPhotosPerInventory)
-	}
-}
-
 func (c *checker) price(s string) decimal.Decimal {
 	if !c.ok() {
 		return decimal.Decimal{}
@@ -217,34 +129,59 @@ func (c *checker) price(s string) decimal.Decimal {
 		return decimal.Decimal{}
 	}
 	d, err := decimal.NewFromString(s)
-	switch {
-	case err != nil:
-		c.fail("RentalPrice", "%q is not decimal text", s)
-	case d.IsNegative() || d.GreaterThanOrEqual(maxPrice):
-		c.fail("RentalPrice", "%s is out of range: from 0 to 9999999999999.99", s)
-	case !d.Equal(d.Round(2)):
-		c.fail("RentalPrice", "%s has more than two decimal places", s)
+	if err != nil {
+		c.fail("RentalPrice", "%s is not decimal text", apperr.Quote(s))
 	}
 	return d
 }
 
-// signatures refuses a half-signed inventory, as the database would.
-func (c *checker) signatures(rec *Record) {
-	switch {
-	case !c.ok():
-	case rec.IsSigned && (rec.ApprovalCode == nil || *rec.ApprovalCode == ""):
-		c.fail("Approval_Code", "missing: a signed inventory has an approval code")
-	case rec.IsSigned && rec.SignatureDate == nil:
-		c.fail("SignatureDate", "missing: a signed inventory has a signature date")
-	case !rec.IsSigned && rec.IsRemoteSigned:
-		c.fail("IsRemoteSigned", "true, but the inventory is not signed")
-	case !rec.IsSigned && rec.ApprovalCode != nil:
-		c.fail("Approval_Code", "set, but the inventory is not signed: unsigned inventories have none")
-	case !rec.IsSigned && rec.SignatureDate != nil:
-		c.fail("SignatureDate", "set, but the inventory is not signed")
-	case rec.ApprovalCode != nil:
-		valid(c, "Approval_Code", *rec.ApprovalCode, inventory.ApprovalCodeValidator)
+// check parses rec into the tree and property of internal/records, and
+// checks them against its rules: the one validation path of every writer.
+func check(rec *Record) (*plan, *fieldError) {
+	c := &checker{}
+	p := &plan{rec: rec}
+	t := &p.tree
+	t.CompanyID = c.uuid("CompanyId", rec.CompanyID)
+	t.ID = c.uuid("InventoryId", rec.InventoryID)
+	if c.ok() && rec.InventoryType == nil {
+		c.fail("InventoryType", "missing: a code from 0 to 3 is required")
 	}
+	if c.ok() {
+		t.Type = inventorytype.Type(*rec.InventoryType)
+	}
+	t.RentalPrice = c.price(rec.RentalPrice)
+	if rec.Currency == "" {
+		rec.Currency = "COP"
+	}
+	t.Currency = rec.Currency
+	t.CreatedAt = c.time("CreationDate", rec.CreationDate)
+	t.Signature = records.Signature{Signed: rec.IsSigned, Remote: rec.IsRemoteSigned, ApprovalCode: rec.ApprovalCode,
+		Date:  c.optionalTime("SignatureDate", rec.SignatureDate),
+		Agent: c.optionalTime("AgentSignatureDate", rec.AgentSignatureDate),
+		Owner: c.optionalTime("OwnerSignatureDate", rec.OwnerSignatureDate), PDFSha256: rec.PdfSha256}
+	c.property(p)
+	c.tree(p)
+	if !c.ok() {
+		return p, c.err
+	}
+	if err := records.ValidateProperty(&p.prop, names); err != nil {
+		return p, fromRule(err)
+	}
+	if err := records.Validate(t, p.prop.Levels, names); err != nil {
+		return p, fromRule(err)
+	}
+	if rec.PdfFile != "" && !rec.IsSigned {
+		return p, reject("PdfFile", "an unsigned inventory has no signed PDF")
+	}
+	p.refs = map[string]string{}
+	for i, env := range t.Environments {
+		for j, it := range env.Items {
+			for k, ph := range it.Photos {
+				p.refs[ph.StorageReference] = fmt.Sprintf("EnvironmentDiagnostics[%d].ItemDiagnostic[%d].Photo[%d].StorageReference", i, j, k)
+			}
+		}
+	}
+	return p, nil
 }
 
 func (c *checker) property(p *plan) {
@@ -256,129 +193,55 @@ func (c *checker) property(p *plan) {
 		c.fail("Property", "missing: the inventory's property is required")
 		return
 	}
-	p.property = c.uuid("Property.PropertyId", prop.PropertyID)
-	valid(c, "Property.Code", prop.Code, property.CodeValidator)
-	c.text("Property.Address", prop.Address)
-	valid(c, "Property.Address", prop.Address, property.AddressValidator)
-	valid(c, "Property.Neighborhood", prop.Neighborhood, property.NeighborhoodValidator)
-	c.text("Property.City", prop.City)
-	valid(c, "Property.City", prop.City, property.CityValidator)
-	c.text("Property.PropertyType", prop.PropertyType)
-	valid(c, "Property.PropertyType", prop.PropertyType, property.PropertyTypeValidator)
-	p.levels = 1
+	p.prop = records.Property{ID: c.uuid("Property.PropertyId", prop.PropertyID), CompanyID: p.tree.CompanyID,
+		Code: prop.Code, Address: prop.Address, Neighborhood: prop.Neighborhood, City: prop.City,
+		PropertyType: prop.PropertyType, IsActive: prop.IsActive == nil || *prop.IsActive, Detail: prop.Detail,
+		Levels: 1, CreatedAt: p.tree.CreatedAt}
 	if prop.Levels != nil {
-		p.levels = *prop.Levels
+		p.prop.Levels = *prop.Levels
 	}
-	valid(c, "Property.Levels", p.levels, property.LevelsValidator)
-	p.propertyCreated = p.created
 	if prop.CreationDate != "" {
-		p.propertyCreated = c.time("Property.CreationDate", prop.CreationDate)
+		p.prop.CreatedAt = c.time("Property.CreationDate", prop.CreationDate)
 	}
+	p.tree.PropertyID = p.prop.ID
 }
 
-func (c *checker) environments(p *plan) {
-	seen := map[uuid.UUID]string{}
-	unique := func(field string, id uuid.UUID) {
-		if first, dup := seen[id]; dup && c.ok() {
-			c.fail(field, "%s is used twice in this record (first at %s)", id, first)
-		}
-		seen[id] = field
-	}
-	seen[p.inventory] = "InventoryId"
-	p.refs = map[string]string{}
+// tree parses the environments, items and photos: their ids, and the
+// defaults of what a line may leave out (level 1, the environment's
+// position as its order).
+func (c *checker) tree(p *plan) {
 	for i, env := range p.rec.EnvironmentDiagnostics {
 		if !c.ok() {
 			return
 		}
 		at := fmt.Sprintf("EnvironmentDiagnostics[%d]", i)
-		e := envPlan{id: c.childID(at+".EnvironmentId", env.EnvironmentID, p.inventory, "environment", i), level: 1, order: i}
-		unique(at+".EnvironmentId", e.id)
-		c.text(at+".EnvironmentName", env.EnvironmentName)
-		valid(c, at+".EnvironmentName", env.EnvironmentName, environment.NameValidator)
+		e := records.Environment{ID: c.childID(at+".EnvironmentId", env.EnvironmentID), Name: env.EnvironmentName,
+			Description: env.Description, Level: 1, Order: i}
 		if env.Level != nil {
-			e.level = *env.Level
-		}
-		valid(c, at+".Level", e.level, environment.LevelValidator)
-		if c.ok() && e.level > p.levels {
-			c.fail(at+".Level", "%d is above the property's %d level(s)", e.level, p.levels)
+			e.Level = *env.Level
 		}
 		if env.Order != nil {
-			e.order = *env.Order
+			e.Order = *env.Order
 		}
-		valid(c, at+".Order", e.order, environment.OrderValidator)
 		for j, it := range env.ItemDiagnostic {
 			at := fmt.Sprintf("%s.ItemDiagnostic[%d]", at, j)
-			ip := itemPlan{id: c.childID(at+".ItemDiagnosticId", it.ItemDiagnosticID, e.id, "item", j)}
-			unique(at+".ItemDiagnosticId", ip.id)
-			c.text(at+".ItemName", it.ItemName)
-			valid(c, at+".ItemName", it.ItemName, item.NameValidator)
+			item := records.Item{ID: c.childID(at+".ItemDiagnosticId", it.ItemDiagnosticID), Name: it.ItemName,
+				Description: it.Description, Order: it.Order, ToRepair: it.ToRepair}
 			if c.ok() && it.Rating == nil {
 				c.fail(at+".Rating", "missing: an integer rating is required")
 			}
 			if c.ok() {
-				valid(c, at+".Rating", *it.Rating, item.RatingValidator)
+				item.Rating = *it.Rating
 			}
-			if it.Order != nil {
-				valid(c, at+".Order", *it.Order, item.OrderValidator)
-			}
-			if c.ok() && (it.Material == nil || it.Material.MaterialName == "") {
-				c.fail(at+".Material.MaterialName", "missing: every item names its material")
-			}
-			if c.ok() {
-				valid(c, at+".Material.MaterialName", it.Material.MaterialName, material.NameValidator)
+			if it.Material != nil {
+				item.MaterialName = it.Material.MaterialName
 			}
 			for k, ph := range it.Photo {
-				at := fmt.Sprintf("%s.Photo[%d]", at, k)
-				pp := photoPlan{id: c.childID(at+".PhotoId", ph.PhotoID, ip.id, "photo", k)}
-				unique(at+".PhotoId", pp.id)
-				c.text(at+".StorageReference", ph.StorageReference)
-				valid(c, at+".StorageReference", ph.StorageReference, photo.StorageReferenceValidator)
-				if first, dup := p.refs[ph.StorageReference]; dup && c.ok() {
-					c.fail(at+".StorageReference", "%q is used twice in this record (first at %s): it names one file", ph.StorageReference, first)
-				}
-				p.refs[ph.StorageReference] = at + ".StorageReference"
-				if ph.Sha256 != nil {
-					valid(c, at+".Sha256", *ph.Sha256, photo.Sha256Validator)
-				}
-				ip.photos = append(ip.photos, pp)
+				item.Photos = append(item.Photos, records.Photo{ID: c.childID(fmt.Sprintf("%s.Photo[%d].PhotoId", at, k), ph.PhotoID),
+					StorageReference: ph.StorageReference, SHA256: ph.Sha256})
 			}
-			e.items = append(e.items, ip)
+			e.Items = append(e.Items, item)
 		}
-		p.envs = append(p.envs, e)
+		p.tree.Environments = append(p.tree.Environments, e)
 	}
-}
-
-// nulField returns the path of the first text of v (a record, walked through
-// its JSON field names) that holds a NUL character, or "" when none does.
-// SQLite stores NUL and PostgreSQL refuses it, at insert time and without
-// naming the field: refusing it here, for every text field at once, makes both
-// databases take the same lines.
-func nulField(v reflect.Value, path string) string {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			return nulField(v.Elem(), path)
-		}
-	case reflect.String:
-		if strings.ContainsRune(v.String(), 0) {
-			return path
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			if f := nulField(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); f != "" {
-				return f
-			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-			if path != "" {
-				name = path + "." + name
-			}
-			if f := nulField(v.Field(i), name); f != "" {
-				return f
-			}
-		}
-	}
-	return ""
 }

@@ -1,0 +1,110 @@
+package graph
+
+import (
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/records"
+)
+
+// The inputs of the mutations (mutations.graphql), each the tree of
+// internal/records in GraphQL's shape. entgql's generated inputs name an
+// edge's records by their ids (environmentIDs: [ID!]); an inventory is made
+// with its rooms and items in one request, so these are written by hand.
+
+// CreateInventoryInput is createInventory's input.
+type CreateInventoryInput struct {
+	ID            *uuid.UUID          `json:"id"`
+	PropertyID    uuid.UUID           `json:"propertyId"`
+	InventoryType inventorytype.Type  `json:"inventoryType"`
+	RentalPrice   decimal.Decimal     `json:"rentalPrice"`
+	Currency      string              `json:"currency"`
+	Environments  []*EnvironmentInput `json:"environments"`
+}
+
+// UpdateInventoryInput is updateInventory's input.
+type UpdateInventoryInput struct {
+	ID              uuid.UUID           `json:"id"`
+	ExpectedVersion int                 `json:"expectedVersion"`
+	InventoryType   *inventorytype.Type `json:"inventoryType"`
+	RentalPrice     *decimal.Decimal    `json:"rentalPrice"`
+	Currency        *string             `json:"currency"`
+	// Environments is nil when not given: the tree stays.
+	Environments []*EnvironmentInput `json:"environments"`
+}
+
+// EnvironmentInput is a room of either input.
+type EnvironmentInput struct {
+	ID          *uuid.UUID   `json:"id"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Level       int          `json:"level"`
+	Items       []*ItemInput `json:"items"`
+}
+
+// ItemInput is an item of a room.
+type ItemInput struct {
+	ID          *uuid.UUID `json:"id"`
+	Name        string     `json:"name"`
+	MaterialID  uuid.UUID  `json:"materialId"`
+	Rating      int        `json:"rating"`
+	ToRepair    bool       `json:"toRepair"`
+	Description string     `json:"description"`
+	Order       *int       `json:"order"`
+}
+
+// InventoryPayload is what both mutations answer: the inventory written,
+// loaded by its resolver with what the query selects below it.
+type InventoryPayload struct {
+	ID uuid.UUID
+}
+
+// tree is the inventory the input describes.
+func (in *CreateInventoryInput) tree() *records.Inventory {
+	inv := &records.Inventory{PropertyID: in.PropertyID, Type: in.InventoryType, RentalPrice: in.RentalPrice,
+		Currency: in.Currency, Environments: environments(in.Environments)}
+	if in.ID != nil {
+		inv.ID = *in.ID
+	}
+	return inv
+}
+
+// change is the change the input describes.
+func (in *UpdateInventoryInput) change() *records.Change {
+	ch := &records.Change{ID: in.ID, ExpectedVersion: in.ExpectedVersion, Type: in.InventoryType,
+		RentalPrice: in.RentalPrice, Currency: in.Currency}
+	if in.Environments != nil {
+		envs := environments(in.Environments)
+		ch.Environments = &envs
+	}
+	return ch
+}
+
+// environments are the rooms given, each ordered by its place in the list.
+func environments(in []*EnvironmentInput) []records.Environment {
+	out := make([]records.Environment, len(in))
+	for i, env := range in {
+		out[i] = records.Environment{ID: orNil(env.ID), Name: env.Name, Description: env.Description, Level: env.Level, Order: i}
+		for _, it := range env.Items {
+			out[i].Items = append(out[i].Items, records.Item{ID: orNil(it.ID), Name: it.Name, Description: it.Description,
+				MaterialID: it.MaterialID, Rating: it.Rating, Order: it.Order, ToRepair: it.ToRepair})
+		}
+	}
+	return out
+}
+
+func orNil(id *uuid.UUID) uuid.UUID {
+	if id == nil {
+		return uuid.Nil
+	}
+	return *id
+}
+
+// payload answers a mutation that wrote the inventory id, or failed.
+func payload(id uuid.UUID, err error) (*InventoryPayload, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &InventoryPayload{ID: id}, nil
+}

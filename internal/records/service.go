@@ -1,0 +1,348 @@
+package records
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/material"
+	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/freeze"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/tenant"
+)
+
+// Service makes and changes inventories for the API's callers, each write
+// in one transaction, as the caller's company (tenant.ForWriting), through
+// Validate, and audited. What no caller may do (change a signed inventory,
+// write another company's records) is refused below it, by the ent hooks and
+// the tenancy policy; Service refuses it earlier only to say so sooner.
+type Service struct {
+	client *ent.Client
+	log    *slog.Logger
+}
+
+// NewService returns a Service writing to client, its audit lines to log.
+func NewService(client *ent.Client, log *slog.Logger) *Service {
+	return &Service{client: client, log: log}
+}
+
+// Create makes inv, a new inventory of the caller's company with its tree,
+// and returns its id. inv.ID, when the client chose it, makes the request
+// safe to send again: the same content again returns the inventory made the
+// first time and writes nothing; other content under that id is CONFLICT.
+// Children without ids get ids derived from inv.ID and their positions, so
+// that a request sent again names the same records.
+func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error) {
+	ctx, err := tenant.ForWriting(ctx)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	inv.CompanyID, _ = tenant.CompanyFrom(ctx)
+	if inv.ID == uuid.Nil {
+		inv.ID = uuid.New()
+	}
+	prop, err := s.client.Property.Query().Where(property.ID(inv.PropertyID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return uuid.Nil, &apperr.Error{Code: apperr.NotFound, Field: APINames.PropertyID,
+			Message: fmt.Sprintf("property %s not found", inv.PropertyID)}
+	}
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if err := Validate(inv, prop.Levels, APINames); err != nil {
+		return uuid.Nil, err
+	}
+	if err := s.checkMaterials(ctx, inv); err != nil {
+		return uuid.Nil, err
+	}
+	// Twice at most: a request sent again while the first is still writing
+	// waits for it (PostgreSQL holds the second insert of an id until the
+	// first commits), fails on the id, and then finds the first's record.
+	for attempt := 1; ; attempt++ {
+		replayed, err := s.create(ctx, inv)
+		switch {
+		case err == nil && replayed:
+			s.audit(ctx, "records: createInventory sent again: nothing written", inv, 0)
+			return inv.ID, nil
+		case err == nil:
+			s.audit(ctx, "records: inventory created", inv, 1)
+			return inv.ID, nil
+		case attempt == 1 && ent.IsConstraintError(err):
+			continue
+		case ent.IsConstraintError(err):
+			// Still not the caller's: the id (or a child's) is another
+			// company's record. Said as for an id of the caller's own.
+			return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
+				Message: fmt.Sprintf("%s is already used by a record with other content: give the new inventory another id", inv.ID), Cause: err}
+		default:
+			return uuid.Nil, err
+		}
+	}
+}
+
+// create writes inv unless the caller's company has it already, which it
+// then compares.
+func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, err error) {
+	stored, err := s.client.Inventory.Query().Where(inventory.ID(inv.ID)).
+		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems() }).Only(ctx)
+	switch {
+	case err == nil && SameContent(FromEnt(stored), inv):
+		return true, nil
+	case err == nil:
+		return false, &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
+			Message: fmt.Sprintf("inventory %s exists with other content: change it with updateInventory, or give a new inventory another id", inv.ID)}
+	case !ent.IsNotFound(err):
+		return false, err
+	}
+	return false, s.inTx(ctx, func(tx *ent.Tx) error {
+		c := tx.Client()
+		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, inv)}}
+		b.AddTree(c, inv)
+		return b.Save(ctx, c)
+	})
+}
+
+// Change is what updateInventory changes: the fields set, and the whole
+// tree when Environments is not nil.
+type Change struct {
+	ID uuid.UUID
+	// ExpectedVersion is the version the client read: a change made since
+	// is not written over.
+	ExpectedVersion int
+	Type            *inventorytype.Type
+	RentalPrice     *decimal.Decimal
+	Currency        *string
+	// Environments replace the tree: an environment or item with the id of
+	// one of the inventory's keeps that record (an item its photos); the
+	// others are removed, their photos with them. Without an id, a record
+	// is new.
+	Environments *[]Environment
+}
+
+// Update changes an unsigned inventory of the caller's company.
+func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
+	ctx, err := tenant.ForWriting(ctx)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	current, err := s.client.Inventory.Query().Where(inventory.ID(ch.ID)).WithProperty().Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return uuid.Nil, &apperr.Error{Code: apperr.NotFound, Field: APINames.ID, Message: fmt.Sprintf("inventory %s not found", ch.ID)}
+	case err != nil:
+		return uuid.Nil, err
+	case current.IsSigned:
+		return uuid.Nil, freeze.Refusal(ch.ID) // the hook would refuse the write: said before the rest is checked
+	case current.Version != ch.ExpectedVersion:
+		return uuid.Nil, stale(ch.ID, ch.ExpectedVersion)
+	}
+	inv := FromEnt(current)
+	if ch.Type != nil {
+		inv.Type = *ch.Type
+	}
+	if ch.RentalPrice != nil {
+		inv.RentalPrice = *ch.RentalPrice
+	}
+	if ch.Currency != nil {
+		inv.Currency = *ch.Currency
+	}
+	if ch.Environments != nil {
+		inv.Environments = *ch.Environments
+		for i := range inv.Environments {
+			newIDs(&inv.Environments[i])
+		}
+	}
+	if err := Validate(inv, current.Edges.Property.Levels, APINames); err != nil {
+		return uuid.Nil, err
+	}
+	if ch.Environments != nil {
+		if err := s.checkMaterials(ctx, inv); err != nil {
+			return uuid.Nil, err
+		}
+		if err := s.keepPhotos(ctx, inv); err != nil {
+			return uuid.Nil, err
+		}
+	}
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		up := tx.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(ch.ExpectedVersion)).
+			SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetCurrency(inv.Currency)
+		if n, err := up.Save(ctx); err != nil || n == 0 {
+			return cmpErr(err, stale(inv.ID, ch.ExpectedVersion)) // changed since it was read above
+		}
+		if ch.Environments == nil {
+			return nil
+		}
+		// The tree is replaced: the database cascades to items and photos,
+		// and the records kept are written again under their ids.
+		if _, err := tx.Environment.Delete().Where(environment.InventoryID(inv.ID)).Exec(ctx); err != nil {
+			return err
+		}
+		var b Batch
+		b.AddTree(tx.Client(), inv)
+		return b.Save(ctx, tx.Client())
+	})
+	if ent.IsConstraintError(err) {
+		return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: APINames.Environments,
+			Message: "an id given is already another record's: leave it out to make a new record", Cause: err}
+	}
+	if err != nil {
+		return uuid.Nil, err
+	}
+	s.audit(ctx, "records: inventory updated", inv, ch.ExpectedVersion+1)
+	return inv.ID, nil
+}
+
+// newIDs gives the records of env without an id a new one: in a change, a
+// record without an id is a new record, not the one at its position.
+func newIDs(env *Environment) {
+	if env.ID == uuid.Nil {
+		env.ID = uuid.New()
+	}
+	for j := range env.Items {
+		if env.Items[j].ID == uuid.Nil {
+			env.Items[j].ID = uuid.New()
+		}
+	}
+}
+
+func stale(id uuid.UUID, expected int) *apperr.Error {
+	return &apperr.Error{Code: apperr.Conflict, Field: "expectedVersion",
+		Message: fmt.Sprintf("inventory %s is no longer at version %d: it changed since it was read; read it again and send the change anew", id, expected)}
+}
+
+func cmpErr(err error, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// checkMaterials refuses a tree naming a material the catalogue does not
+// have, naming the first item that does.
+func (s *Service) checkMaterials(ctx context.Context, inv *Inventory) error {
+	var ids []uuid.UUID
+	for _, env := range inv.Environments {
+		for _, it := range env.Items {
+			ids = append(ids, it.MaterialID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	known, err := s.client.Material.Query().Where(material.IDIn(slices.Compact(ids)...)).IDs(ctx)
+	if err != nil {
+		return err
+	}
+	have := make(map[uuid.UUID]bool, len(known))
+	for _, id := range known {
+		have[id] = true
+	}
+	for i, env := range inv.Environments {
+		for j, it := range env.Items {
+			if !have[it.MaterialID] {
+				return &apperr.Error{Code: apperr.NotFound, Message: fmt.Sprintf("material %s not found", it.MaterialID),
+					Field: fmt.Sprintf("%s[%d].%s[%d].%s", APINames.Environments, i, APINames.Items, j, APINames.MaterialID)}
+			}
+		}
+	}
+	return nil
+}
+
+// keepPhotos gives each item of a changed tree that keeps an item of the
+// inventory that item's photos, written again with it; the items not kept
+// lose theirs. An id given of another inventory's record is refused.
+func (s *Service) keepPhotos(ctx context.Context, inv *Inventory) error {
+	var envIDs, itemIDs []uuid.UUID
+	for _, env := range inv.Environments {
+		envIDs = append(envIDs, env.ID)
+		for _, it := range env.Items {
+			itemIDs = append(itemIDs, it.ID)
+		}
+	}
+	elsewhere := environment.InventoryIDNEQ(inv.ID)
+	if taken, err := s.client.Environment.Query().Where(environment.IDIn(envIDs...), elsewhere).IDs(ctx); err != nil || len(taken) > 0 {
+		return takenID(err, taken, inv, APINames.EnvironmentID)
+	}
+	if taken, err := s.client.Item.Query().Where(item.IDIn(itemIDs...), item.HasEnvironmentWith(elsewhere)).IDs(ctx); err != nil || len(taken) > 0 {
+		return takenID(err, taken, inv, APINames.ItemID)
+	}
+	photos, err := s.client.Photo.Query().Where(photo.ItemIDIn(itemIDs...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	byItem := map[uuid.UUID][]Photo{}
+	for _, p := range photos {
+		byItem[p.ItemID] = append(byItem[p.ItemID], Photo{ID: p.ID, StorageReference: p.StorageReference, SHA256: p.Sha256})
+	}
+	for i := range inv.Environments {
+		for j := range inv.Environments[i].Items {
+			it := &inv.Environments[i].Items[j]
+			it.Photos = byItem[it.ID]
+		}
+	}
+	return nil
+}
+
+// takenID is the refusal of an id given that is another inventory's record,
+// naming where the tree gives it.
+func takenID(err error, taken []uuid.UUID, inv *Inventory, field string) error {
+	if err != nil {
+		return err
+	}
+	for i, env := range inv.Environments {
+		if env.ID == taken[0] {
+			return apperr.InvalidField(fmt.Sprintf("%s[%d].%s", APINames.Environments, i, field),
+				"%s is another inventory's environment: leave the id out to make a new one", taken[0])
+		}
+		for j, it := range env.Items {
+			if it.ID == taken[0] {
+				return apperr.InvalidField(fmt.Sprintf("%s[%d].%s[%d].%s", APINames.Environments, i, APINames.Items, j, field),
+					"%s is another inventory's item: leave the id out to make a new one", taken[0])
+			}
+		}
+	}
+	return apperr.Errorf(apperr.Invalid, "%s is another inventory's record", taken[0])
+}
+
+// inTx runs write in one transaction: nothing of it is seen unless all of
+// it is.
+func (s *Service) inTx(ctx context.Context, write func(*ent.Tx) error) error {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := write(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	return tx.Commit()
+}
+
+// audit writes the audit line of an accepted write: who (the caller, its
+// address), for which company, what, and which records.
+func (s *Service) audit(ctx context.Context, what string, inv *Inventory, version int) {
+	envs, items, photos := inv.Size()
+	attrs := []slog.Attr{slog.String("company", inv.CompanyID.String()), slog.String("inventory", inv.ID.String()),
+		slog.String("property", inv.PropertyID.String()), slog.Int("environments", envs), slog.Int("items", items),
+		slog.Int("photos", photos)}
+	if version > 0 {
+		attrs = append(attrs, slog.Int("version", version))
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, what, tenant.CallerAttrs(ctx, attrs)...)
+}

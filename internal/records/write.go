@@ -1,0 +1,93 @@
+package records
+
+import (
+	"context"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/store"
+)
+
+// NewInventory is the builder of inv's own row, signed state included.
+func NewInventory(c *ent.Client, inv *Inventory) *ent.InventoryCreate {
+	s := &inv.Signature
+	create := c.Inventory.Create().SetID(inv.ID).SetCompanyID(inv.CompanyID).SetPropertyID(inv.PropertyID).
+		SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetCurrency(inv.Currency).
+		SetIsSigned(s.Signed).SetIsRemoteSigned(s.Remote).SetNillableApprovalCode(s.ApprovalCode).
+		SetNillableSignatureDate(s.Date).SetNillableAgentSignatureDate(s.Agent).
+		SetNillableOwnerSignatureDate(s.Owner).SetNillablePdfSha256(s.PDFSha256)
+	if !inv.CreatedAt.IsZero() {
+		create.SetCreatedAt(inv.CreatedAt)
+	}
+	return create
+}
+
+// Batch holds rows waiting to be written in bulk inserts: one statement per
+// table and store.BatchSize rows, so that writing a tree costs the same few
+// statements whatever its size.
+type Batch struct {
+	Inventories  []*ent.InventoryCreate
+	Environments []*ent.EnvironmentCreate
+	Items        []*ent.ItemCreate
+	Photos       []*ent.PhotoCreate
+}
+
+// AddTree adds the builders of inv's environments, items and photos, each
+// with the company of inv. Every item's MaterialID must be set.
+func (b *Batch) AddTree(c *ent.Client, inv *Inventory) {
+	for _, env := range inv.Environments {
+		b.Environments = append(b.Environments, c.Environment.Create().SetID(env.ID).SetCompanyID(inv.CompanyID).
+			SetInventoryID(inv.ID).SetName(env.Name).SetDescription(env.Description).SetLevel(env.Level).SetOrder(env.Order))
+		for _, it := range env.Items {
+			b.Items = append(b.Items, c.Item.Create().SetID(it.ID).SetCompanyID(inv.CompanyID).SetEnvironmentID(env.ID).
+				SetMaterialID(it.MaterialID).SetName(it.Name).SetDescription(it.Description).SetRating(it.Rating).
+				SetNillableOrder(it.Order).SetToRepair(it.ToRepair))
+			for _, ph := range it.Photos {
+				b.Photos = append(b.Photos, c.Photo.Create().SetID(ph.ID).SetCompanyID(inv.CompanyID).SetItemID(it.ID).
+					SetStorageReference(ph.StorageReference).SetNillableSha256(ph.SHA256))
+			}
+		}
+	}
+}
+
+// Rows counts the rows waiting.
+func (b *Batch) Rows() int {
+	return len(b.Inventories) + len(b.Environments) + len(b.Items) + len(b.Photos)
+}
+
+// WriteError is a bulk insert the database refused, and of what.
+type WriteError struct {
+	// What is the table's records: "inventories", "environments", ...
+	What string
+	Err  error
+}
+
+func (e *WriteError) Error() string { return "writing " + e.What + ": " + e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Save writes what b holds, parents before their children, and empties it.
+func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
+	steps := []struct {
+		what string
+		save func() error
+	}{
+		{"inventories", func() error {
+			return store.SaveInBatches(ctx, b.Inventories, func(r []*ent.InventoryCreate) error { return c.Inventory.CreateBulk(r...).Exec(ctx) })
+		}},
+		{"environments", func() error {
+			return store.SaveInBatches(ctx, b.Environments, func(r []*ent.EnvironmentCreate) error { return c.Environment.CreateBulk(r...).Exec(ctx) })
+		}},
+		{"items", func() error {
+			return store.SaveInBatches(ctx, b.Items, func(r []*ent.ItemCreate) error { return c.Item.CreateBulk(r...).Exec(ctx) })
+		}},
+		{"photos", func() error {
+			return store.SaveInBatches(ctx, b.Photos, func(r []*ent.PhotoCreate) error { return c.Photo.CreateBulk(r...).Exec(ctx) })
+		}},
+	}
+	for _, step := range steps {
+		if err := step.save(); err != nil {
+			return &WriteError{What: step.what, Err: err}
+		}
+	}
+	*b = Batch{}
+	return nil
+}
