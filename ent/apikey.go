@@ -25,6 +25,8 @@ type APIKey struct {
 	Name string `json:"name,omitempty"`
 	// SHA-256 (hex) of the key.
 	Hash string `json:"-"`
+	// What the key may do: read, or read and write. Keys made before scopes read only.
+	Scope apikey.Scope `json:"scope,omitempty"`
 	// When the key was created (UTC).
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// When the key was last used, to the minute (UTC).
@@ -39,7 +41,7 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case apikey.FieldName, apikey.FieldHash:
+		case apikey.FieldName, apikey.FieldHash, apikey.FieldScope:
 			values[i] = new(sql.NullString)
 		case apikey.FieldCreatedAt, apikey.FieldLastUsedAt, apikey.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
@@ -83,6 +85,12 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field hash", values[i])
 			} else if value.Valid {
 				_m.Hash = value.String
+			}
+		case apikey.FieldScope:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field scope", values[i])
+			} else if value.Valid {
+				_m.Scope = apikey.Scope(value.String)
 			}
 		case apikey.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -147,6 +155,9 @@ func (_m *APIKey) String() string {
 	builder.WriteString(_m.Name)
 	builder.WriteString(", ")
 	builder.WriteString("hash=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("scope=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Scope))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -39,6 +39,20 @@ func (_c *APIKeyCreate) SetHash(v string) *APIKeyCreate {
 	return _c
 }
 
+// SetScope sets the "scope" field.
+func (_c *APIKeyCreate) SetScope(v apikey.Scope) *APIKeyCreate {
+	_c.mutation.SetScope(v)
+	return _c
+}
+
+// SetNillableScope sets the "scope" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableScope(v *apikey.Scope) *APIKeyCreate {
+	if v != nil {
+		_c.SetScope(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *APIKeyCreate) SetCreatedAt(v time.Time) *APIKeyCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -130,6 +144,10 @@ func (_c *APIKeyCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *APIKeyCreate) defaults() {
+	if _, ok := _c.mutation.Scope(); !ok {
+		v := apikey.DefaultScope
+		_c.mutation.SetScope(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := apikey.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -159,6 +177,14 @@ func (_c *APIKeyCreate) check() error {
 	if v, ok := _c.mutation.Hash(); ok {
 		if err := apikey.HashValidator(v); err != nil {
 			return &ValidationError{Name: "hash", err: fmt.Errorf(`ent: validator failed for field "APIKey.hash": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Scope(); !ok {
+		return &ValidationError{Name: "scope", err: errors.New(`ent: missing required field "APIKey.scope"`)}
+	}
+	if v, ok := _c.mutation.Scope(); ok {
+		if err := apikey.ScopeValidator(v); err != nil {
+			return &ValidationError{Name: "scope", err: fmt.Errorf(`ent: validator failed for field "APIKey.scope": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
@@ -210,6 +236,10 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Hash(); ok {
 		_spec.SetField(apikey.FieldHash, field.TypeString, value)
 		_node.Hash = value
+	}
+	if value, ok := _c.mutation.Scope(); ok {
+		_spec.SetField(apikey.FieldScope, field.TypeEnum, value)
+		_node.Scope = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(apikey.FieldCreatedAt, field.TypeTime, value)

@@ -35,6 +35,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			apikey.FieldCompanyID:  {Type: field.TypeUUID, Column: apikey.FieldCompanyID},
 			apikey.FieldName:       {Type: field.TypeString, Column: apikey.FieldName},
 			apikey.FieldHash:       {Type: field.TypeString, Column: apikey.FieldHash},
+			apikey.FieldScope:      {Type: field.TypeEnum, Column: apikey.FieldScope},
 			apikey.FieldCreatedAt:  {Type: field.TypeTime, Column: apikey.FieldCreatedAt},
 			apikey.FieldLastUsedAt: {Type: field.TypeTime, Column: apikey.FieldLastUsedAt},
 			apikey.FieldRevokedAt:  {Type: field.TypeTime, Column: apikey.FieldRevokedAt},
@@ -346,6 +347,11 @@ func (f *APIKeyFilter) WhereName(p entql.StringP) {
 // WhereHash applies the entql string predicate on the hash field.
 func (f *APIKeyFilter) WhereHash(p entql.StringP) {
 	f.Where(p.Field(apikey.FieldHash))
+}
+
+// WhereScope applies the entql string predicate on the scope field.
+func (f *APIKeyFilter) WhereScope(p entql.StringP) {
+	f.Where(p.Field(apikey.FieldScope))
 }
 
 // WhereCreatedAt applies the entql time.Time predicate on the created_at field.

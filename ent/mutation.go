@@ -51,6 +51,7 @@ type APIKeyMutation struct {
 	company_id    *uuid.UUID
 	name          *string
 	hash          *string
+	scope         *apikey.Scope
 	created_at    *time.Time
 	last_used_at  *time.Time
 	revoked_at    *time.Time
@@ -272,6 +273,42 @@ func (m *APIKeyMutation) ResetHash() {
 	m.hash = nil
 }
 
+// SetScope sets the "scope" field.
+func (m *APIKeyMutation) SetScope(a apikey.Scope) {
+	m.scope = &a
+}
+
+// Scope returns the value of the "scope" field in the mutation.
+func (m *APIKeyMutation) Scope() (r apikey.Scope, exists bool) {
+	v := m.scope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScope returns the old "scope" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldScope(ctx context.Context) (v apikey.Scope, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScope: %w", err)
+	}
+	return oldValue.Scope, nil
+}
+
+// ResetScope resets all changes to the "scope" field.
+func (m *APIKeyMutation) ResetScope() {
+	m.scope = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *APIKeyMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -440,7 +477,7 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.company_id != nil {
 		fields = append(fields, apikey.FieldCompanyID)
 	}
@@ -449,6 +486,9 @@ func (m *APIKeyMutation) Fields() []string {
 	}
 	if m.hash != nil {
 		fields = append(fields, apikey.FieldHash)
+	}
+	if m.scope != nil {
+		fields = append(fields, apikey.FieldScope)
 	}
 	if m.created_at != nil {
 		fields = append(fields, apikey.FieldCreatedAt)
@@ -473,6 +513,8 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case apikey.FieldHash:
 		return m.Hash()
+	case apikey.FieldScope:
+		return m.Scope()
 	case apikey.FieldCreatedAt:
 		return m.CreatedAt()
 	case apikey.FieldLastUsedAt:
@@ -494,6 +536,8 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldName(ctx)
 	case apikey.FieldHash:
 		return m.OldHash(ctx)
+	case apikey.FieldScope:
+		return m.OldScope(ctx)
 	case apikey.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case apikey.FieldLastUsedAt:
@@ -529,6 +573,13 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetHash(v)
+		return nil
+	case apikey.FieldScope:
+		v, ok := value.(apikey.Scope)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScope(v)
 		return nil
 	case apikey.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -623,6 +674,9 @@ func (m *APIKeyMutation) ResetField(name string) error {
 		return nil
 	case apikey.FieldHash:
 		m.ResetHash()
+		return nil
+	case apikey.FieldScope:
+		m.ResetScope()
 		return nil
 	case apikey.FieldCreatedAt:
 		m.ResetCreatedAt()

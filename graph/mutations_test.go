@@ -556,32 +556,64 @@ func TestWritesCostTheSameStatementsForAnySize(t *testing.T) {
 	t.Logf("statements: createInventory %d, updateInventory %d (with the answer's tree, BEGIN and COMMIT)\n%s\n%s", creates[0], updates[0], last, lastUpdate)
 }
 
-// Writes are made with POST, in header mode: credentials carry no write
-// scope yet (issue 25, part 2), so a key's mutation is FORBIDDEN, and GET,
-// which a link or an img tag can send, does not run a mutation.
-func TestOnlyHeaderModeWritesAndOnlyWithPOST(t *testing.T) {
+// Who may write: an API key made with the write scope; a read key (the
+// default, and every key made before scopes) is FORBIDDEN; in header mode
+// the gateway answers for its callers, unless writes are turned off
+// (INVENTORY_WRITES=off), when every write is FORBIDDEN. And GET, which a
+// link or an img tag can send, does not run a mutation.
+func TestOnlyWriteCredentialsWriteAndOnlyWithPOST(t *testing.T) {
 	w := newWrites(t)
 	before := w.count(t)
 	keys := auth.NewKeys(w.st.Client)
-	key, _, err := keys.Create(context.Background(), datagen.DemoCompanies[0], "field-app")
+	reader, _, err := keys.Create(context.Background(), datagen.DemoCompanies[0], "office-report", auth.ScopeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, _, err := keys.Create(context.Background(), datagen.DemoCompanies[0], "field-app", auth.ScopeWrite)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := apitest.NewServerWith(t, w.st, server.Options{Files: apitest.Files(t), Auth: auth.APIKey, Verifier: keys})
-	body, _ := json.Marshal(map[string]any{"query": createMutation, "variables": map[string]any{"input": w.tree(uuid.NewString(), 1, 1)}})
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Api-Key", key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	create := func(srv *apitest.Server, header, value string) apitest.Response {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"query": createMutation, "variables": map[string]any{"input": w.tree(uuid.NewString(), 1, 1)}})
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(header, value)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var answer apitest.Response
+		if err := json.NewDecoder(res.Body).Decode(&answer); err != nil {
+			t.Fatal(err)
+		}
+		return answer
 	}
-	var answer apitest.Response
-	err = json.NewDecoder(res.Body).Decode(&answer)
-	res.Body.Close()
-	if err != nil || len(answer.Errors) != 1 || answer.Errors[0].Code() != "FORBIDDEN" {
-		t.Errorf("a mutation with an API key: %+v (%v); want FORBIDDEN", answer, err)
+	if answer := create(srv, "X-Api-Key", reader); len(answer.Errors) != 1 || answer.Errors[0].Code() != "FORBIDDEN" ||
+		!strings.Contains(answer.Errors[0].Message, "--scope write") {
+		t.Errorf("a mutation with a read key: %+v; want FORBIDDEN saying how to get a write key", answer)
 	}
+	if n := w.count(t); n != before {
+		t.Errorf("inventories after a read key's mutation: %d, want %d", n, before)
+	}
+	if answer := create(srv, "X-Api-Key", writer); len(answer.Errors) > 0 {
+		t.Errorf("a mutation with a write key: %+v; want it done", answer.Errors)
+	}
+	if n := w.count(t); n != before+1 {
+		t.Errorf("inventories after a write key's mutation: %d, want %d", n, before+1)
+	}
+	before = w.count(t)
+
+	tenant.SetWrites(false)
+	t.Cleanup(func() { tenant.SetWrites(true) })
+	for name, answer := range map[string]apitest.Response{"write key": create(srv, "X-Api-Key", writer), "header mode": create(w.srv, "X-Company-Id", companyA)} {
+		if len(answer.Errors) != 1 || answer.Errors[0].Code() != "FORBIDDEN" || !strings.Contains(answer.Errors[0].Message, "INVENTORY_WRITES=off") {
+			t.Errorf("%s with writes off: %+v; want FORBIDDEN naming the setting", name, answer)
+		}
+	}
+	tenant.SetWrites(true)
 
 	get := "/graphql?query=" + url.QueryEscape(`mutation { createInventory(input: {propertyId: "`+w.property+
 		`", inventoryType: CAPTACION, rentalPrice: "1.00"}) { inventory { id } } }`)

@@ -13,7 +13,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/auth"
 )
 
-var apikeyCommand = command{name: "apikey", args: "create --company UUID --name NAME | list [--company UUID] | revoke NAME-or-ID",
+var apikeyCommand = command{name: "apikey", args: "create --company UUID --name NAME [--scope read|write] | list [--company UUID] | revoke NAME-or-ID",
 	summary: "makes, lists and revokes the API keys that --auth apikey takes"}
 
 // apikeyCmd manages API keys. create prints the new key as the last line of
@@ -28,11 +28,12 @@ func apikeyCmd(ctx context.Context, args []string, getenv func(string) string, s
 			break
 		}
 	}
-	var company, name string
+	var company, name, scope string
 	cmd := apikeyCommand
 	cmd.flags = func(fs *flag.FlagSet) {
 		fs.StringVar(&company, "company", "", "the company's UUID (create; list: only its keys)")
 		fs.StringVar(&name, "name", "", "create: who the key is for, unique (letters, digits, . _ -)")
+		fs.StringVar(&scope, "scope", "read", "create: what the key may do: read, or write (read and write)")
 	}
 	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
 	if err != nil {
@@ -46,7 +47,7 @@ func apikeyCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	switch {
 	case action == "create" && (companyID == uuid.Nil || name == "" || len(rest) > 0):
-		return fmt.Errorf("usage: inventoryd apikey create --company UUID --name NAME")
+		return fmt.Errorf("usage: inventoryd apikey create --company UUID --name NAME [--scope read|write]")
 	case action == "list" && len(rest) > 0:
 		return fmt.Errorf("usage: inventoryd apikey list [--company UUID]")
 	case action == "revoke" && len(rest) != 1:
@@ -62,20 +63,20 @@ func apikeyCmd(ctx context.Context, args []string, getenv func(string) string, s
 	keys := auth.NewKeys(st.Client)
 	switch action {
 	case "create":
-		key, rec, err := keys.Create(ctx, companyID, name)
+		key, rec, err := keys.Create(ctx, companyID, name, auth.Scope(scope))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(std.out, "created API key %q (id %s) for company %s; it is shown once, keep it secret:\n%s\n", rec.Name, rec.ID, rec.CompanyID, key)
+		fmt.Fprintf(std.out, "created API key %q (id %s, scope %s) for company %s; it is shown once, keep it secret:\n%s\n", rec.Name, rec.ID, rec.Scope, rec.CompanyID, key)
 	case "list":
 		list, err := keys.List(ctx, companyID)
 		if err != nil {
 			return err
 		}
 		w := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tID\tCOMPANY\tCREATED\tLAST USED\tREVOKED")
+		fmt.Fprintln(w, "NAME\tID\tCOMPANY\tSCOPE\tCREATED\tLAST USED\tREVOKED")
 		for _, k := range list {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.ID, k.CompanyID, k.CreatedAt.Format(time.RFC3339), orDash(k.LastUsedAt), orDash(k.RevokedAt))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.ID, k.CompanyID, k.Scope, k.CreatedAt.Format(time.RFC3339), orDash(k.LastUsedAt), orDash(k.RevokedAt))
 		}
 		return w.Flush()
 	case "revoke":

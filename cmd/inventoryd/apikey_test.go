@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,9 +39,17 @@ func TestAPIKeyCommandsAndTheServerThatTakesThem(t *testing.T) {
 	if res, body := srv.Get(t, path, http.Header{"Authorization": {"Bearer " + key}}); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"inventoryId"`) {
 		t.Errorf("the key: %d %.200s, want 200 with the company's inventories", res.StatusCode, body)
 	}
+	// A key reads only unless made with --scope write.
+	if _, _, err := runCommand(t, url, data, "", "apikey", "create", "--company", company, "--name", "field-app", "--scope", "write"); err != nil {
+		t.Fatalf("apikey create --scope write: %v", err)
+	}
+	if _, _, err := runCommand(t, url, data, "", "apikey", "create", "--company", company, "--name", "x", "--scope", "admin"); err == nil {
+		t.Error("apikey create --scope admin: want an error")
+	}
 	out, _, err = runCommand(t, url, data, "", "apikey", "list", "--company", company)
-	if err != nil || !strings.Contains(out, "reports-app") || strings.Contains(out, key) {
-		t.Errorf("apikey list: %q, %v: want the key's name and never the key", out, err)
+	if err != nil || !regexp.MustCompile(`reports-app\s+\S+\s+\S+\s+read\s`).MatchString(out) ||
+		!regexp.MustCompile(`field-app\s+\S+\s+\S+\s+write\s`).MatchString(out) || strings.Contains(out, key) {
+		t.Errorf("apikey list: %q, %v: want each key's name and scope and never the key", out, err)
 	}
 	if out, _, err := runCommand(t, url, data, "", "apikey", "revoke", "reports-app"); err != nil || !strings.Contains(out, "revoked") {
 		t.Errorf("apikey revoke: %q, %v", out, err)

@@ -70,6 +70,8 @@ type Config struct {
 	AccessLog string
 	// TimeZone is where reports show times, beside UTC.
 	TimeZone *time.Location
+	// Writes is whether clients may write (GraphQL mutations): on or off.
+	Writes string
 	// Demo says whether an empty database gets the demo companies: on, off,
 	// or auto (on for SQLite, the zero-set-up run; off for PostgreSQL, a
 	// real database).
@@ -165,6 +167,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
+		{"writes", "INVENTORY_WRITES", "on", "whether clients may make and sign inventories (GraphQL mutations): on, or off for reads only", &cfg.Writes, true},
 		{"demo", "INVENTORY_DEMO", "auto", "load the demo companies into an empty database: on, off, or auto (on for SQLite, off for PostgreSQL)", &cfg.Demo, true},
 		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
@@ -299,6 +302,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		default:
 			return Config{}, nil, fmt.Errorf("demo %q: use on, off or auto", cfg.Demo)
 		}
+		if cfg.Writes != "on" && cfg.Writes != "off" {
+			return Config{}, nil, fmt.Errorf("writes %q: use on or off", cfg.Writes)
+		}
 		switch cfg.AccessLog {
 		case "info", "debug", "off":
 		default:
@@ -378,6 +384,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("cors_origins", c.CORSOrigins),
 		slog.String("time_zone", c.TimeZone.String()),
 		slog.String("demo", c.Demo),
+		slog.String("writes", c.Writes),
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),

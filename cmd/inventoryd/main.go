@@ -104,6 +104,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 		return err
 	}
 	tenant.SetAuditLog(cfg.AuditLog)
+	tenant.SetWrites(cfg.Writes == "on")
 	report.SetTimeZone(cfg.TimeZone)
 	traced, stopTracing, err := tracing.Setup(ctx, getenv)
 	if err != nil {

@@ -363,6 +363,12 @@ func TestDemoDataOnlyWhenAsked(t *testing.T) {
 	if _, err := parseConfig([]string{"--demo", "yes"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Error("demo yes: got no error")
 	}
+	if cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard); err != nil || cfg.Writes != "on" {
+		t.Errorf("writes by default: %q, %v; want on", cfg.Writes, err)
+	}
+	if _, err := parseConfig([]string{"--writes", "maybe"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("writes maybe: got no error")
+	}
 
 	t.Chdir(t.TempDir())
 	prev := slog.Default()

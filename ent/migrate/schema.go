@@ -15,6 +15,7 @@ var (
 		{Name: "company_id", Type: field.TypeUUID},
 		{Name: "name", Type: field.TypeString, Unique: true, Size: 100},
 		{Name: "hash", Type: field.TypeString, Unique: true},
+		{Name: "scope", Type: field.TypeEnum, Enums: []string{"read", "write"}, Default: "read"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},

@@ -50,7 +50,7 @@ func init() {
 	// apikey.HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	apikey.HashValidator = apikeyDescHash.Validators[0].(func(string) error)
 	// apikeyDescCreatedAt is the schema descriptor for created_at field.
-	apikeyDescCreatedAt := apikeyFields[4].Descriptor()
+	apikeyDescCreatedAt := apikeyFields[5].Descriptor()
 	// apikey.DefaultCreatedAt holds the default value on creation for the created_at field.
 	apikey.DefaultCreatedAt = apikeyDescCreatedAt.Default.(func() time.Time)
 	// apikeyDescID is the schema descriptor for id field.

@@ -25,6 +25,8 @@ func (APIKey) Fields() []ent.Field {
 			Unique().Immutable().Comment("Who the key was given to, unique: it names the caller in audit lines."),
 		field.String("hash").Match(sha256Hex).Unique().Immutable().Sensitive().
 			Comment("SHA-256 (hex) of the key."),
+		field.Enum("scope").Values("read", "write").Default("read").Immutable().
+			Comment("What the key may do: read, or read and write. Keys made before scopes read only."),
 		field.Time("created_at").Default(nowUTC).Immutable().Comment("When the key was created (UTC)."),
 		field.Time("last_used_at").Optional().Nillable().Comment("When the key was last used, to the minute (UTC)."),
 		field.Time("revoked_at").Optional().Nillable().Comment("When the key was revoked; a revoked key is refused."),

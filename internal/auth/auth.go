@@ -48,6 +48,9 @@ type Caller struct {
 	// Name is the API key's name or the token's subject: the caller in the
 	// audit lines and the rate limiter's key.
 	Name string
+	// MayWrite: the credential's scope includes writing (a key made with
+	// --scope write, a token whose scope claim says write).
+	MayWrite bool
 }
 
 // Verifier checks a credential and says whom it names.
@@ -147,7 +150,7 @@ func Middleware(o Options, next http.Handler) http.Handler {
 				Message: fmt.Sprintf("names company %s, but your credential is company %s's", named, caller.Company)})
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(tenant.WithCredential(r.Context(), caller.Company, caller.Name)))
+		next.ServeHTTP(w, r.WithContext(tenant.WithCredential(r.Context(), caller.Company, caller.Name, caller.MayWrite)))
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,5 +143,26 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Caller, error) 
 	if name == "" {
 		name = "(token without subject)"
 	}
-	return Caller{Company: company, Name: name}, nil
+	return Caller{Company: company, Name: name, MayWrite: scoped(claims, "write")}, nil
+}
+
+// scoped reports whether the token grants scope: in its "scope" claim, a
+// space-separated list (OAuth 2.0, RFC 8693), or "scp", a list or a string
+// (as some issuers write it). A token that says nothing may read only.
+func scoped(claims jwt.MapClaims, scope string) bool {
+	for _, name := range []string{"scope", "scp"} {
+		switch v := claims[name].(type) {
+		case string:
+			if slices.Contains(strings.Fields(v), scope) {
+				return true
+			}
+		case []any:
+			for _, s := range v {
+				if s == scope {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -40,9 +40,21 @@ type Keys struct {
 // NewKeys returns the API keys kept through client.
 func NewKeys(client *ent.Client) *Keys { return &Keys{client: client, used: map[uuid.UUID]time.Time{}} }
 
-// Create makes a key for company under name and returns it: the only time
-// it is seen, since only its hash is kept.
-func (k *Keys) Create(ctx context.Context, company uuid.UUID, name string) (string, *ent.APIKey, error) {
+// Scope is what a key may do: ScopeRead, or ScopeWrite (read and write).
+type Scope = apikey.Scope
+
+// The scopes a key is made with.
+const (
+	ScopeRead  = apikey.ScopeRead
+	ScopeWrite = apikey.ScopeWrite
+)
+
+// Create makes a key for company under name, with scope, and returns it:
+// the only time it is seen, since only its hash is kept.
+func (k *Keys) Create(ctx context.Context, company uuid.UUID, name string, scope Scope) (string, *ent.APIKey, error) {
+	if err := apikey.ScopeValidator(scope); err != nil {
+		return "", nil, fmt.Errorf("apikey: scope %q: use read or write", scope)
+	}
 	if company == uuid.Nil {
 		return "", nil, fmt.Errorf("apikey: give the company's UUID")
 	}
@@ -54,7 +66,7 @@ func (k *Keys) Create(ctx context.Context, company uuid.UUID, name string) (stri
 		return "", nil, err
 	}
 	key := keyPrefix + base64.RawURLEncoding.EncodeToString(secret)
-	rec, err := k.client.APIKey.Create().SetCompanyID(company).SetName(name).SetHash(hash(key)).Save(ctx)
+	rec, err := k.client.APIKey.Create().SetCompanyID(company).SetName(name).SetHash(hash(key)).SetScope(scope).Save(ctx)
 	if ent.IsConstraintError(err) {
 		return "", nil, fmt.Errorf("apikey: a key named %q exists: names are unique", name)
 	}
@@ -107,7 +119,7 @@ func (k *Keys) Verify(ctx context.Context, key string) (Caller, error) {
 		return Caller{}, invalid("API key %q was revoked", rec.Name)
 	}
 	k.noteUse(ctx, rec)
-	return Caller{Company: rec.CompanyID, Name: rec.Name}, nil
+	return Caller{Company: rec.CompanyID, Name: rec.Name, MayWrite: rec.Scope == ScopeWrite}, nil
 }
 
 // noteUse writes the key's last_used_at, at most once a minute per key in

@@ -11,7 +11,9 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -191,11 +193,11 @@ func TestAPIKeysBindTheCallerToItsCompany(t *testing.T) {
 	st, fs, a, b := demoStore(t)
 	keys := auth.NewKeys(st.Client)
 	ctx := context.Background()
-	keyA, _, err := keys.Create(ctx, a.company, "app-a")
+	keyA, _, err := keys.Create(ctx, a.company, "app-a", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := keys.Create(ctx, b.company, "app-a"); err == nil {
+	if _, _, err := keys.Create(ctx, b.company, "app-a", auth.ScopeRead); err == nil {
 		t.Errorf("a second key named app-a: want an error, names are unique")
 	}
 	var logs apitest.LogBuffer
@@ -215,7 +217,7 @@ func TestAPIKeysBindTheCallerToItsCompany(t *testing.T) {
 	if err != nil || len(listed) != 1 || listed[0].LastUsedAt == nil || listed[0].Hash == keyA {
 		t.Errorf("listing A's keys: %+v, %v: want one, used, stored as a hash", listed, err)
 	}
-	if _, _, err := keys.Create(ctx, a.company, uuid.NewString()); err == nil {
+	if _, _, err := keys.Create(ctx, a.company, uuid.NewString(), auth.ScopeRead); err == nil {
 		t.Errorf("a key named like a UUID: want an error (revoke would read the name as an id)")
 	}
 	// No spelling of a path reaches a closed endpoint through an open one.
@@ -321,6 +323,29 @@ func TestOpenIDConnectTokensBindTheCallerToItsCompany(t *testing.T) {
 	}
 	credentialsBindTheCompany(t, srv, a, b, bearer(token(key, nil)))
 
+	// A token writes when its scope claim says so ("scope", space-separated,
+	// or "scp", a list); one that says nothing reads only.
+	create := `mutation($p: ID!) { createInventory(input: {propertyId: $p, inventoryType: CAPTACION, rentalPrice: "1500000", currency: "COP"}) { inventory { id } } }`
+	for name, tc := range map[string]struct {
+		change func(jwt.MapClaims)
+		want   string
+	}{
+		"no scope":         {nil, "FORBIDDEN"},
+		"scope read":       {func(c jwt.MapClaims) { c["scope"] = "openid read" }, "FORBIDDEN"},
+		"scope read write": {func(c jwt.MapClaims) { c["scope"] = "openid read write" }, ""},
+		"scp [write]":      {func(c jwt.MapClaims) { c["scp"] = []string{"write"} }, ""},
+	} {
+		status, _, body := request(t, http.MethodPost, srv.URL+"/graphql", bearer(token(key, tc.change)),
+			[]byte(`{"query":`+strconv.Quote(create)+`,"variables":{"p":"`+a.property.String()+`"}}`))
+		got := ""
+		if m := regexp.MustCompile(`"code":"([A-Z_]+)"`).FindSubmatch(body); m != nil {
+			got = string(m[1])
+		}
+		if status != http.StatusOK || got != tc.want || tc.want == "" && !strings.Contains(string(body), `"createInventory":{"inventory":{"id"`) {
+			t.Errorf("a token with %s: %d %s; want code %q", name, status, body, tc.want)
+		}
+	}
+
 	// The issuer rotates in a new key: the first token signed with it makes
 	// the service fetch the keys again, at once.
 	rotated, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -385,11 +410,11 @@ func TestCallersBeyondTheirRateAreToldToWait(t *testing.T) {
 	st := testdb.Open(t)
 	keys := auth.NewKeys(st.Client)
 	company := uuid.New()
-	keyA, _, err := keys.Create(context.Background(), company, "busy")
+	keyA, _, err := keys.Create(context.Background(), company, "busy", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyB, _, err := keys.Create(context.Background(), company, "calm")
+	keyB, _, err := keys.Create(context.Background(), company, "calm", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

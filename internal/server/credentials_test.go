@@ -75,11 +75,11 @@ func TestAValidAPIKeyIsServedWhateverItsAddressSentBefore(t *testing.T) {
 	st := testdb.Open(t)
 	keys := auth.NewKeys(st.Client)
 	company := uuid.New()
-	seen, _, err := keys.Create(context.Background(), company, "office-app")
+	seen, _, err := keys.Create(context.Background(), company, "office-app", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	unseen, _, err := keys.Create(context.Background(), company, "office-report")
+	unseen, _, err := keys.Create(context.Background(), company, "office-report", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,11 +149,11 @@ func sendAs(ctx context.Context, method, url, company string, body []byte) int {
 func TestTheCostBudgetRefusesACompanyPastIt(t *testing.T) {
 	st, fs, a, b := demoStore(t)
 	keys := auth.NewKeys(st.Client)
-	keyA, _, err := keys.Create(context.Background(), a.company, "app-a")
+	keyA, _, err := keys.Create(context.Background(), a.company, "app-a", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyB, _, err := keys.Create(context.Background(), b.company, "app-b")
+	keyB, _, err := keys.Create(context.Background(), b.company, "app-b", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

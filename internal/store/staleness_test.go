@@ -125,7 +125,7 @@ func TestAStandbyThatReceivesNothingLeavesTheRotation(t *testing.T) {
 	const maxLag = 2 * time.Second
 	st := openReplicated(t, primary, standbys, maxLag)
 	keys := auth.NewKeys(st.Client)
-	key, _, err := keys.Create(context.Background(), company, "phone")
+	key, _, err := keys.Create(context.Background(), company, "phone", auth.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,8 +65,8 @@ type boundKey struct{}
 // WithCredential scopes ctx to the company a verified credential names
 // (internal/auth): unlike a header, it binds the request to that company,
 // which Bound tells, and names the caller in the audit lines.
-func WithCredential(ctx context.Context, id uuid.UUID, caller string) context.Context {
-	ctx = context.WithValue(WithCompany(ctx, id), boundKey{}, id)
+func WithCredential(ctx context.Context, id uuid.UUID, caller string, mayWrite bool) context.Context {
+	ctx = context.WithValue(WithCompany(ctx, id), boundKey{}, binding{id, mayWrite})
 	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
 		named := *c
 		named.Name = caller
@@ -79,8 +79,15 @@ func WithCredential(ctx context.Context, id uuid.UUID, caller string) context.Co
 // may read that company's records and nothing else, and a lookup that would
 // otherwise go without a company is scoped to it.
 func Bound(ctx context.Context) (uuid.UUID, bool) {
-	id, ok := ctx.Value(boundKey{}).(uuid.UUID)
-	return id, ok
+	b, ok := ctx.Value(boundKey{}).(binding)
+	return b.company, ok
+}
+
+// binding is what a verified credential says: its company, and whether its
+// scope includes writing.
+type binding struct {
+	company  uuid.UUID
+	mayWrite bool
 }
 
 // CompanyFrom returns the company ctx is scoped to.
@@ -236,19 +243,29 @@ type writeKey struct{}
 // rows only. internal/records, through which the API writes, is its one
 // caller, so no other code writes for a client by accident.
 //
-// Credentials carry no write scope yet (issue 25, part 2): until then a
-// request bound to a credential (apikey and jwt modes) may not write, and
-// only header mode, where the gateway answers for its callers, does.
+// A request bound to a credential (apikey and jwt modes) writes only if the
+// credential's scope says so; in header mode the gateway answers for its
+// callers. SetWrites(false) turns every client's writes off.
 func ForWriting(ctx context.Context) (context.Context, error) {
 	id, err := CompanyFrom(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	if _, bound := Bound(ctx); bound {
-		return ctx, apperr.Errorf(apperr.Forbidden, "this credential may read only: credentials with a write scope are not issued yet")
+	if !writesOn.Load() {
+		return ctx, apperr.Errorf(apperr.Forbidden, "writes are turned off on this service (INVENTORY_WRITES=off): it serves reads only")
+	}
+	if b, bound := ctx.Value(boundKey{}).(binding); bound && !b.mayWrite {
+		return ctx, apperr.Errorf(apperr.Forbidden, "this credential may read only: writing takes an API key made with --scope write, or a token whose scope claim says write")
 	}
 	return context.WithValue(ctx, writeKey{}, id), nil
 }
+
+// writesOn is whether clients may write at all (INVENTORY_WRITES).
+var writesOn = func() *atomic.Bool { b := &atomic.Bool{}; b.Store(true); return b }()
+
+// SetWrites turns clients' writes on or off (INVENTORY_WRITES): off, the
+// service serves the read-only contract alone.
+func SetWrites(on bool) { writesOn.Store(on) }
 
 // writeAsCompany allows the writes of ForWriting.
 var writeAsCompany = privacy.MutationRuleFunc(func(ctx context.Context, m entgen.Mutation) error {
