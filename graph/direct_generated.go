@@ -80,7 +80,7 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 			_ = fc
 			v, err := x.Resolvers.ComparedPhoto().ContentType(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		case "url":
@@ -91,7 +91,7 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 			_ = fc
 			v, err := x.Resolvers.ComparedPhoto().URL(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		default:
@@ -192,7 +192,7 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 			_ = fc
 			v, err := obj.Inventory(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -210,7 +210,7 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 			v, err := obj.BoundedItems(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -414,7 +414,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := obj.Property(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -432,7 +432,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			v, err := obj.BoundedEnvironments(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -457,7 +457,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeCode(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.Int(v)
 		case "inventoryTypeName":
@@ -468,7 +468,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeName(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		case "pdfUrl":
@@ -479,7 +479,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().PDFURL(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -497,7 +497,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().Previous(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -535,7 +535,7 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 			_ = fc
 			v, err := x.Resolvers.InventoryComparison().From(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -551,7 +551,7 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 			_ = fc
 			v, err := x.Resolvers.InventoryComparison().To(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -691,7 +691,7 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -806,7 +806,7 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			_ = fc
 			v, err := obj.Environment(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -822,7 +822,7 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			_ = fc
 			v, err := obj.Material(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -840,7 +840,7 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			v, err := obj.BoundedPhotos(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -1155,7 +1155,7 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 			v, err := obj.PagedItems(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1264,7 +1264,7 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			_ = fc
 			v, err := obj.Item(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1280,7 +1280,7 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			_ = fc
 			v, err := x.Resolvers.Photo().ContentType(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		case "url":
@@ -1291,7 +1291,7 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			_ = fc
 			v, err := x.Resolvers.Photo().URL(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		default:
@@ -1365,7 +1365,7 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 			v, err := obj.PagedInventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1383,7 +1383,7 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 			v, err := x.Resolvers.Property().Timeline(spanCtx, obj)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1510,7 +1510,7 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1573,7 +1573,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			_ = fc
 			v, err := x.Resolvers.Query().Node(ctx, fc.Args["id"].(uuid.UUID))
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -1592,7 +1592,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Nodes(spanCtx, fc.Args["ids"].([]uuid.UUID))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1619,7 +1619,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Inventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1637,7 +1637,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Properties(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1653,7 +1653,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			_ = fc
 			v, err := x.Resolvers.Query().InventoryComparison(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1671,7 +1671,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().InventoryPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1689,7 +1689,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().PropertyPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1707,7 +1707,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Repairs(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1725,7 +1725,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().RepairPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1764,7 +1764,7 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback

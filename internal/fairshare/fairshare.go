@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -98,7 +99,11 @@ func (q *Queue) Acquire(ctx context.Context, key string) (release func(), err er
 	st.waiting = append(st.waiting, w)
 	q.mu.Unlock()
 
-	timer := time.NewTimer(q.maxWait)
+	// The wait for a place and those for database connections share the
+	// request's patience: together they last at most the acquire timeout.
+	start := time.Now()
+	defer func() { patience.Spend(ctx, time.Since(start)) }()
+	timer := time.NewTimer(max(patience.Allow(ctx, q.maxWait), 0))
 	defer timer.Stop()
 	var cause error
 	select {

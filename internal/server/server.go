@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -127,7 +128,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		// Refusals (401, 429) count too, under the route they asked for.
 		authenticated = countRequests(opts.Metrics, route, authenticated)
 	}
-	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, authenticated))))
+	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, st.AcquireTimeout(), authenticated))))
 	if opts.Tracing {
 		served = tracing.Handler(served, route)
 	}
@@ -241,10 +242,15 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 // Reading the body is bound by it too: a context does not stop a read, so
 // the connection gets the same read deadline, and a body that trickles in
 // past it fails as a timeout (408) rather than holding the handler.
-func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
+//
+// It also gives the request its patience: how long it may wait, in all, for
+// a place in the fair share and for database connections (the acquire
+// timeout), so that a busy service answers 503 after that time, not after
+// that time once per statement.
+func withDeadline(timeout, wait time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		deadline := time.Now().Add(timeout)
-		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		ctx, cancel := context.WithDeadline(patience.With(r.Context(), wait), deadline)
 		defer cancel()
 		if r.ContentLength != 0 && !readTimeoutWithin(r, timeout) {
 			// net/http resets the read deadline for the connection's next
