@@ -128,7 +128,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		// Refusals (401, 429) count too, under the route they asked for.
 		authenticated = countRequests(opts.Metrics, route, authenticated)
 	}
-	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, st.AcquireTimeout(), authenticated))))
+	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, st.AcquireTimeout(), log, authenticated))))
 	if opts.Tracing {
 		served = tracing.Handler(served, route)
 	}
@@ -247,9 +247,15 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 // a place in the fair share and for database connections (the acquire
 // timeout), so that a busy service answers 503 after that time, not after
 // that time once per statement.
-func withDeadline(timeout, wait time.Duration, next http.Handler) http.Handler {
+//
+// A request that ran out of its deadline is logged here, once, at WARN,
+// whichever part of it ran out: the handlers' own lines about it are about
+// their errors, and a timeout an operator should see must not depend on
+// each handler remembering to say so.
+func withDeadline(timeout, wait time.Duration, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		deadline := time.Now().Add(timeout)
+		start := time.Now()
+		deadline := start.Add(timeout)
 		ctx, cancel := context.WithDeadline(patience.With(r.Context(), wait), deadline)
 		defer cancel()
 		if r.ContentLength != 0 && !readTimeoutWithin(r, timeout) {
@@ -257,9 +263,62 @@ func withDeadline(timeout, wait time.Duration, next http.Handler) http.Handler {
 			// request; a writer without one (a test's) just has none.
 			_ = http.NewResponseController(w).SetReadDeadline(deadline)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		answer := &answerStart{ResponseWriter: w}
+		returned := false
+		defer func() {
+			if ranOut(ctx, answer, deadline, returned) {
+				log.LogAttrs(ctx, slog.LevelWarn, "request ran past its deadline", slog.String("method", r.Method),
+					slog.String("path", r.URL.Path), slog.Int("status", answer.status), slog.Duration("elapsed", time.Since(start)),
+					slog.Duration("timeout", timeout), slog.Bool("answer_cut", answer.started && !returned))
+			}
+		}()
+		next.ServeHTTP(answer, r.WithContext(ctx))
+		returned = true
 	})
 }
+
+// ranOut reports whether a request ran out of its deadline: the deadline
+// passed (rather than its client going away) before its answer started, or
+// while it was being written and the handler cut it short (a stream that
+// could not finish: it panics with http.ErrAbortHandler, so that the client
+// sees a broken answer, not a short one). A download whose answer started in
+// time and goes on past the deadline, as files do, did not.
+func ranOut(ctx context.Context, answer *answerStart, deadline time.Time, returned bool) bool {
+	if ctx.Err() != context.DeadlineExceeded {
+		return false
+	}
+	return !answer.started || answer.at.After(deadline) || !returned
+}
+
+// answerStart notes when, and with what status, a request's answer started.
+type answerStart struct {
+	http.ResponseWriter
+	started bool
+	at      time.Time
+	status  int
+}
+
+func (a *answerStart) start(code int) {
+	if !a.started && code >= 200 {
+		a.started, a.at, a.status = true, time.Now(), code
+	}
+}
+
+func (a *answerStart) WriteHeader(code int) {
+	a.start(code)
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerStart) Write(b []byte) (int, error) {
+	a.start(http.StatusOK)
+	return a.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (a *answerStart) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// Flush sends what is written so far: answers in parts (@defer) and streams need it.
+func (a *answerStart) Flush() { _ = http.NewResponseController(a.ResponseWriter).Flush() }
 
 // readTimeoutWithin reports whether the server's own read timeout, which
 // runs from the start of the request, ends reading sooner than timeout would:
