@@ -62,8 +62,11 @@ type Config struct {
 	AuditLog string
 	// MetricsAddr, when set, serves /metrics there instead of on Addr.
 	MetricsAddr string
-	// AccessLog is the level of the line logged per request (info, debug) or off.
-	AccessLog string
+	// AccessLog is which requests get an access log line: sampled (every
+	// failed or slow one, and one in AccessLogSample of the others, at info),
+	// info or debug (every one, at that level), or off.
+	AccessLog       string
+	AccessLogSample int
 	// Auth is how callers are authenticated; JWT configures the jwt mode.
 	Auth auth.Mode
 	JWT  auth.JWTOptions
@@ -133,7 +136,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
 	var authMode, rateLimit, rateBurst, jwtSkew string
 	var replicaURLs, replicaMaxLag string
-	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate string
+	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate, accessLogSample string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -155,7 +158,8 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
 		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr); import and generate serve their progress there", &cfg.MetricsAddr, true},
-		{"access-log", "INVENTORY_ACCESS_LOG", "info", "level of the line logged per request, with its request id: info, debug or off", &cfg.AccessLog, true},
+		{"access-log", "INVENTORY_ACCESS_LOG", "sampled", "which requests get a log line, with its request id: sampled (at info, every failed or slow one and one in --access-log-sample of the others), info or debug (every one), or off", &cfg.AccessLog, true},
+		{"access-log-sample", "INVENTORY_ACCESS_LOG_SAMPLE", strconv.Itoa(server.DefaultAccessLogSample), "sampled access log: one in how many successful requests under a second is logged", &accessLogSample, true},
 		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
 		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
 		{"rate-burst", "INVENTORY_RATE_BURST", "100", "requests a caller may send at once before the rate applies", &rateBurst, true},
@@ -276,11 +280,14 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	}
 	if cmd.serves {
 		switch cfg.AccessLog {
-		case "info", "debug", "off":
+		case "sampled", "info", "debug", "off":
 		default:
-			return Config{}, nil, fmt.Errorf("access log %q: use info, debug or off", cfg.AccessLog)
+			return Config{}, nil, fmt.Errorf("access log %q: use sampled, info, debug or off", cfg.AccessLog)
 		}
 		var err error
+		if cfg.AccessLogSample, err = strconv.Atoi(accessLogSample); err != nil || cfg.AccessLogSample < 1 || cfg.AccessLogSample > 1_000_000 {
+			return Config{}, nil, fmt.Errorf("access log sample %q: give a whole number from 1 (every request)", accessLogSample)
+		}
 		if cfg.Auth, err = auth.ParseMode(authMode); err != nil {
 			return Config{}, nil, err
 		}
@@ -354,6 +361,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),
+		slog.Int("access_log_sample", c.AccessLogSample),
 		slog.String("auth", string(c.Auth)),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),
