@@ -185,6 +185,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Tracing {
 		storeOptions = append(storeOptions, store.WithDriver(tracing.Driver))
 	}
+	if err := m.Config.checkDatabaseFolder(); err != nil {
+		return err
+	}
 	st, err := store.Open(ctx, m.Config.DatabaseURL, storeOptions...)
 	if err != nil {
 		return err
