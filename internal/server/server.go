@@ -381,25 +381,30 @@ func shared(queue *fairshare.Queue, open func(*http.Request) bool, writeError fu
 			return
 		}
 		defer release()
-		next.ServeHTTP(&releasingWriter{ResponseWriter: w, release: release}, r.WithContext(fairshare.WithKey(r.Context(), key)))
+		ctx, place := fairshare.WithPlace(fairshare.WithKey(r.Context(), key))
+		next.ServeHTTP(&releasingWriter{ResponseWriter: w, release: release, place: place}, r.WithContext(ctx))
 	})
 }
 
-// releasingWriter gives a request's place back when its answer starts.
+// releasingWriter gives a request's place back when its answer starts,
+// unless the request keeps it (fairshare.KeepPlace).
 type releasingWriter struct {
 	http.ResponseWriter
 	release func()
+	place   *fairshare.Place
 }
 
 func (w *releasingWriter) WriteHeader(code int) {
-	if code >= 200 {
+	if code >= 200 && !w.place.Kept() {
 		w.release()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *releasingWriter) Write(b []byte) (int, error) {
-	w.release()
+	if !w.place.Kept() {
+		w.release()
+	}
 	return w.ResponseWriter.Write(b)
 }
 
