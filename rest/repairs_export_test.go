@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"io"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
@@ -318,5 +319,47 @@ func TestTheRepairCSVKeepsItsPlaceInTheFairShare(t *testing.T) {
 	res.Body.Close()
 	if got, body := srv.Get(t, "/api/v1/inventories?x-company-id="+other, nil); got.StatusCode != http.StatusOK {
 		t.Errorf("another company's request once the export ended: %d %.200s, want 200", got.StatusCode, body)
+	}
+}
+
+// TestARepairCSVCutMidwayEndsBroken: an export whose deadline passes once
+// its first rows are sent (its second page held by the database here)
+// cannot answer an error any more; it ends the answer before its last
+// chunk, so the client sees a broken download, not a short CSV that looks
+// whole. The server logs the request past its deadline (answer_cut), and
+// the access log has its line.
+func TestARepairCSVCutMidwayEndsBroken(t *testing.T) {
+	gate := &pageGate{open: make(chan struct{})} // never opened
+	st := threePagesOfRepairs.Open(t, store.WithDriver(func(d dialect.Driver) dialect.Driver { gate.Driver = d; return gate }))
+	var logs apitest.LogBuffer
+	srv := apitest.NewServerLogging(t, st, server.Options{Files: apitest.Files(t), RequestTimeout: 3 * time.Second, AccessLog: "sampled"},
+		logs.Logger(slog.LevelInfo))
+
+	res, err := http.Get(srv.URL + "/api/v1/repairs?format=csv&x-company-id=" + companyA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("CSV export: %d (its first page must be read within the deadline)", res.StatusCode)
+	}
+	body, err := io.ReadAll(res.Body)
+	if err == nil {
+		t.Fatalf("the cut export read as whole: %d bytes, %d lines", len(body), bytes.Count(body, []byte("\n")))
+	}
+	if lines := bytes.Count(body, []byte("\n")); lines < 1001 {
+		t.Errorf("%d lines before the cut, want the header and the first page", lines)
+	}
+	var warned, accessed bool
+	for _, line := range logs.Take(t) {
+		switch {
+		case line["msg"] == "request ran past its deadline":
+			warned = line["level"] == "WARN" && line["answer_cut"] == true && line["status"] == float64(http.StatusOK)
+		case line["msg"] == "http request":
+			accessed = line["answer_cut"] == true
+		}
+	}
+	if !warned || !accessed {
+		t.Errorf("logged: %s\nwant a WARN line of the request past its deadline and an access line, both saying its answer was cut", logs.String())
 	}
 }

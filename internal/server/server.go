@@ -518,27 +518,38 @@ func logRequests(log *slog.Logger, access accessLog, next http.Handler) http.Han
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		elapsed := time.Since(start)
-		weight := 1
-		if sampled && rec.status < http.StatusBadRequest && elapsed < access.slow {
-			// Counted, not drawn at random: the first of each run of sample
-			// is logged, so a quiet server still shows its first request.
-			if (ordinary.Add(1)-1)%uint64(access.sample) != 0 {
+		returned := false
+		// Deferred, so that an answer cut short (a stream that failed
+		// midway ends its handler with http.ErrAbortHandler) has its line:
+		// a failure, whatever status it had sent.
+		defer func() {
+			elapsed := time.Since(start)
+			weight := 1
+			if sampled && returned && rec.status < http.StatusBadRequest && elapsed < access.slow {
+				// Counted, not drawn at random: the first of each run of
+				// sample is logged, so a quiet server still shows its first
+				// request.
+				if (ordinary.Add(1)-1)%uint64(access.sample) != 0 {
+					return
+				}
+				weight = access.sample
+			}
+			// Checked first: the arguments of a line that is not written
+			// would still be built, a few allocations on every request.
+			if !log.Enabled(r.Context(), at) {
 				return
 			}
-			weight = access.sample
-		}
-		// Checked first: the arguments of a line that is not written would
-		// still be built, a few allocations on every request.
-		if !log.Enabled(r.Context(), at) {
-			return
-		}
-		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.Duration("duration", elapsed), slog.String("remote_addr", r.RemoteAddr)}
-		if weight > 1 {
-			attrs = append(attrs, slog.Int("sample", weight))
-		}
-		log.LogAttrs(r.Context(), at, "http request", attrs...)
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Duration("duration", elapsed), slog.String("remote_addr", r.RemoteAddr)}
+			if weight > 1 {
+				attrs = append(attrs, slog.Int("sample", weight))
+			}
+			if !returned {
+				attrs = append(attrs, slog.Bool("answer_cut", true))
+			}
+			log.LogAttrs(r.Context(), at, "http request", attrs...)
+		}()
+		next.ServeHTTP(rec, r)
+		returned = true
 	})
 }
