@@ -128,6 +128,9 @@ func (a *API) repairsCSV(ctx context.Context, w http.ResponseWriter, where map[s
 	if err != nil {
 		return err
 	}
+	if page.TotalCount == nil {
+		return errors.New("rest: the repair list's first page has no totalCount")
+	}
 	if total := *page.TotalCount; total > maxCSVRepairs {
 		return apperr.InvalidField("format", "%d repairs match, over the %d a CSV holds: narrow the list with city, propertyId or since, or page through it as JSON",
 			total, maxCSVRepairs)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,7 +84,8 @@ func repairsAsCSV(t testing.TB, srv *apitest.Server, query string) ([]csvRow, in
 // 1,000 by id, holds every repair of the list once, in id order, each with
 // its own property, inventory, name, rating and level, the rows on either
 // side of each page's edge included: the list as the repair query reads it
-// from the database in one go.
+// from the database in one go. So it does when its pages must shrink to
+// fit the answer's byte bound.
 func TestTheRepairCSVIsCompleteAcrossPages(t *testing.T) {
 	st := threePagesOfRepairs.Open(t)
 	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
@@ -111,6 +113,12 @@ func TestTheRepairCSVIsCompleteAcrossPages(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("row %d (page %d of the export): %+v, want %+v", i+1, i/1000+1, got[i], want[i])
 		}
+	}
+	// Pages whose answers pass the answer's byte bound (here 100 KB; a page
+	// of 1,000 is about 450 KB) are read again in halves: the same rows.
+	small := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), MaxResponseBytes: 100_000})
+	if halved, _ := repairsAsCSV(t, small, ""); !slices.Equal(halved, want) {
+		t.Errorf("with answers bounded at 100 KB, the CSV holds %d rows, want the same %d", len(halved), len(want))
 	}
 	// A filter narrows the export as it narrows the list.
 	city := "Cali"
