@@ -84,7 +84,7 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 			_ = fc
 			v, err := x.Resolvers.ComparedPhoto().ContentType(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		case "url":
@@ -95,7 +95,7 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 			_ = fc
 			v, err := x.Resolvers.ComparedPhoto().URL(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		default:
@@ -166,7 +166,7 @@ func (x *directExec) _CreateInventoryPayload(ctx context.Context, sel ast.Select
 			_ = fc
 			v, err := x.Resolvers.CreateInventoryPayload().Inventory(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -233,7 +233,7 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 			_ = fc
 			v, err := obj.Inventory(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -251,7 +251,7 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 			v, err := obj.BoundedItems(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -468,7 +468,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := obj.Property(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -486,7 +486,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			v, err := obj.BoundedEnvironments(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -511,7 +511,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeCode(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.Int(v)
 		case "inventoryTypeName":
@@ -522,7 +522,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeName(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		case "pdfUrl":
@@ -533,7 +533,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().PDFURL(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -551,7 +551,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			_ = fc
 			v, err := x.Resolvers.Inventory().Previous(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -589,7 +589,7 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 			_ = fc
 			v, err := x.Resolvers.InventoryComparison().From(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -605,7 +605,7 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 			_ = fc
 			v, err := x.Resolvers.InventoryComparison().To(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -745,7 +745,7 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -860,7 +860,7 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			_ = fc
 			v, err := obj.Environment(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -876,7 +876,7 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			_ = fc
 			v, err := obj.Material(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -894,7 +894,7 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			v, err := obj.BoundedPhotos(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -1209,7 +1209,7 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 			v, err := obj.PagedItems(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1318,7 +1318,7 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			_ = fc
 			v, err := obj.Item(ctx)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1334,7 +1334,7 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			_ = fc
 			v, err := x.Resolvers.Photo().ContentType(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		case "url":
@@ -1345,7 +1345,7 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 			_ = fc
 			v, err := x.Resolvers.Photo().URL(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			x.w.String(v)
 		default:
@@ -1419,7 +1419,7 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 			v, err := obj.PagedInventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1437,7 +1437,7 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 			v, err := x.Resolvers.Property().Timeline(spanCtx, obj)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1564,7 +1564,7 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1627,7 +1627,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			_ = fc
 			v, err := x.Resolvers.Query().Node(ctx, fc.Args["id"].(uuid.UUID))
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				x.w.Null()
@@ -1646,7 +1646,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Nodes(spanCtx, fc.Args["ids"].([]uuid.UUID))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1673,7 +1673,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Inventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1691,7 +1691,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Properties(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1707,7 +1707,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			_ = fc
 			v, err := x.Resolvers.Query().InventoryComparison(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1725,7 +1725,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().InventoryPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1743,7 +1743,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().PropertyPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1761,7 +1761,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Repairs(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1779,7 +1779,7 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().RepairPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1818,7 +1818,7 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1917,7 +1917,7 @@ func (x *directExec) _UpdateInventoryPayload(ctx context.Context, sel ast.Select
 			_ = fc
 			v, err := x.Resolvers.UpdateInventoryPayload().Inventory(ctx, obj)
 			if err != nil {
-				return direct.ErrFallback
+				return direct.Failed(err)
 			}
 			if v == nil {
 				return direct.ErrFallback

@@ -257,7 +257,7 @@ func TestDirectExecutorAnswersAsGqlgenDoes(t *testing.T) {
 			}
 		}
 		// B4 compares an inventory with itself: every item UNCHANGED.
-		vars := map[string]any{"id": ids["Inventory"], "propertyId": ids["Property"], "page": 1, "pageSize": 20,
+		vars := map[string]any{"id": ids["Inventory"], "propertyId": ids["Property"], "page": 1, "pageSize": 20, "first": 20, "count": true,
 			"from": ids["Inventory"], "to": ids["Inventory"],
 			"direction": "DESC", "orderBy": map[string]any{"field": "CREATED_AT", "direction": "DESC"}}
 		for _, f := range files {

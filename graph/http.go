@@ -62,7 +62,8 @@ func Handler(exec *Executor) http.Handler {
 		}
 		for _, t := range transports {
 			if t.Supports(r) {
-				t.Do(w, r, retryingExecutor{Executor: exec, header: w.Header()})
+				out := &outageWriter{ResponseWriter: w}
+				t.Do(out, r, retryingExecutor{Executor: exec, header: w.Header(), outage: out})
 				return
 			}
 		}
@@ -112,8 +113,33 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	res := responses(ctx)
 	setRetryAfter(w.Header(), res)
-	writeResponse(w, res)
+	if outage(res) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		writeRequestErrors(w, res)
+	} else {
+		writeResponse(w, res)
+	}
 	metrics.From(ctx).Operation(opCtx.Operation.Name, time.Since(start))
+}
+
+// outage reports whether res answers an operation that the database's
+// unavailability left with nothing to answer: no data, and every error
+// UNAVAILABLE. Such an answer is a 503 without a data entry, whatever the
+// media type (docs/decisions.md, "Operations as documented"): the request
+// could not be served now and is to be sent again whole, which load
+// balancers, proxies and clients' retry policies read from the status. An
+// answer with data, even partial, stays a 200 (GraphQL over HTTP requires
+// it under application/graphql-response+json), with Retry-After.
+func outage(res *graphql.Response) bool {
+	if res == nil || len(res.Errors) == 0 || len(res.Data) > 0 && string(res.Data) != "null" {
+		return false
+	}
+	for _, e := range res.Errors {
+		if codeOf(e) != apperr.Unavailable {
+			return false
+		}
+	}
+	return true
 }
 
 // readBody reads a request body. A failure is the client's (it sent too
@@ -229,10 +255,12 @@ func rateLimited(h http.Header, errs gqlerror.List) bool {
 }
 
 // retryingExecutor is the executor as gqlgen's GET transport sees it: its
-// answers set Retry-After as post's do, before the transport writes them.
+// answers set Retry-After as post's do, before the transport writes them,
+// and an outage's answer is written as post writes it (to outage, when set).
 type retryingExecutor struct {
 	*Executor
 	header http.Header
+	outage *outageWriter
 }
 
 // CreateOperationContext sets Retry-After on a refusal for the caller's
@@ -248,9 +276,42 @@ func (e retryingExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.
 	return func(ctx context.Context) *graphql.Response {
 		res := responses(ctx)
 		setRetryAfter(e.header, res)
+		if e.outage != nil && outage(res) {
+			e.outage.answer(res)
+		}
 		return res
 	}, ctx
 }
+
+// outageWriter is the writer of an answer that gqlgen's transport writes,
+// unless an outage's answer was written first (its status is not one the
+// transport would give), after which what the transport writes is dropped.
+type outageWriter struct {
+	http.ResponseWriter
+	answered bool
+}
+
+func (w *outageWriter) answer(res *graphql.Response) {
+	w.ResponseWriter.WriteHeader(http.StatusServiceUnavailable)
+	writeRequestErrors(w.ResponseWriter, res)
+	w.answered = true
+}
+
+func (w *outageWriter) WriteHeader(code int) {
+	if !w.answered {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *outageWriter) Write(b []byte) (int, error) {
+	if w.answered {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (w *outageWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // responseContentType is the media type of the answer the client accepts,
 // chosen as gqlgen's transports choose it.

@@ -103,14 +103,20 @@ type Executor struct {
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
 	ctx = previous.WithLoader(timeline.WithLoader(ctx))
 	cost := costExtensions(opCtx)
-	switch data, err := e.runDirect(ctx, opCtx); err {
-	case nil:
+	data, err := e.runDirect(ctx, opCtx)
+	switch unavailable := (*unavailableError)(nil); {
+	case err == nil:
 		return graphql.OneShot(&graphql.Response{Data: data, Extensions: cost}), graphql.WithOperationContext(ctx, opCtx)
-	case direct.ErrTooLarge:
+	case err == direct.ErrTooLarge:
 		ctx = graphql.WithOperationContext(ctx, opCtx)
 		res := e.tooLarge(ctx)
 		res.Extensions = cost
 		return graphql.OneShot(res), ctx
+	case errors.As(err, &unavailable):
+		// Run again, it would wait for the database as long again, only to
+		// be refused: the client is told at once to send it later.
+		ctx = graphql.WithOperationContext(ctx, opCtx)
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{e.presenter(ctx, unavailable.err)}, Extensions: cost}), ctx
 	}
 	meter := &answerBytes{limit: int64(e.maxAnswerBytes)}
 	responses, ctx := e.Executor.DispatchOperation(withAnswerBytes(ctx, meter), opCtx)
@@ -164,9 +170,15 @@ func (e *Executor) tooLarge(ctx context.Context) *graphql.Response {
 // errFallback: the direct executor gave the operation up to gqlgen's.
 var errFallback = errors.New("graph: run on gqlgen's executor")
 
+// unavailableError: the direct executor stopped because the database could
+// not answer (err, an apperr.Unavailable).
+type unavailableError struct{ err error }
+
+func (u *unavailableError) Error() string { return u.err.Error() }
+
 // runDirect answers a query on the direct executor: its data, ErrTooLarge
-// past the answer's limit, or errFallback when gqlgen's executor must
-// answer instead.
+// past the answer's limit, an *unavailableError when the database could not
+// answer, or errFallback when gqlgen's executor must answer instead.
 func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, err error) {
 	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) {
 		return nil, errFallback
@@ -181,6 +193,8 @@ func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContex
 	switch {
 	case err == direct.ErrTooLarge:
 		return nil, err
+	case err != nil && apperr.CodeOf(err) == apperr.Unavailable:
+		return nil, &unavailableError{err: err}
 	case err != nil || len(graphql.GetErrors(ctx)) > 0:
 		return nil, errFallback
 	}

@@ -41,6 +41,9 @@ func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error)
 	// What the command logs (the audit lines of its writes among it) is the
 	// same JSON as the server's.
 	slog.SetDefault(newLogger(std.errOut, cfg))
+	if err := cfg.checkDatabaseFolder(); err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.storeOptions()...)
 	if err != nil {
 		return nil, err
@@ -58,6 +61,9 @@ func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error)
 
 // openFiles opens the configured file store, as the server does.
 func openFiles(ctx context.Context, cfg Config) (*files.Store, error) {
+	if err := cfg.checkFileFolders(); err != nil {
+		return nil, err
+	}
 	key, err := cfg.signingKey()
 	if err != nil {
 		return nil, err
@@ -72,6 +78,9 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	if len(rest) > 0 {
 		return fmt.Errorf("migrate takes no arguments, got %q", rest)
+	}
+	if err := cfg.checkDatabaseFolder(); err != nil {
+		return err
 	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.storeOptions()...)
 	if err != nil {

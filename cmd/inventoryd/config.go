@@ -66,8 +66,11 @@ type Config struct {
 	AuditLog string
 	// MetricsAddr, when set, serves /metrics there instead of on Addr.
 	MetricsAddr string
-	// AccessLog is the level of the line logged per request (info, debug) or off.
-	AccessLog string
+	// AccessLog is which requests get an access log line: sampled (every
+	// failed or slow one, and one in AccessLogSample of the others, at info),
+	// info or debug (every one, at that level), or off.
+	AccessLog       string
+	AccessLogSample int
 	// TimeZone is where reports show times, beside UTC.
 	TimeZone *time.Location
 	// Writes is whether clients may write (GraphQL mutations): on or off.
@@ -145,7 +148,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var level, timeout, poolSize, acquireTimeout, connectTimeout, shutdownDelay, shutdownTimeout, allowedHosts, corsOrigins string
 	var authMode, rateLimit, rateBurst, jwtSkew string
 	var replicaURLs, replicaMaxLag, replicaTimeout string
-	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate string
+	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate, accessLogSample string
 	var timeZone string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
@@ -158,7 +161,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"url-signing-key", "INVENTORY_URL_SIGNING_KEY", "", "secret that signs photo URLs (default: kept in <data-dir>/url-signing.key)", &cfg.SigningKey, true},
 		{"request-timeout", "INVENTORY_REQUEST_TIMEOUT", server.DefaultRequestTimeout.String(), "deadline of each request, database work included (e.g. 10s, 1m)", &timeout, true},
 		{"database-pool-size", "INVENTORY_DATABASE_POOL_SIZE", "", fmt.Sprintf("database connections used at once (default: %d on PostgreSQL, the CPUs on SQLite)", store.DefaultPostgresPoolSize), &poolSize, false},
-		{"database-acquire-timeout", "INVENTORY_DATABASE_ACQUIRE_TIMEOUT", store.DefaultAcquireTimeout.String(), "how long a request waits for a free connection before a 503", &acquireTimeout, false},
+		{"database-acquire-timeout", "INVENTORY_DATABASE_ACQUIRE_TIMEOUT", store.DefaultAcquireTimeout.String(), "how long a request waits, in all, for a place and free database connections before a 503", &acquireTimeout, false},
 		{"database-connect-timeout", "INVENTORY_DATABASE_CONNECT_TIMEOUT", store.DefaultConnectTimeout.String(), "bound on connecting to PostgreSQL, at start too", &connectTimeout, false},
 		{"database-replica-urls", "INVENTORY_DATABASE_REPLICA_URLS", "", "comma-separated PostgreSQL standbys that serve reads, in turn (writes stay on --database-url)", &replicaURLs, true},
 		{"database-replica-max-lag", "INVENTORY_DATABASE_REPLICA_MAX_LAG", store.DefaultReplicaMaxLag.String(), "how far behind the primary a standby may replay and still serve reads", &replicaMaxLag, true},
@@ -172,7 +175,8 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
 		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr); import and generate serve their progress there", &cfg.MetricsAddr, true},
-		{"access-log", "INVENTORY_ACCESS_LOG", "info", "level of the line logged per request, with its request id: info, debug or off", &cfg.AccessLog, true},
+		{"access-log", "INVENTORY_ACCESS_LOG", "sampled", "which requests get a log line, with its request id: sampled (at info, every failed or slow one and one in --access-log-sample of the others), info or debug (every one), or off", &cfg.AccessLog, true},
+		{"access-log-sample", "INVENTORY_ACCESS_LOG_SAMPLE", strconv.Itoa(server.DefaultAccessLogSample), "sampled access log: one in how many successful requests under a second is logged", &accessLogSample, true},
 		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
 		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
 		{"rate-burst", "INVENTORY_RATE_BURST", "100", "requests a caller may send at once before the rate applies", &rateBurst, true},
@@ -306,11 +310,14 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 			return Config{}, nil, fmt.Errorf("writes %q: use on or off", cfg.Writes)
 		}
 		switch cfg.AccessLog {
-		case "info", "debug", "off":
+		case "sampled", "info", "debug", "off":
 		default:
-			return Config{}, nil, fmt.Errorf("access log %q: use info, debug or off", cfg.AccessLog)
+			return Config{}, nil, fmt.Errorf("access log %q: use sampled, info, debug or off", cfg.AccessLog)
 		}
 		var err error
+		if cfg.AccessLogSample, err = strconv.Atoi(accessLogSample); err != nil || cfg.AccessLogSample < 1 || cfg.AccessLogSample > 1_000_000 {
+			return Config{}, nil, fmt.Errorf("access log sample %q: give a whole number from 1 (every request)", accessLogSample)
+		}
 		if cfg.Auth, err = auth.ParseMode(authMode); err != nil {
 			return Config{}, nil, err
 		}
@@ -388,6 +395,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),
+		slog.Int("access_log_sample", c.AccessLogSample),
 		slog.String("auth", string(c.Auth)),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),

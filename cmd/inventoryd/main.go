@@ -196,6 +196,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Tracing {
 		storeOptions = append(storeOptions, store.WithDriver(tracing.Driver))
 	}
+	if err := m.Config.checkDatabaseFolder(); err != nil {
+		return err
+	}
 	st, err := store.Open(ctx, m.Config.DatabaseURL, storeOptions...)
 	if err != nil {
 		return err
@@ -247,7 +250,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Handler: server.Handler(st, m.Log, server.Options{
 			IDECompany: ideCompany, RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
-			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog,
+			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog, AccessLogSample: m.Config.AccessLogSample,
 			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
 			Limiter:          auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
 			Share:            share,

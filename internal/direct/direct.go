@@ -26,8 +26,22 @@ import (
 )
 
 // ErrFallback is returned when the direct executor gives an operation up to
-// gqlgen's. Generated code wraps it in nothing: callers test with ==.
+// gqlgen's: as it is, or (a resolver's failure) as an error that Is it and
+// unwraps to the resolver's error (Failed).
 var ErrFallback = errors.New("direct: run the operation on gqlgen's executor")
+
+// Failed is what the generated code returns when a field's resolver fails
+// with err: the operation is given up to gqlgen's executor, as any other
+// fallback is, and the caller can tell why. Some failures no second run
+// mends (the database is unavailable): answered at once, they cost the
+// client no second wait.
+func Failed(err error) error { return &failure{err: err} }
+
+type failure struct{ err error }
+
+func (f *failure) Error() string        { return ErrFallback.Error() + ": " + f.err.Error() }
+func (f *failure) Is(target error) bool { return target == ErrFallback }
+func (f *failure) Unwrap() error        { return f.err }
 
 // ErrTooLarge is returned when an answer grows past its writer's limit: the
 // operation stops there, and is not run again on gqlgen's executor.

@@ -17,9 +17,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -98,7 +100,11 @@ func (q *Queue) Acquire(ctx context.Context, key string) (release func(), err er
 	st.waiting = append(st.waiting, w)
 	q.mu.Unlock()
 
-	timer := time.NewTimer(q.maxWait)
+	// The wait for a place and those for database connections share the
+	// request's patience: together they last at most the acquire timeout.
+	start := time.Now()
+	defer func() { patience.Spend(ctx, time.Since(start)) }()
+	timer := time.NewTimer(max(patience.Allow(ctx, q.maxWait), 0))
 	defer timer.Stop()
 	var cause error
 	select {
@@ -239,6 +245,32 @@ func KeyFrom(ctx context.Context) string {
 	key, _ := ctx.Value(keyCtx{}).(string)
 	return key
 }
+
+type placeCtx struct{}
+
+// Place is a request's hold on its place. The server gives the place back
+// as soon as the answer starts (a slow client reading a long download holds
+// none), unless the request keeps it (KeepPlace).
+type Place struct{ kept atomic.Bool }
+
+// WithPlace records the place a request holds, for KeepPlace.
+func WithPlace(ctx context.Context) (context.Context, *Place) {
+	p := &Place{}
+	return context.WithValue(ctx, placeCtx{}, p), p
+}
+
+// KeepPlace keeps ctx's request in its place until it returns, though its
+// answer has started: a stream that reads the database as it writes (the
+// repair CSV) does a request's work all along, and must not let others
+// start theirs in its place.
+func KeepPlace(ctx context.Context) {
+	if p, ok := ctx.Value(placeCtx{}).(*Place); ok {
+		p.kept.Store(true)
+	}
+}
+
+// Kept reports whether the request kept its place (KeepPlace).
+func (p *Place) Kept() bool { return p != nil && p.kept.Load() }
 
 // KeyOf is the key r is shared under: its company, the one a credential
 // binds or else the one it names (in header mode the gateway sets it, so a

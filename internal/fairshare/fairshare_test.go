@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/patience"
 )
 
 // TestAFreedPlaceGoesToTheCompanyWithFewestRunning: companies A and C hold
@@ -96,6 +97,30 @@ func TestTooManyWaitingOrWaitingTooLongIsRefused(t *testing.T) {
 	_, err = q.Acquire(ctx, "C")
 	if code, _ := codeOf(err); code != apperr.DeadlineExceeded {
 		t.Errorf("a deadline passing while waiting: %v, want DEADLINE_EXCEEDED", err)
+	}
+}
+
+// TestTheWaitForAPlaceSharesTheRequestsPatience: a request waits for a place
+// no longer than what is left of its patience, and what it waited is gone
+// from the patience its statements then have: the place and the database
+// connections together take at most the acquire timeout.
+func TestTheWaitForAPlaceSharesTheRequestsPatience(t *testing.T) {
+	q := NewQueue(QueueOptions{Places: 1, MaxQueued: 10, MaxWait: 10 * time.Second})
+	if _, err := q.Acquire(context.Background(), "A"); err != nil {
+		t.Fatal(err)
+	}
+	const wait = 300 * time.Millisecond
+	ctx := patience.With(context.Background(), wait)
+	start := time.Now()
+	_, err := q.Acquire(ctx, "B")
+	if code, _ := codeOf(err); code != apperr.Unavailable {
+		t.Errorf("waiting past the request's patience: %v, want UNAVAILABLE", err)
+	}
+	if elapsed := time.Since(start); elapsed < wait || elapsed >= 10*wait {
+		t.Errorf("refused after %s, want the request's patience (%s), not the queue's wait (10s)", elapsed, wait)
+	}
+	if left := patience.Allow(ctx, time.Hour); left > 0 {
+		t.Errorf("patience left after waiting it out: %s, want none", left)
 	}
 }
 

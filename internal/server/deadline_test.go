@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,4 +134,78 @@ func TestAClientThatGoesAwayCancelsItsStatement(t *testing.T) {
 		t.Fatal("the request was answered, want the client to have given up")
 	}
 	noneWaitSoon(t, other)
+}
+
+// TestARequestPastItsDeadlineLogsOneWarning: a request that runs out of its
+// deadline (here waiting for the one database connection, which a
+// transaction holds) is logged once at WARN by the server, with its id,
+// method, path, status, elapsed time and the timeout, over GraphQL and REST
+// alike. A request answered in time logs none, nor does one whose client
+// went away before its deadline (that is not a timeout of the service's).
+func TestARequestPastItsDeadlineLogsOneWarning(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	// The acquire timeout outlasts the deadline: the wait ends at the deadline.
+	st := testdb.DemoRecords.Open(t, store.WithPool(1, time.Minute))
+	var logs apitest.LogBuffer
+	srv := apitest.NewServerLogging(t, st, server.Options{Files: apitest.Files(t), RequestTimeout: timeout}, logs.Logger(slog.LevelInfo))
+	tx, err := st.Client.Tx(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+
+	requests := []struct {
+		id, method, path string
+		body             []byte
+		status           int
+	}{
+		{"late-graphql", http.MethodPost, "/graphql", []byte(`{"query":"{ inventories(first: 1) { totalCount } }"}`), http.StatusOK},
+		{"late-rest", http.MethodGet, "/api/v1/inventories", nil, http.StatusGatewayTimeout},
+	}
+	for _, r := range requests {
+		status, _, body := request(t, r.method, srv.URL+r.path, http.Header{"X-Company-Id": {company}, "X-Request-Id": {r.id}}, r.body)
+		if status != r.status || !strings.Contains(string(body), "DEADLINE_EXCEEDED") {
+			t.Errorf("%s %s behind a held connection: %d %s, want %d DEADLINE_EXCEEDED", r.method, r.path, status, body, r.status)
+		}
+	}
+	var warnings []map[string]any
+	for _, line := range logs.Take(t) {
+		if line["level"] == "WARN" {
+			warnings = append(warnings, line)
+		}
+	}
+	if len(warnings) != len(requests) {
+		t.Fatalf("%d WARN lines for %d requests past their deadline: %v", len(warnings), len(requests), warnings)
+	}
+	for i, r := range requests {
+		w := warnings[i]
+		elapsed, _ := w["elapsed"].(float64)
+		if w["msg"] != "request ran past its deadline" || w["request_id"] != r.id || w["method"] != r.method || w["path"] != r.path ||
+			w["status"] != float64(r.status) || w["timeout"] != float64(timeout) || time.Duration(elapsed) < timeout {
+			t.Errorf("WARN line of %s: %v, want its id, method, path, status, an elapsed time past %s and that timeout", r.id, w, timeout)
+		}
+	}
+
+	// The client goes away before the deadline: no warning.
+	long := apitest.NewServerLogging(t, st, server.Options{Files: apitest.Files(t), RequestTimeout: time.Minute}, logs.Logger(slog.LevelInfo))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, long.URL+"/api/v1/inventories?x-company-id="+company, nil)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Errorf("a request whose client left: answered %d, want the client's own timeout", res.StatusCode)
+	}
+	// In time: no warning.
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := request(t, http.MethodGet, srv.URL+"/api/v1/inventories?x-company-id="+company, nil, nil); status != http.StatusOK {
+		t.Fatalf("with the connection free: %d %s", status, body)
+	}
+	time.Sleep(200 * time.Millisecond) // the abandoned request's handler returns once its context ends
+	for _, line := range logs.Take(t) {
+		if line["level"] == "WARN" {
+			t.Errorf("a request answered in time, or left by its client, logged at WARN: %v", line)
+		}
+	}
 }

@@ -1,14 +1,18 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -51,5 +55,66 @@ func TestARequestsIdLeadsFromItsErrorToItsLogLines(t *testing.T) {
 		if got := header.Get("X-Request-Id"); !regexp.MustCompile(`^[0-9a-f]{24}$`).MatchString(got) {
 			t.Errorf("sent %q: id %q, want a generated one", sent, got)
 		}
+	}
+}
+
+// TestTheSampledAccessLogKeepsFailuresAndSlowRequests: sampled, the access
+// log writes every request that failed (4xx, 5xx) or took the slow time or
+// longer, and one in AccessLogSample of the others, which says how many it
+// stands for.
+func TestTheSampledAccessLogKeepsFailuresAndSlowRequests(t *testing.T) {
+	const slow = 300 * time.Millisecond
+	st := testdb.DemoRecords.Open(t, store.WithPool(1, time.Minute))
+	var logs apitest.LogBuffer
+	srv := apitest.NewServerLogging(t, st, server.Options{Files: apitest.Files(t), AccessLog: "sampled", AccessLogSample: 10, SlowRequest: slow},
+		logs.Logger(slog.LevelInfo))
+	for range 25 {
+		if status, _, _ := request(t, http.MethodGet, srv.URL+"/healthz", nil, nil); status != http.StatusOK {
+			t.Fatal(status)
+		}
+	}
+	failures := []string{"/api/v1/inventories?pageSize=zero&x-company-id=" + company, "/no/such/endpoint", "/api/v1/inventories"}
+	for _, path := range failures {
+		if status, _, _ := request(t, http.MethodGet, srv.URL+path, nil, nil); status < 400 {
+			t.Fatalf("%s: %d, want a failure", path, status)
+		}
+	}
+	// Slow but successful: it waits for the one connection, held a while.
+	tx, err := st.Client.Tx(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(2*slow, func() { _ = tx.Rollback() })
+	if status, _, body := request(t, http.MethodGet, srv.URL+"/api/v1/inventories?x-company-id="+company, nil, nil); status != http.StatusOK {
+		t.Fatalf("the slow request: %d %s", status, body)
+	}
+
+	var sampled, failed, slowLines int
+	for _, line := range logs.Take(t) {
+		if line["msg"] != "http request" {
+			continue
+		}
+		status, _ := line["status"].(float64)
+		duration, _ := line["duration"].(float64)
+		switch {
+		case line["path"] == "/healthz":
+			sampled++
+			if line["sample"] != float64(10) || line["level"] != "INFO" {
+				t.Errorf("a sampled line: %v, want it at info, standing for 10 requests", line)
+			}
+		case status >= 400:
+			failed++
+		case time.Duration(duration) >= slow:
+			slowLines++
+		}
+		if status >= 400 || time.Duration(duration) >= slow {
+			if _, ok := line["sample"]; ok {
+				t.Errorf("a failed or slow request's line says it is sampled: %v", line)
+			}
+		}
+	}
+	if sampled != 3 || failed != len(failures) || slowLines != 1 {
+		t.Errorf("lines: %d of 25 successes (want 3: the 1st, 11th and 21st), %d of %d failures, %d of 1 slow request; want every failure and slow one",
+			sampled, failed, len(failures), slowLines)
 	}
 }

@@ -2,12 +2,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +23,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -55,9 +58,17 @@ type Options struct {
 	SeparateMetrics bool
 	// Tracing wraps each request in a span (tracing.Setup installed an exporter).
 	Tracing bool
-	// AccessLog is the level of the line logged for each request: "info",
-	// "debug" (the default here; the binary's is info) or "off".
+	// AccessLog is which requests get a line and at what level: "sampled"
+	// (the binary's default: at info, every failed or slow request and one in
+	// AccessLogSample of the others), "info" or "debug" (every request at
+	// that level; debug is the default here) or "off".
 	AccessLog string
+	// AccessLogSample is one in how many ordinary requests "sampled" logs
+	// (DefaultAccessLogSample when 0).
+	AccessLogSample int
+	// SlowRequest is how long a request takes to be slow, and logged whatever
+	// the sampling (DefaultSlowRequest when 0).
+	SlowRequest time.Duration
 	// Auth is how callers are authenticated (auth.Header when empty), with
 	// the Verifier of the other modes; Limiter limits each caller's rate.
 	Auth     auth.Mode
@@ -70,6 +81,15 @@ type Options struct {
 	// MaxResponseBytes bounds each GraphQL answer (graph.DefaultMaxResponseBytes when 0).
 	MaxResponseBytes int
 }
+
+// Access log sampling: at moderate load a line for every request was 47 MB
+// every 10 minutes, nearly all of it successes nobody reads. A failure or a
+// slow request is what an operator looks for, so each of those is logged;
+// of the rest, one in a hundred shows the traffic's shape.
+const (
+	DefaultAccessLogSample = 100
+	DefaultSlowRequest     = time.Second
+)
 
 // DefaultRequestTimeout is the deadline of a request: generous for reads
 // whose price the cost check bounds, short enough that a stuck one does not
@@ -127,7 +147,8 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		// Refusals (401, 429) count too, under the route they asked for.
 		authenticated = countRequests(opts.Metrics, route, authenticated)
 	}
-	var served http.Handler = logRequests(log, opts.AccessLog, securityHeaders(withCaller(withDeadline(timeout, withReadSession(authenticated)))))
+	access := accessLog{level: opts.AccessLog, sample: cmp.Or(opts.AccessLogSample, DefaultAccessLogSample), slow: cmp.Or(opts.SlowRequest, DefaultSlowRequest)}
+	var served http.Handler = logRequests(log, access, securityHeaders(withCaller(withDeadline(timeout, st.AcquireTimeout(), log, withReadSession(authenticated)))))
 	if opts.Tracing {
 		served = tracing.Handler(served, route)
 	}
@@ -252,19 +273,83 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 // Reading the body is bound by it too: a context does not stop a read, so
 // the connection gets the same read deadline, and a body that trickles in
 // past it fails as a timeout (408) rather than holding the handler.
-func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
+//
+// It also gives the request its patience: how long it may wait, in all, for
+// a place in the fair share and for database connections (the acquire
+// timeout), so that a busy service answers 503 after that time, not after
+// that time once per statement.
+//
+// A request that ran out of its deadline is logged here, once, at WARN,
+// whichever part of it ran out: the handlers' own lines about it are about
+// their errors, and a timeout an operator should see must not depend on
+// each handler remembering to say so.
+func withDeadline(timeout, wait time.Duration, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		deadline := time.Now().Add(timeout)
-		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		start := time.Now()
+		deadline := start.Add(timeout)
+		ctx, cancel := context.WithDeadline(patience.With(r.Context(), wait), deadline)
 		defer cancel()
 		if r.ContentLength != 0 && !readTimeoutWithin(r, timeout) {
 			// net/http resets the read deadline for the connection's next
 			// request; a writer without one (a test's) just has none.
 			_ = http.NewResponseController(w).SetReadDeadline(deadline)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		answer := &answerStart{ResponseWriter: w}
+		returned := false
+		defer func() {
+			if ranOut(ctx, answer, deadline, returned) {
+				log.LogAttrs(ctx, slog.LevelWarn, "request ran past its deadline", slog.String("method", r.Method),
+					slog.String("path", r.URL.Path), slog.Int("status", answer.status), slog.Duration("elapsed", time.Since(start)),
+					slog.Duration("timeout", timeout), slog.Bool("answer_cut", answer.started && !returned))
+			}
+		}()
+		next.ServeHTTP(answer, r.WithContext(ctx))
+		returned = true
 	})
 }
+
+// ranOut reports whether a request ran out of its deadline: the deadline
+// passed (rather than its client going away) before its answer started, or
+// while it was being written and the handler cut it short (a stream that
+// could not finish: it panics with http.ErrAbortHandler, so that the client
+// sees a broken answer, not a short one). A download whose answer started in
+// time and goes on past the deadline, as files do, did not.
+func ranOut(ctx context.Context, answer *answerStart, deadline time.Time, returned bool) bool {
+	if ctx.Err() != context.DeadlineExceeded {
+		return false
+	}
+	return !answer.started || answer.at.After(deadline) || !returned
+}
+
+// answerStart notes when, and with what status, a request's answer started.
+type answerStart struct {
+	http.ResponseWriter
+	started bool
+	at      time.Time
+	status  int
+}
+
+func (a *answerStart) start(code int) {
+	if !a.started && code >= 200 {
+		a.started, a.at, a.status = true, time.Now(), code
+	}
+}
+
+func (a *answerStart) WriteHeader(code int) {
+	a.start(code)
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerStart) Write(b []byte) (int, error) {
+	a.start(http.StatusOK)
+	return a.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (a *answerStart) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// Flush sends what is written so far: answers in parts (@defer) and streams need it.
+func (a *answerStart) Flush() { _ = http.NewResponseController(a.ResponseWriter).Flush() }
 
 // readTimeoutWithin reports whether the server's own read timeout, which
 // runs from the start of the request, ends reading sooner than timeout would:
@@ -307,25 +392,30 @@ func shared(queue *fairshare.Queue, open func(*http.Request) bool, writeError fu
 			return
 		}
 		defer release()
-		next.ServeHTTP(&releasingWriter{ResponseWriter: w, release: release}, r.WithContext(fairshare.WithKey(r.Context(), key)))
+		ctx, place := fairshare.WithPlace(fairshare.WithKey(r.Context(), key))
+		next.ServeHTTP(&releasingWriter{ResponseWriter: w, release: release, place: place}, r.WithContext(ctx))
 	})
 }
 
-// releasingWriter gives a request's place back when its answer starts.
+// releasingWriter gives a request's place back when its answer starts,
+// unless the request keeps it (fairshare.KeepPlace).
 type releasingWriter struct {
 	http.ResponseWriter
 	release func()
+	place   *fairshare.Place
 }
 
 func (w *releasingWriter) WriteHeader(code int) {
-	if code >= 200 {
+	if code >= 200 && !w.place.Kept() {
 		w.release()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *releasingWriter) Write(b []byte) (int, error) {
-	w.release()
+	if !w.place.Kept() {
+		w.release()
+	}
 	return w.ResponseWriter.Write(b)
 }
 
@@ -414,25 +504,63 @@ func countRequests(m *metrics.Metrics, route func(*http.Request) string, next ht
 	})
 }
 
-// logRequests writes the access log: a line per request at level ("info",
-// "debug" when empty, "off"), with its request id.
-func logRequests(log *slog.Logger, level string, next http.Handler) http.Handler {
+// accessLog is which requests logRequests logs: level "sampled", "info",
+// "debug" (also when empty) or "off"; when sampled, one in sample of the
+// requests that neither failed nor took slow or longer.
+type accessLog struct {
+	level  string
+	sample int
+	slow   time.Duration
+}
+
+// logRequests writes the access log: a line per request logged, with its
+// request id. A sampled line says how many requests it stands for
+// (sample), so that counts read from the log can be scaled back up.
+func logRequests(log *slog.Logger, access accessLog, next http.Handler) http.Handler {
 	at := slog.LevelDebug
-	switch level {
+	switch access.level {
 	case "off":
 		return next
-	case "info":
+	case "info", "sampled":
 		at = slog.LevelInfo
 	}
+	sampled := access.level == "sampled"
+	var ordinary atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		returned := false
+		// Deferred, so that an answer cut short (a stream that failed
+		// midway ends its handler with http.ErrAbortHandler) has its line:
+		// a failure, whatever status it had sent.
+		defer func() {
+			elapsed := time.Since(start)
+			weight := 1
+			if sampled && returned && rec.status < http.StatusBadRequest && elapsed < access.slow {
+				// Counted, not drawn at random: the first of each run of
+				// sample is logged, so a quiet server still shows its first
+				// request.
+				if (ordinary.Add(1)-1)%uint64(access.sample) != 0 {
+					return
+				}
+				weight = access.sample
+			}
+			// Checked first: the arguments of a line that is not written
+			// would still be built, a few allocations on every request.
+			if !log.Enabled(r.Context(), at) {
+				return
+			}
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Duration("duration", elapsed), slog.String("remote_addr", r.RemoteAddr)}
+			if weight > 1 {
+				attrs = append(attrs, slog.Int("sample", weight))
+			}
+			if !returned {
+				attrs = append(attrs, slog.Bool("answer_cut", true))
+			}
+			log.LogAttrs(r.Context(), at, "http request", attrs...)
+		}()
 		next.ServeHTTP(rec, r)
-		// Checked first: the arguments of a line that is not written would
-		// still be built, a few allocations on every request.
-		if log.Enabled(r.Context(), at) {
-			log.LogAttrs(r.Context(), at, "http request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)), slog.String("remote_addr", r.RemoteAddr))
-		}
+		returned = true
 	})
 }

@@ -19,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/patience"
 )
 
 // guard sits between ent and the database. It admits at most size
@@ -46,17 +47,26 @@ func newGuard(drv dialect.Driver, size int, acquireTimeout time.Duration) *guard
 	return &guard{Driver: drv, slots: make(chan struct{}, size), acquireTimeout: acquireTimeout}
 }
 
-// acquire takes a slot, waiting at most acquireTimeout for one; the returned
-// func gives it back (once, however often it is called).
+// acquire takes a slot, waiting at most acquireTimeout for one, and no
+// longer than what is left of the request's patience (internal/patience:
+// the acquire timeout is what a request waits in all, whatever its number
+// of statements); the returned func gives it back (once, however often it
+// is called).
 func (g *guard) acquire(ctx context.Context) (release func(), err error) {
 	select {
 	case g.slots <- struct{}{}:
 		return g.releaser(), nil
 	default:
 	}
+	wait := patience.Allow(ctx, g.acquireTimeout)
+	if wait <= 0 {
+		return nil, g.refuse()
+	}
 	g.waiting.Add(1)
 	defer g.waiting.Add(-1)
-	timer := time.NewTimer(g.acquireTimeout)
+	start := time.Now()
+	defer func() { patience.Spend(ctx, time.Since(start)) }()
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case g.slots <- struct{}{}:
@@ -64,11 +74,21 @@ func (g *guard) acquire(ctx context.Context) (release func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-timer.C:
-		g.lastRefusal.Store(time.Now().UnixNano())
-		return nil, &apperr.Error{Code: apperr.Unavailable,
-			Message: fmt.Sprintf("the database is busy: all %d connections stayed in use for %s; try again shortly", cap(g.slots), g.acquireTimeout)}
+		return nil, g.refuse()
 	}
 }
+
+// refuse is the error of a statement that found no free connection in its
+// request's time to wait for one.
+func (g *guard) refuse() error {
+	g.lastRefusal.Store(time.Now().UnixNano())
+	return &apperr.Error{Code: apperr.Unavailable,
+		Message: fmt.Sprintf("the database is busy: all %d connections stayed in use for as long as a request waits for one (%s); try again shortly", cap(g.slots), g.acquireTimeout)}
+}
+
+// AcquireTimeout is how long a request may wait, in all, for database
+// connections before it is told the database is busy.
+func (s *Store) AcquireTimeout() time.Duration { return s.guard.acquireTimeout }
 
 func (g *guard) releaser() func() {
 	var once sync.Once

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -120,7 +121,7 @@ func TestAFullPoolFailsStatementsAsUnavailableAfterTheAcquireTimeout(t *testing.
 		t.Errorf("pool with a waiter not yet refused: %+v, want not exhausted (only busy)", p)
 	}
 	err = <-done
-	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "all 1 connections stayed in use for 1s") {
+	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "all 1 connections stayed in use for as long as a request waits for one (1s)") {
 		t.Errorf("statement behind a full pool: got %v (code %s), want UNAVAILABLE naming the pool and the wait", err, apperr.CodeOf(err))
 	}
 	if p := st.Pool(); !p.Exhausted() {
@@ -134,6 +135,46 @@ func TestAFullPoolFailsStatementsAsUnavailableAfterTheAcquireTimeout(t *testing.
 	}
 	if p := st.Pool(); p.InUse != 0 || p.Waiting != 0 {
 		t.Errorf("pool after all statements ended: %+v, want empty", p)
+	}
+}
+
+// The acquire timeout is what a request waits for connections in all: its
+// statements share it. Behind a full pool, a request's first statement waits
+// it out and the next ones are refused at once, where each used to wait
+// the whole timeout again; a statement outside any request still waits its
+// own timeout.
+func TestARequestWaitsForConnectionsAtMostTheAcquireTimeoutInAll(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	st := testdb.Open(t, store.WithPool(1, timeout))
+	if st.AcquireTimeout() != timeout {
+		t.Fatalf("AcquireTimeout() = %s, want %s", st.AcquireTimeout(), timeout)
+	}
+	ctx := tenant.Unrestricted(context.Background(), "test")
+	tx, err := st.Client.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+
+	request := patience.With(ctx, timeout)
+	start := time.Now()
+	for i := range 3 {
+		if _, err := st.Client.Property.Query().Count(request); apperr.CodeOf(err) != apperr.Unavailable {
+			t.Fatalf("statement %d behind a full pool: %v, want UNAVAILABLE", i+1, err)
+		}
+	}
+	// Three statements that each waited would take three timeouts; the
+	// bound leaves a loaded machine room above one.
+	if elapsed := time.Since(start); elapsed < timeout || elapsed >= 2*timeout {
+		t.Errorf("three statements of one request refused after %s in all, want one acquire timeout (%s)", elapsed, timeout)
+	}
+
+	start = time.Now()
+	if _, err := st.Client.Property.Query().Count(ctx); apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("a statement outside a request: %v, want UNAVAILABLE", err)
+	}
+	if elapsed := time.Since(start); elapsed < timeout {
+		t.Errorf("a statement outside a request refused after %s, want its own acquire timeout (%s)", elapsed, timeout)
 	}
 }
 

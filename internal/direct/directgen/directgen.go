@@ -246,7 +246,7 @@ func (g *gen) getThen(call string, noErr bool, then string) {
 		g.printf("\t\t\t%s\n", then)
 	}
 	if !noErr {
-		g.printf("\t\t\tif err != nil {\n\t\t\t\treturn direct.ErrFallback\n\t\t\t}\n")
+		g.printf("\t\t\tif err != nil {\n\t\t\t\treturn direct.Failed(err)\n\t\t\t}\n")
 	}
 }
 

@@ -1,0 +1,49 @@
+// Package patience bounds how long one request waits, in all, for what it
+// shares with others: a place in the fair share and database connections.
+// Each of those waits is bounded by the acquire timeout on its own; a
+// request that queued for a place, then waited for a connection for each of
+// its statements, could otherwise wait that timeout several times over
+// before being told the service is busy.
+package patience
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+type budgetKey struct{}
+
+// budget is what is left of a request's patience, in nanoseconds. Waits
+// that overlap (gqlgen's executor resolves fields at once) each spend their
+// own time, so a request gives up no later than it would waiting alone.
+type budget struct{ left atomic.Int64 }
+
+// With gives ctx's request a patience of d, in all its waits; a context that
+// has one already keeps it.
+func With(ctx context.Context, d time.Duration) context.Context {
+	if _, ok := ctx.Value(budgetKey{}).(*budget); ok {
+		return ctx
+	}
+	b := &budget{}
+	b.left.Store(int64(d))
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+// Allow is how long the caller may wait now: what is left of ctx's patience,
+// at most limit; limit itself when ctx has none (a command's statements).
+// Zero or less: no waiting at all.
+func Allow(ctx context.Context, limit time.Duration) time.Duration {
+	b, ok := ctx.Value(budgetKey{}).(*budget)
+	if !ok {
+		return limit
+	}
+	return min(time.Duration(b.left.Load()), limit)
+}
+
+// Spend takes d, the time the caller waited, from ctx's patience.
+func Spend(ctx context.Context, d time.Duration) {
+	if b, ok := ctx.Value(budgetKey{}).(*budget); ok {
+		b.left.Add(-int64(d))
+	}
+}
