@@ -141,6 +141,10 @@ func TestComparisonRefusesOtherPropertiesAndOtherCompanies(t *testing.T) {
 		if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code {
 			t.Errorf("%s: %+v, want one %s", name, res.Errors, tc.code)
 		}
+		// The refusal names the argument to change.
+		if tc.code == "INVALID_ARGUMENT" && (len(res.Errors) != 1 || res.Errors[0].Extensions["field"] != "to") {
+			t.Errorf("%s: %+v, want extensions.field \"to\"", name, res.Errors)
+		}
 	}
 	res := srv.GraphQL(t, other.String(), comparisonQuery, map[string]any{"from": moveIn, "to": othersMoveOut})
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "NOT_FOUND" {

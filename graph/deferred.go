@@ -36,7 +36,7 @@ func (deferExtension) MutateOperationContext(ctx context.Context, opCtx *graphql
 	if ok, _ := ctx.Value(incrementalDeliveryKey{}).(bool); ok || !defers(opCtx.Operation.SelectionSet, map[string]bool{}) {
 		return nil
 	}
-	return gqlerror.Errorf("@defer is answered in parts: send the operation with POST and Accept: multipart/mixed (Apollo Client and urql do), or leave @defer out")
+	return badRequest("@defer is answered in parts: send the operation with POST and Accept: multipart/mixed (Apollo Client and urql do), or leave @defer out")
 }
 
 // defers reports whether a selection set, or a fragment it spreads, defers.

@@ -48,7 +48,7 @@ func Handler(exec *Executor) http.Handler {
 		}()
 		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
 		if r.ContentLength > MaxRequestBytes {
-			writeGraphQLError(w, http.StatusRequestEntityTooLarge, gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes))
+			writeGraphQLError(w, http.StatusRequestEntityTooLarge, bodyTooLarge())
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes) // bodies of unknown length too
@@ -67,7 +67,7 @@ func Handler(exec *Executor) http.Handler {
 				return
 			}
 		}
-		writeGraphQLError(w, http.StatusBadRequest, gqlerror.Errorf("send operations with GET or POST (application/json)"))
+		writeGraphQLError(w, http.StatusBadRequest, badRequest("send operations with GET or POST (application/json)"))
 	})
 }
 
@@ -152,12 +152,12 @@ func readBody(body io.Reader) ([]byte, int, *gqlerror.Error) {
 		return raw, http.StatusOK, nil
 	}
 	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		return nil, http.StatusRequestEntityTooLarge, gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes)
+		return nil, http.StatusRequestEntityTooLarge, bodyTooLarge()
 	}
 	if netErr, ok := errors.AsType[net.Error](err); ok && netErr.Timeout() {
-		return nil, http.StatusRequestTimeout, gqlerror.Errorf("the request body was not received in time: send it whole, without pauses")
+		return nil, http.StatusRequestTimeout, badRequest("the request body was not received in time: send it whole, without pauses")
 	}
-	return nil, http.StatusBadRequest, gqlerror.Errorf("the request body was not received in full")
+	return nil, http.StatusBadRequest, badRequest("the request body was not received in full")
 }
 
 // decodeParams decodes a GraphQL request. An error tells where the body goes
@@ -175,7 +175,7 @@ func decodeParams(raw []byte, params *graphql.RawParams) *gqlerror.Error {
 		// A request names its operation's document, or a persisted one by
 		// its hash; one with neither ({"qeury": …}) is not a GraphQL request.
 		if params.Query == "" && params.Extensions["persistedQuery"] == nil {
-			return gqlerror.Errorf(`the request has no "query": send the operation's document in it`)
+			return badRequest(`the request has no "query": send the operation's document in it`)
 		}
 		return nil
 	}
@@ -191,11 +191,11 @@ func decodeParams(raw []byte, params *graphql.RawParams) *gqlerror.Error {
 	case errors.As(err, &typeErr):
 		return notJSON(raw, int(typeErr.Offset), fmt.Sprintf("%q must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value))
 	case errors.Is(err, io.EOF):
-		return gqlerror.Errorf("the request body is empty: send a JSON GraphQL request")
+		return badRequest("the request body is empty: send a JSON GraphQL request")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return notJSON(raw, len(raw), "the body ends before its JSON does")
 	}
-	return gqlerror.Errorf("the request body is not a JSON GraphQL request")
+	return badRequest("the request body is not a JSON GraphQL request")
 }
 
 // notJSON says what is wrong at byte pos (from 1) of body, and on which line
@@ -205,7 +205,7 @@ func notJSON(body []byte, pos int, what string) *gqlerror.Error {
 	before := body[:max(pos-1, 0)]
 	line := 1 + bytes.Count(before, []byte{'\n'})
 	column := len(before) - bytes.LastIndexByte(before, '\n')
-	return gqlerror.Errorf("the request body is not a valid JSON GraphQL request at byte %d (line %d, column %d): %s", pos, line, column, what)
+	return badRequest("the request body is not a valid JSON GraphQL request at byte %d (line %d, column %d): %s", pos, line, column, what)
 }
 
 // jsonKind names the JSON kind of the values a field of graphql.RawParams takes.
@@ -417,4 +417,24 @@ func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	writeRequestErrors(w, &graphql.Response{Errors: gqlerror.List{gqlErr}})
+}
+
+// BadRequest is the code of a request the transport refuses before any
+// GraphQL is read: no JSON, no query, a method or media type not served.
+const BadRequest = "BAD_REQUEST"
+
+// badRequest is a transport's refusal, with its code: every error a client
+// gets has one to switch on.
+func badRequest(format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	err.Extensions = map[string]any{"code": BadRequest}
+	return err
+}
+
+// bodyTooLarge refuses a body over MaxRequestBytes as the query limits
+// refuse a document over theirs.
+func bodyTooLarge() *gqlerror.Error {
+	err := gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes)
+	err.Extensions = map[string]any{"code": "QUERY_TOO_LARGE", "limit": MaxRequestBytes}
+	return err
 }

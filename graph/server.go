@@ -226,6 +226,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		out := present(ctx, err)
 		out.Message = apperr.Cut(out.Message)
+		if codeOf(out) == "" {
+			// A refusal of gqlgen's transports (a GET without a query, a
+			// body that is no JSON): about the request, and coded as ours.
+			if out.Extensions == nil {
+				out.Extensions = map[string]any{}
+			}
+			out.Extensions["code"] = BadRequest
+		}
 		metrics.From(ctx).GraphQLError(string(codeOf(out)))
 		if id := requestid.From(ctx); id != "" {
 			if out.Extensions == nil {

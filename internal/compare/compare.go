@@ -115,7 +115,7 @@ func Load(ctx context.Context, client *ent.Client, from, to uuid.UUID) (*Compari
 		}
 	}
 	if byID[from].PropertyID != byID[to].PropertyID {
-		return nil, apperr.Errorf(apperr.Invalid,
+		return nil, apperr.InvalidField("to",
 			"inventories %s and %s are of different properties: only inventories of the same property compare", from, to)
 	}
 	return Compare(byID[from], byID[to]), nil
