@@ -27,14 +27,14 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder
 // Inventories is the resolver for the inventories field.
 func (r *queryResolver) Inventories(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.InventoryOrder, where *ent.InventoryWhereInput) (*ent.InventoryConnection, error) {
 	first = paging.DefaultFirst(first, last)
-	return r.client.Inventory.Query().EagerLoadFirst(paging.Rows(first, last)).Paginate(ctx, after, first, before, last,
+	return r.client.Inventory.Query().EagerLoadFirst(paging.Rows(first, last)).Paginate(paging.ReadPageForPageInfo(ctx), after, first, before, last,
 		ent.WithInventoryOrder(orderBy), ent.WithInventoryFilter(where.Filter))
 }
 
 // Properties is the resolver for the properties field.
 func (r *queryResolver) Properties(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.PropertyOrder, where *ent.PropertyWhereInput) (*ent.PropertyConnection, error) {
 	first = paging.DefaultFirst(first, last)
-	return r.client.Property.Query().EagerLoadFirst(paging.Rows(first, last)).Paginate(ctx, after, first, before, last,
+	return r.client.Property.Query().EagerLoadFirst(paging.Rows(first, last)).Paginate(paging.ReadPageForPageInfo(ctx), after, first, before, last,
 		ent.WithPropertyOrder(orderBy), ent.WithPropertyFilter(where.Filter))
 }
 

@@ -17,7 +17,7 @@ import (
 
 // Repairs is the resolver for the repairs field.
 func (r *queryResolver) Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error) {
-	return repairs.Query(r.client, where).Paginate(ctx, after, first, nil, nil)
+	return repairs.Query(r.client, where).Paginate(paging.ReadPageForPageInfo(ctx), after, first, nil, nil)
 }
 
 // RepairPage is the resolver for the repairPage field.
