@@ -460,6 +460,32 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
 				}
 			}
+		case "agentSignerName":
+			v := obj.AgentSignerName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "agentSignedRemotely":
+			v := obj.AgentSignedRemotely
+			x.w.Bool(v)
+		case "ownerSignerName":
+			v := obj.OwnerSignerName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "ownerSignedRemotely":
+			v := obj.OwnerSignedRemotely
+			x.w.Bool(v)
 		case "property":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, nil)
 			if err != nil {

@@ -354,6 +354,14 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_version(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Inventory_updatedAt(ctx, field)
+	case "agentSignerName":
+		return ec.fieldContext_Inventory_agentSignerName(ctx, field)
+	case "agentSignedRemotely":
+		return ec.fieldContext_Inventory_agentSignedRemotely(ctx, field)
+	case "ownerSignerName":
+		return ec.fieldContext_Inventory_ownerSignerName(ctx, field)
+	case "ownerSignedRemotely":
+		return ec.fieldContext_Inventory_ownerSignedRemotely(ctx, field)
 	case "property":
 		return ec.fieldContext_Inventory_property(ctx, field)
 	case "environments":
@@ -2336,6 +2344,98 @@ func (ec *executionContext) _Inventory_updatedAt(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Inventory_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Inventory_agentSignerName(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_agentSignerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSignerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_agentSignerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _Inventory_agentSignedRemotely(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_agentSignedRemotely(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSignedRemotely, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_agentSignedRemotely(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Inventory_ownerSignerName(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_ownerSignerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerSignerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_ownerSignerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _Inventory_ownerSignedRemotely(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_ownerSignedRemotely(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerSignedRemotely, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_ownerSignedRemotely(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Inventory_property(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
@@ -9789,6 +9889,26 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 		case "updatedAt":
 			out.Values[i] = ec._Inventory_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentSignerName":
+			out.Values[i] = ec._Inventory_agentSignerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentSignedRemotely":
+			out.Values[i] = ec._Inventory_agentSignedRemotely(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ownerSignerName":
+			out.Values[i] = ec._Inventory_ownerSignerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ownerSignedRemotely":
+			out.Values[i] = ec._Inventory_ownerSignedRemotely(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "property":

@@ -14,26 +14,26 @@ import (
 
 // Inventory is what the report shows.
 type Inventory struct {
-	ID             string
-	TypeName       string
-	RentalPrice    string
-	Currency       string
-	CreatedAt      time.Time
-	AgentSigned    time.Time
-	OwnerSigned    time.Time
+	ID          string
+	TypeName    string
+	RentalPrice string
+	Currency    string
+	CreatedAt   time.Time
+	AgentSigned time.Time
+	OwnerSigned time.Time
 	// AgentName and OwnerName are who signed for each party, where the
 	// record says (those signed through the API do; imported ones may not).
 	AgentName, OwnerName string
-	SignatureDate  time.Time
-	ApprovalCode   string
-	RemoteSigned   bool
-	PropertyCode   string
-	PropertyType   string
-	Address        string
-	Neighborhood   string
-	City           string
-	PropertyLevels int
-	Environments   []Environment
+	SignatureDate        time.Time
+	ApprovalCode         string
+	RemoteSigned         bool
+	PropertyCode         string
+	PropertyType         string
+	Address              string
+	Neighborhood         string
+	City                 string
+	PropertyLevels       int
+	Environments         []Environment
 }
 
 // Environment is a room of the report.
@@ -312,7 +312,6 @@ func short(id string) string {
 	}
 	return id
 }
-
 
 func remote(yes bool) string {
 	if yes {

@@ -110,4 +110,3 @@ func (b *bounded) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-

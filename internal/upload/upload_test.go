@@ -171,4 +171,3 @@ func BenchmarkPutFromA3MBPhoto(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(photo)), "photo-bytes")
 }
-
