@@ -43,6 +43,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	})
@@ -1878,6 +1879,43 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 		case "hasNextPage":
 			v := obj.HasNextPage
 			x.w.Bool(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _SignInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) error {
+	fields, err := x.fields.Of(sel, signInventoryPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"SignInventoryPayload\"")
+		case "inventory":
+			ctx, fc, err := x.contexts.Of(ctx, "SignInventoryPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.SignInventoryPayload().Inventory(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				return err
+			}
 		default:
 			return direct.ErrFallback
 		}

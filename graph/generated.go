@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/timeline"
@@ -46,6 +47,7 @@ type ResolverRoot interface {
 	Photo() PhotoResolver
 	Property() PropertyResolver
 	Query() QueryResolver
+	SignInventoryPayload() SignInventoryPayloadResolver
 	UpdateInventoryPayload() UpdateInventoryPayloadResolver
 }
 
@@ -79,6 +81,7 @@ type InventoryComparisonResolver interface {
 type MutationResolver interface {
 	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
 	UpdateInventory(ctx context.Context, input UpdateInventoryInput) (*InventoryPayload, error)
+	SignInventory(ctx context.Context, input SignInventoryInput) (*InventoryPayload, error)
 }
 type PhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
@@ -97,6 +100,9 @@ type QueryResolver interface {
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
 	Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error)
 	RepairPage(ctx context.Context, page int, pageSize int, where *repairs.Filter) (*RepairPage, error)
+}
+type SignInventoryPayloadResolver interface {
+	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
 }
 type UpdateInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
@@ -136,6 +142,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	}
@@ -666,6 +673,14 @@ func (ec *executionContext) childFields_RepairPage(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type RepairPage", field.Name)
 }
 
+func (ec *executionContext) childFields_SignInventoryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inventory":
+		return ec.fieldContext_SignInventoryPayload_inventory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignInventoryPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "at":
@@ -890,6 +905,20 @@ func (ec *executionContext) field_Mutation_createInventory_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateInventoryInput, error) {
 			return ec.unmarshalNCreateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCreateInventoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_signInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (SignInventoryInput, error) {
+			return ec.unmarshalNSignInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignInventoryInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4099,6 +4128,50 @@ func (ec *executionContext) fieldContext_Mutation_updateInventory(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_signInventory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signInventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SignInventory(ctx, fc.Args["input"].(SignInventoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+			return ec.marshalOSignInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signInventory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignInventoryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signInventory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[uuid.UUID]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5642,6 +5715,38 @@ func (ec *executionContext) _RepairPage_hasNextPage(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RepairPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SignInventoryPayload_inventory(ctx context.Context, field graphql.CollectedField, obj *InventoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignInventoryPayload_inventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SignInventoryPayload().Inventory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignInventoryPayload_inventory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SignInventoryPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TimelineEvent_at(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
@@ -9397,6 +9502,80 @@ func UnmarshalRepairWhereInput(ctx context.Context, raw any) (repairs.Filter, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSignInventoryInput(ctx context.Context, obj any) (SignInventoryInput, error) {
+	var it SignInventoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["remote"]; !present {
+		asMap["remote"] = false
+	}
+
+	fieldsInOrder := [...]string{"inventoryId", "party", "signerName", "remote", "expectedVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "inventoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inventoryId"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InventoryID = data
+		case "party":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("party"))
+			data, err := ec.unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Party = data
+		case "signerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("signerName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SignerName = data
+		case "remote":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("remote"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Remote = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSignInventoryInput unmarshals raw into the SignInventoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSignInventoryInput(ctx context.Context, raw any) (SignInventoryInput, error) {
+	var out SignInventoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SignInventoryInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateInventoryInput(ctx context.Context, obj any) (UpdateInventoryInput, error) {
 	var it UpdateInventoryInput
 	if obj == nil {
@@ -10521,6 +10700,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "signInventory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signInventory(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11043,6 +11229,40 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var signInventoryPayloadImplementors = []string{"SignInventoryPayload"}
+
+func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signInventoryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignInventoryPayload")
+		case "inventory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SignInventoryPayload_inventory(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11985,6 +12205,21 @@ func (ec *executionContext) marshalNRepairPage2ᚖgithubᚗcomᚋpropertyrecords
 	return ec._RepairPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSignInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignInventoryInput(ctx context.Context, v any) (SignInventoryInput, error) {
+	res, err := ec.unmarshalInputSignInventoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx context.Context, v any) (records.Party, error) {
+	var res records.Party
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx context.Context, sel ast.SelectionSet, v records.Party) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12721,6 +12956,13 @@ func (ec *executionContext) unmarshalORepairWhereInput2ᚖgithubᚗcomᚋpropert
 	}
 	res, err := ec.unmarshalInputRepairWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSignInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx context.Context, sel ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SignInventoryPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -54,6 +54,21 @@ type ItemInput struct {
 	Order       *int       `json:"order"`
 }
 
+// SignInventoryInput is signInventory's input.
+type SignInventoryInput struct {
+	InventoryID     uuid.UUID     `json:"inventoryId"`
+	Party           records.Party `json:"party"`
+	SignerName      string        `json:"signerName"`
+	Remote          bool          `json:"remote"`
+	ExpectedVersion *int          `json:"expectedVersion"`
+}
+
+// signing is the signature the input states.
+func (in *SignInventoryInput) signing() records.Signing {
+	return records.Signing{InventoryID: in.InventoryID, Party: in.Party, SignerName: in.SignerName,
+		Remote: in.Remote, ExpectedVersion: in.ExpectedVersion}
+}
+
 // InventoryPayload is what both mutations answer: the inventory written,
 // loaded by its resolver with what the query selects below it.
 type InventoryPayload struct {

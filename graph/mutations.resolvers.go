@@ -28,6 +28,17 @@ func (r *mutationResolver) UpdateInventory(ctx context.Context, input UpdateInve
 	return payload(id, err)
 }
 
+// SignInventory is the resolver for the signInventory field.
+func (r *mutationResolver) SignInventory(ctx context.Context, input SignInventoryInput) (*InventoryPayload, error) {
+	id, err := r.records.Sign(ctx, input.signing())
+	return payload(id, err)
+}
+
+// Inventory is the resolver for the inventory field.
+func (r *signInventoryPayloadResolver) Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error) {
+	return r.payloadInventory(ctx, obj.ID)
+}
+
 // Inventory is the resolver for the inventory field.
 func (r *updateInventoryPayloadResolver) Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error) {
 	return r.payloadInventory(ctx, obj.ID)
@@ -41,6 +52,11 @@ func (r *Resolver) CreateInventoryPayload() CreateInventoryPayloadResolver {
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
+// SignInventoryPayload returns SignInventoryPayloadResolver implementation.
+func (r *Resolver) SignInventoryPayload() SignInventoryPayloadResolver {
+	return &signInventoryPayloadResolver{r}
+}
+
 // UpdateInventoryPayload returns UpdateInventoryPayloadResolver implementation.
 func (r *Resolver) UpdateInventoryPayload() UpdateInventoryPayloadResolver {
 	return &updateInventoryPayloadResolver{r}
@@ -49,5 +65,6 @@ func (r *Resolver) UpdateInventoryPayload() UpdateInventoryPayloadResolver {
 type (
 	createInventoryPayloadResolver struct{ *Resolver }
 	mutationResolver               struct{ *Resolver }
+	signInventoryPayloadResolver   struct{ *Resolver }
 	updateInventoryPayloadResolver struct{ *Resolver }
 )

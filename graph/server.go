@@ -26,6 +26,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/previous"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/requestid"
+	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
 )
@@ -47,7 +48,7 @@ type ExecutorOptions struct {
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, log)}})
+		records: records.NewService(client, log, keeper(client, store))}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
@@ -78,6 +79,15 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
 		maxAnswerBytes: max(maxAnswer, 0)}
+}
+
+// keeper stores the PDFs of the inventories signInventory signs; without a
+// file store there is none (nil, not a nil *Keeper in the interface).
+func keeper(client *ent.Client, store *files.Store) records.PDFKeeper {
+	if client == nil || store == nil {
+		return nil
+	}
+	return signedpdf.New(client, store)
 }
 
 // DefaultMaxResponseBytes bounds what one operation may answer

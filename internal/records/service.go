@@ -32,11 +32,15 @@ import (
 type Service struct {
 	client *ent.Client
 	log    *slog.Logger
+	// pdfs stores the PDF of an inventory just signed; nil: A2 renders it
+	// on its first request.
+	pdfs PDFKeeper
 }
 
-// NewService returns a Service writing to client, its audit lines to log.
-func NewService(client *ent.Client, log *slog.Logger) *Service {
-	return &Service{client: client, log: log}
+// NewService returns a Service writing to client, its audit lines to log,
+// the PDFs of inventories it signs through pdfs (which may be nil).
+func NewService(client *ent.Client, log *slog.Logger, pdfs PDFKeeper) *Service {
+	return &Service{client: client, log: log, pdfs: pdfs}
 }
 
 // Create makes inv, a new inventory of the caller's company with its tree,
@@ -148,6 +152,8 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 		return uuid.Nil, freeze.Refusal(ch.ID) // the hook would refuse the write: said before the rest is checked
 	case current.Version != ch.ExpectedVersion:
 		return uuid.Nil, stale(ch.ID, ch.ExpectedVersion)
+	case current.AgentSignatureDate != nil || current.OwnerSignatureDate != nil:
+		return uuid.Nil, halfSigned(ch.ID)
 	}
 	inv := FromEnt(current)
 	if ch.Type != nil {
@@ -216,6 +222,13 @@ func newIDs(env *Environment) {
 			env.Items[j].ID = uuid.New()
 		}
 	}
+}
+
+// halfSigned refuses a change of an inventory one party has signed: the
+// other must sign the record the first signed.
+func halfSigned(id uuid.UUID) *apperr.Error {
+	return &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
+		Message: fmt.Sprintf("inventory %s is signed by one party and awaits the other: its content cannot change, so that both sign the same record; make a new inventory to record another state", id)}
 }
 
 func stale(id uuid.UUID, expected int) *apperr.Error {
