@@ -51,6 +51,43 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
 }
 
+func (x *directExec) _AddItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *PhotoPayload) error {
+	fields, err := x.fields.Of(sel, addItemPhotoPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"AddItemPhotoPayload\"")
+		case "photo":
+			ctx, fc, err := x.contexts.Of(ctx, "AddItemPhotoPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.AddItemPhotoPayload().Photo(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Photo(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
 func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, obj *ent.Photo) error {
 	fields, err := x.fields.Of(sel, comparedPhotoImplementors)
 	if err != nil {
@@ -1812,6 +1849,49 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				return direct.ErrFallback
 			}
 			if err := x._RepairPage(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _RemoveItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *RemovedPhoto) error {
+	fields, err := x.fields.Of(sel, removeItemPhotoPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"RemoveItemPhotoPayload\"")
+		case "photoId":
+			v := obj.PhotoID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "item":
+			ctx, fc, err := x.contexts.Of(ctx, "RemoveItemPhotoPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.RemoveItemPhotoPayload().Item(ctx, obj)
+			if err != nil {
+				return direct.ErrFallback
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Item(ctx, field.Selections, v); err != nil {
 				return err
 			}
 		default:

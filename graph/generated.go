@@ -39,6 +39,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AddItemPhotoPayload() AddItemPhotoPayloadResolver
 	ComparedPhoto() ComparedPhotoResolver
 	CreateInventoryPayload() CreateInventoryPayloadResolver
 	Inventory() InventoryResolver
@@ -47,6 +48,7 @@ type ResolverRoot interface {
 	Photo() PhotoResolver
 	Property() PropertyResolver
 	Query() QueryResolver
+	RemoveItemPhotoPayload() RemoveItemPhotoPayloadResolver
 	SignInventoryPayload() SignInventoryPayloadResolver
 	UpdateInventoryPayload() UpdateInventoryPayloadResolver
 }
@@ -61,6 +63,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AddItemPhotoPayloadResolver interface {
+	Photo(ctx context.Context, obj *PhotoPayload) (*ent.Photo, error)
+}
 type ComparedPhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
 	URL(ctx context.Context, obj *ent.Photo) (string, error)
@@ -82,6 +87,8 @@ type MutationResolver interface {
 	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
 	UpdateInventory(ctx context.Context, input UpdateInventoryInput) (*InventoryPayload, error)
 	SignInventory(ctx context.Context, input SignInventoryInput) (*InventoryPayload, error)
+	AddItemPhoto(ctx context.Context, itemID uuid.UUID, file graphql.Upload, photoID *uuid.UUID) (*PhotoPayload, error)
+	RemoveItemPhoto(ctx context.Context, photoID uuid.UUID) (*RemovedPhoto, error)
 }
 type PhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
@@ -100,6 +107,9 @@ type QueryResolver interface {
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
 	Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error)
 	RepairPage(ctx context.Context, page int, pageSize int, where *repairs.Filter) (*RepairPage, error)
+}
+type RemoveItemPhotoPayloadResolver interface {
+	Item(ctx context.Context, obj *RemovedPhoto) (*ent.Item, error)
 }
 type SignInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
@@ -244,6 +254,14 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AddItemPhotoPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "photo":
+		return ec.fieldContext_AddItemPhotoPayload_photo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddItemPhotoPayload", field.Name)
+}
 
 func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -653,6 +671,16 @@ func (ec *executionContext) childFields_PropertyPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type PropertyPage", field.Name)
 }
 
+func (ec *executionContext) childFields_RemoveItemPhotoPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "photoId":
+		return ec.fieldContext_RemoveItemPhotoPayload_photoId(ctx, field)
+	case "item":
+		return ec.fieldContext_RemoveItemPhotoPayload_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoveItemPhotoPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RepairPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "data":
@@ -899,6 +927,36 @@ func (ec *executionContext) field_Material_items_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addItemPhoto_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "file",
+		func(ctx context.Context, v any) (graphql.Upload, error) {
+			return ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["file"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "photoId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["photoId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -910,6 +968,20 @@ func (ec *executionContext) field_Mutation_createInventory_args(ctx context.Cont
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeItemPhoto_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "photoId",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["photoId"] = arg0
 	return args, nil
 }
 
@@ -1360,6 +1432,38 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AddItemPhotoPayload_photo(ctx context.Context, field graphql.CollectedField, obj *PhotoPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddItemPhotoPayload_photo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AddItemPhotoPayload().Photo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Photo) graphql.Marshaler {
+			return ec.marshalNPhoto2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhoto(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddItemPhotoPayload_photo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddItemPhotoPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Photo(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _ComparedPhoto_storageReference(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4172,6 +4276,94 @@ func (ec *executionContext) fieldContext_Mutation_signInventory(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addItemPhoto(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addItemPhoto(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddItemPhoto(ctx, fc.Args["itemId"].(uuid.UUID), fc.Args["file"].(graphql.Upload), fc.Args["photoId"].(*uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PhotoPayload) graphql.Marshaler {
+			return ec.marshalOAddItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐPhotoPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addItemPhoto(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddItemPhotoPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addItemPhoto_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeItemPhoto(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeItemPhoto(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveItemPhoto(ctx, fc.Args["photoId"].(uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RemovedPhoto) graphql.Marshaler {
+			return ec.marshalORemoveItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRemovedPhoto(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeItemPhoto(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoveItemPhotoPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeItemPhoto_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[uuid.UUID]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5542,6 +5734,61 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RemoveItemPhotoPayload_photoId(ctx context.Context, field graphql.CollectedField, obj *RemovedPhoto) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveItemPhotoPayload_photoId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PhotoID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveItemPhotoPayload_photoId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoveItemPhotoPayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RemoveItemPhotoPayload_item(ctx context.Context, field graphql.CollectedField, obj *RemovedPhoto) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveItemPhotoPayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RemoveItemPhotoPayload().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
+			return ec.marshalNItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveItemPhotoPayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemoveItemPhotoPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Item(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9704,6 +9951,40 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var addItemPhotoPayloadImplementors = []string{"AddItemPhotoPayload"}
+
+func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *PhotoPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addItemPhotoPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddItemPhotoPayload")
+		case "photo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AddItemPhotoPayload_photo(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var comparedPhotoImplementors = []string{"ComparedPhoto"}
 
 func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, obj *ent.Photo) graphql.Marshaler {
@@ -10707,6 +10988,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "addItemPhoto":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addItemPhoto(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "removeItemPhoto":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeItemPhoto(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11165,6 +11460,45 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var removeItemPhotoPayloadImplementors = []string{"RemoveItemPhotoPayload"}
+
+func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *RemovedPhoto) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removeItemPhotoPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoveItemPhotoPayload")
+		case "photoId":
+			out.Values[i] = ec._RemoveItemPhotoPayload_photoId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "item":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RemoveItemPhotoPayload_item(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12316,6 +12650,20 @@ func (ec *executionContext) unmarshalNUpdateInventoryInput2githubᚗcomᚋproper
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Upload!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -12456,6 +12804,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAddItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐPhotoPayload(ctx context.Context, sel ast.SelectionSet, v *PhotoPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AddItemPhotoPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -12948,6 +13303,13 @@ func (ec *executionContext) unmarshalOPropertyWhereInput2ᚖgithubᚗcomᚋprope
 	}
 	res, err := ec.unmarshalInputPropertyWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORemoveItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRemovedPhoto(ctx context.Context, sel ast.SelectionSet, v *RemovedPhoto) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RemoveItemPhotoPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORepairWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrepairsᚐFilter(ctx context.Context, v any) (*repairs.Filter, error) {

@@ -123,3 +123,15 @@ func payload(id uuid.UUID, err error) (*InventoryPayload, error) {
 	}
 	return &InventoryPayload{ID: id}, nil
 }
+
+// PhotoPayload is what addItemPhoto answers: the photo, loaded by its
+// resolver.
+type PhotoPayload struct {
+	ID uuid.UUID
+}
+
+// RemovedPhoto is what removeItemPhoto answers.
+type RemovedPhoto struct {
+	PhotoID uuid.UUID `json:"photoId"`
+	ItemID  uuid.UUID
+}

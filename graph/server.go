@@ -29,6 +29,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/upload"
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
@@ -44,11 +45,15 @@ type ExecutorOptions struct {
 	Budget *fairshare.Budget
 	// Limits replace DefaultLimits when set.
 	Limits *Limits
+	// MaxPhotoBytes bounds a photo addItemPhoto takes
+	// (upload.DefaultMaxPhotoBytes when 0).
+	MaxPhotoBytes int64
 }
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
+	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, log, keeper(client, store))}})
+		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
@@ -78,7 +83,7 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(answerMeter{})
 	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
-		maxAnswerBytes: max(maxAnswer, 0)}
+		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto}
 }
 
 // keeper stores the PDFs of the inventories signInventory signs; without a
@@ -108,6 +113,9 @@ type Executor struct {
 	recoverer graphql.RecoverFunc
 	// maxAnswerBytes bounds each answer's data (0: no bound).
 	maxAnswerBytes int
+	// maxPhotoBytes bounds a photo; a multipart request may be that and
+	// MaxRequestBytes more.
+	maxPhotoBytes int64
 }
 
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {

@@ -19,6 +19,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -35,12 +36,15 @@ type Service struct {
 	// pdfs stores the PDF of an inventory just signed; nil: A2 renders it
 	// on its first request.
 	pdfs PDFKeeper
+	// files keeps the photos it takes; nil: none are taken.
+	files *files.Store
 }
 
 // NewService returns a Service writing to client, its audit lines to log,
-// the PDFs of inventories it signs through pdfs (which may be nil).
-func NewService(client *ent.Client, log *slog.Logger, pdfs PDFKeeper) *Service {
-	return &Service{client: client, log: log, pdfs: pdfs}
+// the PDFs of inventories it signs through pdfs, the photos it takes to fs
+// (either may be nil).
+func NewService(client *ent.Client, log *slog.Logger, pdfs PDFKeeper, fs *files.Store) *Service {
+	return &Service{client: client, log: log, pdfs: pdfs, files: fs}
 }
 
 // Create makes inv, a new inventory of the caller's company with its tree,
