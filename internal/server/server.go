@@ -69,6 +69,9 @@ type Options struct {
 	Budget *fairshare.Budget
 	// MaxResponseBytes bounds each GraphQL answer (graph.DefaultMaxResponseBytes when 0).
 	MaxResponseBytes int
+	// MaxPhotoBytes bounds a photo addItemPhoto takes
+	// (upload.DefaultMaxPhotoBytes when 0).
+	MaxPhotoBytes int64
 }
 
 // DefaultRequestTimeout is the deadline of a request: generous for reads
@@ -94,7 +97,8 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		return from, to, ok
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
-	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget})
+	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
+		MaxPhotoBytes: opts.MaxPhotoBytes})
 	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
 	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
 	api.Register(mux)
