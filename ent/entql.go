@@ -88,6 +88,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldOwnerSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
 			inventory.FieldVersion:               {Type: field.TypeInt, Column: inventory.FieldVersion},
 			inventory.FieldUpdatedAt:             {Type: field.TypeTime, Column: inventory.FieldUpdatedAt},
+			inventory.FieldAgentSignerName:       {Type: field.TypeString, Column: inventory.FieldAgentSignerName},
+			inventory.FieldAgentSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldAgentSignedRemotely},
+			inventory.FieldOwnerSignerName:       {Type: field.TypeString, Column: inventory.FieldOwnerSignerName},
+			inventory.FieldOwnerSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldOwnerSignedRemotely},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -590,6 +594,26 @@ func (f *InventoryFilter) WhereVersion(p entql.IntP) {
 // WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
 func (f *InventoryFilter) WhereUpdatedAt(p entql.TimeP) {
 	f.Where(p.Field(inventory.FieldUpdatedAt))
+}
+
+// WhereAgentSignerName applies the entql string predicate on the agent_signer_name field.
+func (f *InventoryFilter) WhereAgentSignerName(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldAgentSignerName))
+}
+
+// WhereAgentSignedRemotely applies the entql bool predicate on the agent_signed_remotely field.
+func (f *InventoryFilter) WhereAgentSignedRemotely(p entql.BoolP) {
+	f.Where(p.Field(inventory.FieldAgentSignedRemotely))
+}
+
+// WhereOwnerSignerName applies the entql string predicate on the owner_signer_name field.
+func (f *InventoryFilter) WhereOwnerSignerName(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldOwnerSignerName))
+}
+
+// WhereOwnerSignedRemotely applies the entql bool predicate on the owner_signed_remotely field.
+func (f *InventoryFilter) WhereOwnerSignedRemotely(p entql.BoolP) {
+	f.Where(p.Field(inventory.FieldOwnerSignedRemotely))
 }
 
 // WhereHasProperty applies a predicate to check if query has an edge property.

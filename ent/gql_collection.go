@@ -250,6 +250,26 @@ func (_q *InventoryQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 				selectedFields = append(selectedFields, inventory.FieldUpdatedAt)
 				fieldSeen[inventory.FieldUpdatedAt] = struct{}{}
 			}
+		case "agentSignerName":
+			if _, ok := fieldSeen[inventory.FieldAgentSignerName]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldAgentSignerName)
+				fieldSeen[inventory.FieldAgentSignerName] = struct{}{}
+			}
+		case "agentSignedRemotely":
+			if _, ok := fieldSeen[inventory.FieldAgentSignedRemotely]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldAgentSignedRemotely)
+				fieldSeen[inventory.FieldAgentSignedRemotely] = struct{}{}
+			}
+		case "ownerSignerName":
+			if _, ok := fieldSeen[inventory.FieldOwnerSignerName]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldOwnerSignerName)
+				fieldSeen[inventory.FieldOwnerSignerName] = struct{}{}
+			}
+		case "ownerSignedRemotely":
+			if _, ok := fieldSeen[inventory.FieldOwnerSignedRemotely]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldOwnerSignedRemotely)
+				fieldSeen[inventory.FieldOwnerSignedRemotely] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

@@ -56,6 +56,14 @@ type Inventory struct {
 	Version int `json:"version,omitempty"`
 	// When the inventory was last written (UTC): created, changed or signed; absent for inventories written before it was kept.
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	// Who signed for the agent; absent until then, and on inventories signed before the API recorded it.
+	AgentSignerName *string `json:"agent_signer_name,omitempty"`
+	// Whether the agent signed remotely.
+	AgentSignedRemotely bool `json:"agent_signed_remotely,omitempty"`
+	// Who signed for the owner; absent until then, and on inventories signed before the API recorded it.
+	OwnerSignerName *string `json:"owner_signer_name,omitempty"`
+	// Whether the owner signed remotely.
+	OwnerSignedRemotely bool `json:"owner_signed_remotely,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InventoryQuery when eager-loading is set.
 	Edges        InventoryEdges `json:"edges"`
@@ -104,11 +112,11 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case inventory.FieldRentalPrice:
 			values[i] = new(decimal.Decimal)
-		case inventory.FieldIsSigned, inventory.FieldIsRemoteSigned:
+		case inventory.FieldIsSigned, inventory.FieldIsRemoteSigned, inventory.FieldAgentSignedRemotely, inventory.FieldOwnerSignedRemotely:
 			values[i] = new(sql.NullBool)
 		case inventory.FieldInventoryType, inventory.FieldVersion:
 			values[i] = new(sql.NullInt64)
-		case inventory.FieldCurrency, inventory.FieldApprovalCode, inventory.FieldPdfSha256:
+		case inventory.FieldCurrency, inventory.FieldApprovalCode, inventory.FieldPdfSha256, inventory.FieldAgentSignerName, inventory.FieldOwnerSignerName:
 			values[i] = new(sql.NullString)
 		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldSignatureSortDateDesc, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate, inventory.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -243,6 +251,32 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 				_m.UpdatedAt = new(time.Time)
 				*_m.UpdatedAt = value.Time
 			}
+		case inventory.FieldAgentSignerName:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field agent_signer_name", values[i])
+			} else if value.Valid {
+				_m.AgentSignerName = new(string)
+				*_m.AgentSignerName = value.String
+			}
+		case inventory.FieldAgentSignedRemotely:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field agent_signed_remotely", values[i])
+			} else if value.Valid {
+				_m.AgentSignedRemotely = value.Bool
+			}
+		case inventory.FieldOwnerSignerName:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field owner_signer_name", values[i])
+			} else if value.Valid {
+				_m.OwnerSignerName = new(string)
+				*_m.OwnerSignerName = value.String
+			}
+		case inventory.FieldOwnerSignedRemotely:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field owner_signed_remotely", values[i])
+			} else if value.Valid {
+				_m.OwnerSignedRemotely = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -351,6 +385,22 @@ func (_m *Inventory) String() string {
 		builder.WriteString("updated_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	if v := _m.AgentSignerName; v != nil {
+		builder.WriteString("agent_signer_name=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("agent_signed_remotely=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AgentSignedRemotely))
+	builder.WriteString(", ")
+	if v := _m.OwnerSignerName; v != nil {
+		builder.WriteString("owner_signer_name=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("owner_signed_remotely=")
+	builder.WriteString(fmt.Sprintf("%v", _m.OwnerSignedRemotely))
 	builder.WriteByte(')')
 	return builder.String()
 }

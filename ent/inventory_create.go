@@ -231,6 +231,62 @@ func (_c *InventoryCreate) SetNillableUpdatedAt(v *time.Time) *InventoryCreate {
 	return _c
 }
 
+// SetAgentSignerName sets the "agent_signer_name" field.
+func (_c *InventoryCreate) SetAgentSignerName(v string) *InventoryCreate {
+	_c.mutation.SetAgentSignerName(v)
+	return _c
+}
+
+// SetNillableAgentSignerName sets the "agent_signer_name" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableAgentSignerName(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetAgentSignerName(*v)
+	}
+	return _c
+}
+
+// SetAgentSignedRemotely sets the "agent_signed_remotely" field.
+func (_c *InventoryCreate) SetAgentSignedRemotely(v bool) *InventoryCreate {
+	_c.mutation.SetAgentSignedRemotely(v)
+	return _c
+}
+
+// SetNillableAgentSignedRemotely sets the "agent_signed_remotely" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableAgentSignedRemotely(v *bool) *InventoryCreate {
+	if v != nil {
+		_c.SetAgentSignedRemotely(*v)
+	}
+	return _c
+}
+
+// SetOwnerSignerName sets the "owner_signer_name" field.
+func (_c *InventoryCreate) SetOwnerSignerName(v string) *InventoryCreate {
+	_c.mutation.SetOwnerSignerName(v)
+	return _c
+}
+
+// SetNillableOwnerSignerName sets the "owner_signer_name" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableOwnerSignerName(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetOwnerSignerName(*v)
+	}
+	return _c
+}
+
+// SetOwnerSignedRemotely sets the "owner_signed_remotely" field.
+func (_c *InventoryCreate) SetOwnerSignedRemotely(v bool) *InventoryCreate {
+	_c.mutation.SetOwnerSignedRemotely(v)
+	return _c
+}
+
+// SetNillableOwnerSignedRemotely sets the "owner_signed_remotely" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableOwnerSignedRemotely(v *bool) *InventoryCreate {
+	if v != nil {
+		_c.SetOwnerSignedRemotely(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InventoryCreate) SetID(v uuid.UUID) *InventoryCreate {
 	_c.mutation.SetID(v)
@@ -339,6 +395,14 @@ func (_c *InventoryCreate) defaults() error {
 		v := inventory.DefaultVersion
 		_c.mutation.SetVersion(v)
 	}
+	if _, ok := _c.mutation.AgentSignedRemotely(); !ok {
+		v := inventory.DefaultAgentSignedRemotely
+		_c.mutation.SetAgentSignedRemotely(v)
+	}
+	if _, ok := _c.mutation.OwnerSignedRemotely(); !ok {
+		v := inventory.DefaultOwnerSignedRemotely
+		_c.mutation.SetOwnerSignedRemotely(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if inventory.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized inventory.DefaultID (forgotten import ent/runtime?)")
@@ -408,6 +472,22 @@ func (_c *InventoryCreate) check() error {
 		if err := inventory.VersionValidator(v); err != nil {
 			return &ValidationError{Name: "version", err: fmt.Errorf(`ent: validator failed for field "Inventory.version": %w`, err)}
 		}
+	}
+	if v, ok := _c.mutation.AgentSignerName(); ok {
+		if err := inventory.AgentSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signer_name": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AgentSignedRemotely(); !ok {
+		return &ValidationError{Name: "agent_signed_remotely", err: errors.New(`ent: missing required field "Inventory.agent_signed_remotely"`)}
+	}
+	if v, ok := _c.mutation.OwnerSignerName(); ok {
+		if err := inventory.OwnerSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signer_name": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.OwnerSignedRemotely(); !ok {
+		return &ValidationError{Name: "owner_signed_remotely", err: errors.New(`ent: missing required field "Inventory.owner_signed_remotely"`)}
 	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
 		return &ValidationError{Name: "property", err: errors.New(`ent: missing required edge "Inventory.property"`)}
@@ -510,6 +590,22 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(inventory.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = &value
+	}
+	if value, ok := _c.mutation.AgentSignerName(); ok {
+		_spec.SetField(inventory.FieldAgentSignerName, field.TypeString, value)
+		_node.AgentSignerName = &value
+	}
+	if value, ok := _c.mutation.AgentSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldAgentSignedRemotely, field.TypeBool, value)
+		_node.AgentSignedRemotely = value
+	}
+	if value, ok := _c.mutation.OwnerSignerName(); ok {
+		_spec.SetField(inventory.FieldOwnerSignerName, field.TypeString, value)
+		_node.OwnerSignerName = &value
+	}
+	if value, ok := _c.mutation.OwnerSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedRemotely, field.TypeBool, value)
+		_node.OwnerSignedRemotely = value
 	}
 	if nodes := _c.mutation.PropertyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

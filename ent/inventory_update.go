@@ -278,6 +278,74 @@ func (_u *InventoryUpdate) ClearUpdatedAt() *InventoryUpdate {
 	return _u
 }
 
+// SetAgentSignerName sets the "agent_signer_name" field.
+func (_u *InventoryUpdate) SetAgentSignerName(v string) *InventoryUpdate {
+	_u.mutation.SetAgentSignerName(v)
+	return _u
+}
+
+// SetNillableAgentSignerName sets the "agent_signer_name" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableAgentSignerName(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetAgentSignerName(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignerName clears the value of the "agent_signer_name" field.
+func (_u *InventoryUpdate) ClearAgentSignerName() *InventoryUpdate {
+	_u.mutation.ClearAgentSignerName()
+	return _u
+}
+
+// SetAgentSignedRemotely sets the "agent_signed_remotely" field.
+func (_u *InventoryUpdate) SetAgentSignedRemotely(v bool) *InventoryUpdate {
+	_u.mutation.SetAgentSignedRemotely(v)
+	return _u
+}
+
+// SetNillableAgentSignedRemotely sets the "agent_signed_remotely" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableAgentSignedRemotely(v *bool) *InventoryUpdate {
+	if v != nil {
+		_u.SetAgentSignedRemotely(*v)
+	}
+	return _u
+}
+
+// SetOwnerSignerName sets the "owner_signer_name" field.
+func (_u *InventoryUpdate) SetOwnerSignerName(v string) *InventoryUpdate {
+	_u.mutation.SetOwnerSignerName(v)
+	return _u
+}
+
+// SetNillableOwnerSignerName sets the "owner_signer_name" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableOwnerSignerName(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetOwnerSignerName(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignerName clears the value of the "owner_signer_name" field.
+func (_u *InventoryUpdate) ClearOwnerSignerName() *InventoryUpdate {
+	_u.mutation.ClearOwnerSignerName()
+	return _u
+}
+
+// SetOwnerSignedRemotely sets the "owner_signed_remotely" field.
+func (_u *InventoryUpdate) SetOwnerSignedRemotely(v bool) *InventoryUpdate {
+	_u.mutation.SetOwnerSignedRemotely(v)
+	return _u
+}
+
+// SetNillableOwnerSignedRemotely sets the "owner_signed_remotely" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableOwnerSignedRemotely(v *bool) *InventoryUpdate {
+	if v != nil {
+		_u.SetOwnerSignedRemotely(*v)
+	}
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdate) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdate {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -373,6 +441,16 @@ func (_u *InventoryUpdate) check() error {
 			return &ValidationError{Name: "version", err: fmt.Errorf(`ent: validator failed for field "Inventory.version": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AgentSignerName(); ok {
+		if err := inventory.AgentSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signer_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignerName(); ok {
+		if err := inventory.OwnerSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signer_name": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -456,6 +534,24 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.UpdatedAtCleared() {
 		_spec.ClearField(inventory.FieldUpdatedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.AgentSignerName(); ok {
+		_spec.SetField(inventory.FieldAgentSignerName, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignerNameCleared() {
+		_spec.ClearField(inventory.FieldAgentSignerName, field.TypeString)
+	}
+	if value, ok := _u.mutation.AgentSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldAgentSignedRemotely, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.OwnerSignerName(); ok {
+		_spec.SetField(inventory.FieldOwnerSignerName, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignerNameCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignerName, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedRemotely, field.TypeBool, value)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -768,6 +864,74 @@ func (_u *InventoryUpdateOne) ClearUpdatedAt() *InventoryUpdateOne {
 	return _u
 }
 
+// SetAgentSignerName sets the "agent_signer_name" field.
+func (_u *InventoryUpdateOne) SetAgentSignerName(v string) *InventoryUpdateOne {
+	_u.mutation.SetAgentSignerName(v)
+	return _u
+}
+
+// SetNillableAgentSignerName sets the "agent_signer_name" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableAgentSignerName(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetAgentSignerName(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignerName clears the value of the "agent_signer_name" field.
+func (_u *InventoryUpdateOne) ClearAgentSignerName() *InventoryUpdateOne {
+	_u.mutation.ClearAgentSignerName()
+	return _u
+}
+
+// SetAgentSignedRemotely sets the "agent_signed_remotely" field.
+func (_u *InventoryUpdateOne) SetAgentSignedRemotely(v bool) *InventoryUpdateOne {
+	_u.mutation.SetAgentSignedRemotely(v)
+	return _u
+}
+
+// SetNillableAgentSignedRemotely sets the "agent_signed_remotely" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableAgentSignedRemotely(v *bool) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetAgentSignedRemotely(*v)
+	}
+	return _u
+}
+
+// SetOwnerSignerName sets the "owner_signer_name" field.
+func (_u *InventoryUpdateOne) SetOwnerSignerName(v string) *InventoryUpdateOne {
+	_u.mutation.SetOwnerSignerName(v)
+	return _u
+}
+
+// SetNillableOwnerSignerName sets the "owner_signer_name" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableOwnerSignerName(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetOwnerSignerName(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignerName clears the value of the "owner_signer_name" field.
+func (_u *InventoryUpdateOne) ClearOwnerSignerName() *InventoryUpdateOne {
+	_u.mutation.ClearOwnerSignerName()
+	return _u
+}
+
+// SetOwnerSignedRemotely sets the "owner_signed_remotely" field.
+func (_u *InventoryUpdateOne) SetOwnerSignedRemotely(v bool) *InventoryUpdateOne {
+	_u.mutation.SetOwnerSignedRemotely(v)
+	return _u
+}
+
+// SetNillableOwnerSignedRemotely sets the "owner_signed_remotely" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableOwnerSignedRemotely(v *bool) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetOwnerSignedRemotely(*v)
+	}
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdateOne) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdateOne {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -876,6 +1040,16 @@ func (_u *InventoryUpdateOne) check() error {
 			return &ValidationError{Name: "version", err: fmt.Errorf(`ent: validator failed for field "Inventory.version": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AgentSignerName(); ok {
+		if err := inventory.AgentSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signer_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignerName(); ok {
+		if err := inventory.OwnerSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signer_name": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -976,6 +1150,24 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if _u.mutation.UpdatedAtCleared() {
 		_spec.ClearField(inventory.FieldUpdatedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.AgentSignerName(); ok {
+		_spec.SetField(inventory.FieldAgentSignerName, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignerNameCleared() {
+		_spec.ClearField(inventory.FieldAgentSignerName, field.TypeString)
+	}
+	if value, ok := _u.mutation.AgentSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldAgentSignedRemotely, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.OwnerSignerName(); ok {
+		_spec.SetField(inventory.FieldOwnerSignerName, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignerNameCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignerName, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedRemotely, field.TypeBool, value)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{

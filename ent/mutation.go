@@ -1573,6 +1573,10 @@ type InventoryMutation struct {
 	version                  *int
 	addversion               *int
 	updated_at               *time.Time
+	agent_signer_name        *string
+	agent_signed_remotely    *bool
+	owner_signer_name        *string
+	owner_signed_remotely    *bool
 	clearedFields            map[string]struct{}
 	property                 *uuid.UUID
 	clearedproperty          bool
@@ -2418,6 +2422,176 @@ func (m *InventoryMutation) ResetUpdatedAt() {
 	delete(m.clearedFields, inventory.FieldUpdatedAt)
 }
 
+// SetAgentSignerName sets the "agent_signer_name" field.
+func (m *InventoryMutation) SetAgentSignerName(s string) {
+	m.agent_signer_name = &s
+}
+
+// AgentSignerName returns the value of the "agent_signer_name" field in the mutation.
+func (m *InventoryMutation) AgentSignerName() (r string, exists bool) {
+	v := m.agent_signer_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSignerName returns the old "agent_signer_name" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldAgentSignerName(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSignerName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSignerName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSignerName: %w", err)
+	}
+	return oldValue.AgentSignerName, nil
+}
+
+// ClearAgentSignerName clears the value of the "agent_signer_name" field.
+func (m *InventoryMutation) ClearAgentSignerName() {
+	m.agent_signer_name = nil
+	m.clearedFields[inventory.FieldAgentSignerName] = struct{}{}
+}
+
+// AgentSignerNameCleared returns if the "agent_signer_name" field was cleared in this mutation.
+func (m *InventoryMutation) AgentSignerNameCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldAgentSignerName]
+	return ok
+}
+
+// ResetAgentSignerName resets all changes to the "agent_signer_name" field.
+func (m *InventoryMutation) ResetAgentSignerName() {
+	m.agent_signer_name = nil
+	delete(m.clearedFields, inventory.FieldAgentSignerName)
+}
+
+// SetAgentSignedRemotely sets the "agent_signed_remotely" field.
+func (m *InventoryMutation) SetAgentSignedRemotely(b bool) {
+	m.agent_signed_remotely = &b
+}
+
+// AgentSignedRemotely returns the value of the "agent_signed_remotely" field in the mutation.
+func (m *InventoryMutation) AgentSignedRemotely() (r bool, exists bool) {
+	v := m.agent_signed_remotely
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSignedRemotely returns the old "agent_signed_remotely" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldAgentSignedRemotely(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSignedRemotely is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSignedRemotely requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSignedRemotely: %w", err)
+	}
+	return oldValue.AgentSignedRemotely, nil
+}
+
+// ResetAgentSignedRemotely resets all changes to the "agent_signed_remotely" field.
+func (m *InventoryMutation) ResetAgentSignedRemotely() {
+	m.agent_signed_remotely = nil
+}
+
+// SetOwnerSignerName sets the "owner_signer_name" field.
+func (m *InventoryMutation) SetOwnerSignerName(s string) {
+	m.owner_signer_name = &s
+}
+
+// OwnerSignerName returns the value of the "owner_signer_name" field in the mutation.
+func (m *InventoryMutation) OwnerSignerName() (r string, exists bool) {
+	v := m.owner_signer_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerSignerName returns the old "owner_signer_name" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldOwnerSignerName(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerSignerName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerSignerName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerSignerName: %w", err)
+	}
+	return oldValue.OwnerSignerName, nil
+}
+
+// ClearOwnerSignerName clears the value of the "owner_signer_name" field.
+func (m *InventoryMutation) ClearOwnerSignerName() {
+	m.owner_signer_name = nil
+	m.clearedFields[inventory.FieldOwnerSignerName] = struct{}{}
+}
+
+// OwnerSignerNameCleared returns if the "owner_signer_name" field was cleared in this mutation.
+func (m *InventoryMutation) OwnerSignerNameCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldOwnerSignerName]
+	return ok
+}
+
+// ResetOwnerSignerName resets all changes to the "owner_signer_name" field.
+func (m *InventoryMutation) ResetOwnerSignerName() {
+	m.owner_signer_name = nil
+	delete(m.clearedFields, inventory.FieldOwnerSignerName)
+}
+
+// SetOwnerSignedRemotely sets the "owner_signed_remotely" field.
+func (m *InventoryMutation) SetOwnerSignedRemotely(b bool) {
+	m.owner_signed_remotely = &b
+}
+
+// OwnerSignedRemotely returns the value of the "owner_signed_remotely" field in the mutation.
+func (m *InventoryMutation) OwnerSignedRemotely() (r bool, exists bool) {
+	v := m.owner_signed_remotely
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerSignedRemotely returns the old "owner_signed_remotely" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldOwnerSignedRemotely(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerSignedRemotely is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerSignedRemotely requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerSignedRemotely: %w", err)
+	}
+	return oldValue.OwnerSignedRemotely, nil
+}
+
+// ResetOwnerSignedRemotely resets all changes to the "owner_signed_remotely" field.
+func (m *InventoryMutation) ResetOwnerSignedRemotely() {
+	m.owner_signed_remotely = nil
+}
+
 // ClearProperty clears the "property" edge to the Property entity.
 func (m *InventoryMutation) ClearProperty() {
 	m.clearedproperty = true
@@ -2533,7 +2707,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 21)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -2585,6 +2759,18 @@ func (m *InventoryMutation) Fields() []string {
 	if m.updated_at != nil {
 		fields = append(fields, inventory.FieldUpdatedAt)
 	}
+	if m.agent_signer_name != nil {
+		fields = append(fields, inventory.FieldAgentSignerName)
+	}
+	if m.agent_signed_remotely != nil {
+		fields = append(fields, inventory.FieldAgentSignedRemotely)
+	}
+	if m.owner_signer_name != nil {
+		fields = append(fields, inventory.FieldOwnerSignerName)
+	}
+	if m.owner_signed_remotely != nil {
+		fields = append(fields, inventory.FieldOwnerSignedRemotely)
+	}
 	return fields
 }
 
@@ -2627,6 +2813,14 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.Version()
 	case inventory.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case inventory.FieldAgentSignerName:
+		return m.AgentSignerName()
+	case inventory.FieldAgentSignedRemotely:
+		return m.AgentSignedRemotely()
+	case inventory.FieldOwnerSignerName:
+		return m.OwnerSignerName()
+	case inventory.FieldOwnerSignedRemotely:
+		return m.OwnerSignedRemotely()
 	}
 	return nil, false
 }
@@ -2670,6 +2864,14 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldVersion(ctx)
 	case inventory.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case inventory.FieldAgentSignerName:
+		return m.OldAgentSignerName(ctx)
+	case inventory.FieldAgentSignedRemotely:
+		return m.OldAgentSignedRemotely(ctx)
+	case inventory.FieldOwnerSignerName:
+		return m.OldOwnerSignerName(ctx)
+	case inventory.FieldOwnerSignedRemotely:
+		return m.OldOwnerSignedRemotely(ctx)
 	}
 	return nil, fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -2798,6 +3000,34 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUpdatedAt(v)
 		return nil
+	case inventory.FieldAgentSignerName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSignerName(v)
+		return nil
+	case inventory.FieldAgentSignedRemotely:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSignedRemotely(v)
+		return nil
+	case inventory.FieldOwnerSignerName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerSignerName(v)
+		return nil
+	case inventory.FieldOwnerSignedRemotely:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerSignedRemotely(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -2873,6 +3103,12 @@ func (m *InventoryMutation) ClearedFields() []string {
 	if m.FieldCleared(inventory.FieldUpdatedAt) {
 		fields = append(fields, inventory.FieldUpdatedAt)
 	}
+	if m.FieldCleared(inventory.FieldAgentSignerName) {
+		fields = append(fields, inventory.FieldAgentSignerName)
+	}
+	if m.FieldCleared(inventory.FieldOwnerSignerName) {
+		fields = append(fields, inventory.FieldOwnerSignerName)
+	}
 	return fields
 }
 
@@ -2904,6 +3140,12 @@ func (m *InventoryMutation) ClearField(name string) error {
 		return nil
 	case inventory.FieldUpdatedAt:
 		m.ClearUpdatedAt()
+		return nil
+	case inventory.FieldAgentSignerName:
+		m.ClearAgentSignerName()
+		return nil
+	case inventory.FieldOwnerSignerName:
+		m.ClearOwnerSignerName()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory nullable field %s", name)
@@ -2963,6 +3205,18 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case inventory.FieldAgentSignerName:
+		m.ResetAgentSignerName()
+		return nil
+	case inventory.FieldAgentSignedRemotely:
+		m.ResetAgentSignedRemotely()
+		return nil
+	case inventory.FieldOwnerSignerName:
+		m.ResetOwnerSignerName()
+		return nil
+	case inventory.FieldOwnerSignedRemotely:
+		m.ResetOwnerSignedRemotely()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)

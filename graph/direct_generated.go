@@ -43,11 +43,49 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
 	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
+}
+
+func (x *directExec) _AddItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *PhotoPayload) error {
+	fields, err := x.fields.Of(sel, addItemPhotoPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"AddItemPhotoPayload\"")
+		case "photo":
+			ctx, fc, err := x.contexts.Of(ctx, "AddItemPhotoPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.AddItemPhotoPayload().Photo(ctx, obj)
+			if err != nil {
+				return direct.Failed(err)
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Photo(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
 }
 
 func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, obj *ent.Photo) error {
@@ -460,6 +498,32 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
 				}
 			}
+		case "agentSignerName":
+			v := obj.AgentSignerName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "agentSignedRemotely":
+			v := obj.AgentSignedRemotely
+			x.w.Bool(v)
+		case "ownerSignerName":
+			v := obj.OwnerSignerName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "ownerSignedRemotely":
+			v := obj.OwnerSignedRemotely
+			x.w.Bool(v)
 		case "property":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, nil)
 			if err != nil {
@@ -1795,6 +1859,49 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 	return nil
 }
 
+func (x *directExec) _RemoveItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *RemovedPhoto) error {
+	fields, err := x.fields.Of(sel, removeItemPhotoPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"RemoveItemPhotoPayload\"")
+		case "photoId":
+			v := obj.PhotoID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "item":
+			ctx, fc, err := x.contexts.Of(ctx, "RemoveItemPhotoPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.RemoveItemPhotoPayload().Item(ctx, obj)
+			if err != nil {
+				return direct.Failed(err)
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Item(ctx, field.Selections, v); err != nil {
+				return err
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
 func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj *RepairPage) error {
 	fields, err := x.fields.Of(sel, repairPageImplementors)
 	if err != nil {
@@ -1852,6 +1959,43 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 		case "hasNextPage":
 			v := obj.HasNextPage
 			x.w.Bool(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _SignInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) error {
+	fields, err := x.fields.Of(sel, signInventoryPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"SignInventoryPayload\"")
+		case "inventory":
+			ctx, fc, err := x.contexts.Of(ctx, "SignInventoryPayload", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.SignInventoryPayload().Inventory(ctx, obj)
+			if err != nil {
+				return direct.Failed(err)
+			}
+			if v == nil {
+				return direct.ErrFallback
+			}
+			if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				return err
+			}
 		default:
 			return direct.ErrFallback
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/timeline"
@@ -38,6 +39,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AddItemPhotoPayload() AddItemPhotoPayloadResolver
 	ComparedPhoto() ComparedPhotoResolver
 	CreateInventoryPayload() CreateInventoryPayloadResolver
 	Inventory() InventoryResolver
@@ -46,6 +48,8 @@ type ResolverRoot interface {
 	Photo() PhotoResolver
 	Property() PropertyResolver
 	Query() QueryResolver
+	RemoveItemPhotoPayload() RemoveItemPhotoPayloadResolver
+	SignInventoryPayload() SignInventoryPayloadResolver
 	UpdateInventoryPayload() UpdateInventoryPayloadResolver
 }
 
@@ -59,6 +63,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AddItemPhotoPayloadResolver interface {
+	Photo(ctx context.Context, obj *PhotoPayload) (*ent.Photo, error)
+}
 type ComparedPhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
 	URL(ctx context.Context, obj *ent.Photo) (string, error)
@@ -79,6 +86,9 @@ type InventoryComparisonResolver interface {
 type MutationResolver interface {
 	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
 	UpdateInventory(ctx context.Context, input UpdateInventoryInput) (*InventoryPayload, error)
+	SignInventory(ctx context.Context, input SignInventoryInput) (*InventoryPayload, error)
+	AddItemPhoto(ctx context.Context, itemID uuid.UUID, file graphql.Upload, photoID *uuid.UUID) (*PhotoPayload, error)
+	RemoveItemPhoto(ctx context.Context, photoID uuid.UUID) (*RemovedPhoto, error)
 }
 type PhotoResolver interface {
 	ContentType(ctx context.Context, obj *ent.Photo) (string, error)
@@ -97,6 +107,12 @@ type QueryResolver interface {
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
 	Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error)
 	RepairPage(ctx context.Context, page int, pageSize int, where *repairs.Filter) (*RepairPage, error)
+}
+type RemoveItemPhotoPayloadResolver interface {
+	Item(ctx context.Context, obj *RemovedPhoto) (*ent.Item, error)
+}
+type SignInventoryPayloadResolver interface {
+	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
 }
 type UpdateInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
@@ -136,6 +152,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	}
@@ -237,6 +254,14 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AddItemPhotoPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "photo":
+		return ec.fieldContext_AddItemPhotoPayload_photo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddItemPhotoPayload", field.Name)
+}
 
 func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -354,6 +379,14 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_version(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Inventory_updatedAt(ctx, field)
+	case "agentSignerName":
+		return ec.fieldContext_Inventory_agentSignerName(ctx, field)
+	case "agentSignedRemotely":
+		return ec.fieldContext_Inventory_agentSignedRemotely(ctx, field)
+	case "ownerSignerName":
+		return ec.fieldContext_Inventory_ownerSignerName(ctx, field)
+	case "ownerSignedRemotely":
+		return ec.fieldContext_Inventory_ownerSignedRemotely(ctx, field)
 	case "property":
 		return ec.fieldContext_Inventory_property(ctx, field)
 	case "environments":
@@ -638,6 +671,16 @@ func (ec *executionContext) childFields_PropertyPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type PropertyPage", field.Name)
 }
 
+func (ec *executionContext) childFields_RemoveItemPhotoPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "photoId":
+		return ec.fieldContext_RemoveItemPhotoPayload_photoId(ctx, field)
+	case "item":
+		return ec.fieldContext_RemoveItemPhotoPayload_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoveItemPhotoPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RepairPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "data":
@@ -656,6 +699,14 @@ func (ec *executionContext) childFields_RepairPage(ctx context.Context, field gr
 		return ec.fieldContext_RepairPage_hasNextPage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RepairPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SignInventoryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inventory":
+		return ec.fieldContext_SignInventoryPayload_inventory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignInventoryPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -876,12 +927,70 @@ func (ec *executionContext) field_Material_items_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addItemPhoto_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "file",
+		func(ctx context.Context, v any) (graphql.Upload, error) {
+			return ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["file"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "photoId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["photoId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateInventoryInput, error) {
 			return ec.unmarshalNCreateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCreateInventoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeItemPhoto_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "photoId",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["photoId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_signInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (SignInventoryInput, error) {
+			return ec.unmarshalNSignInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignInventoryInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1323,6 +1432,38 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AddItemPhotoPayload_photo(ctx context.Context, field graphql.CollectedField, obj *PhotoPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddItemPhotoPayload_photo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AddItemPhotoPayload().Photo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Photo) graphql.Marshaler {
+			return ec.marshalNPhoto2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhoto(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddItemPhotoPayload_photo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddItemPhotoPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Photo(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _ComparedPhoto_storageReference(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -2336,6 +2477,98 @@ func (ec *executionContext) _Inventory_updatedAt(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Inventory_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Inventory_agentSignerName(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_agentSignerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSignerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_agentSignerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _Inventory_agentSignedRemotely(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_agentSignedRemotely(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSignedRemotely, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_agentSignedRemotely(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Inventory_ownerSignerName(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_ownerSignerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerSignerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_ownerSignerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _Inventory_ownerSignedRemotely(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_ownerSignedRemotely(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OwnerSignedRemotely, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_ownerSignedRemotely(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Inventory_property(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
@@ -3999,6 +4232,138 @@ func (ec *executionContext) fieldContext_Mutation_updateInventory(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_signInventory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signInventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SignInventory(ctx, fc.Args["input"].(SignInventoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+			return ec.marshalOSignInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signInventory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignInventoryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signInventory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addItemPhoto(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addItemPhoto(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddItemPhoto(ctx, fc.Args["itemId"].(uuid.UUID), fc.Args["file"].(graphql.Upload), fc.Args["photoId"].(*uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PhotoPayload) graphql.Marshaler {
+			return ec.marshalOAddItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐPhotoPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addItemPhoto(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddItemPhotoPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addItemPhoto_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeItemPhoto(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeItemPhoto(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveItemPhoto(ctx, fc.Args["photoId"].(uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RemovedPhoto) graphql.Marshaler {
+			return ec.marshalORemoveItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRemovedPhoto(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeItemPhoto(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoveItemPhotoPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeItemPhoto_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[uuid.UUID]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5374,6 +5739,61 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RemoveItemPhotoPayload_photoId(ctx context.Context, field graphql.CollectedField, obj *RemovedPhoto) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveItemPhotoPayload_photoId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PhotoID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveItemPhotoPayload_photoId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoveItemPhotoPayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RemoveItemPhotoPayload_item(ctx context.Context, field graphql.CollectedField, obj *RemovedPhoto) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveItemPhotoPayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RemoveItemPhotoPayload().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
+			return ec.marshalNItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveItemPhotoPayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemoveItemPhotoPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Item(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RepairPage_data(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5542,6 +5962,38 @@ func (ec *executionContext) _RepairPage_hasNextPage(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RepairPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RepairPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SignInventoryPayload_inventory(ctx context.Context, field graphql.CollectedField, obj *InventoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignInventoryPayload_inventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SignInventoryPayload().Inventory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalNInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignInventoryPayload_inventory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SignInventoryPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TimelineEvent_at(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
@@ -9297,6 +9749,80 @@ func UnmarshalRepairWhereInput(ctx context.Context, raw any) (repairs.Filter, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSignInventoryInput(ctx context.Context, obj any) (SignInventoryInput, error) {
+	var it SignInventoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["remote"]; !present {
+		asMap["remote"] = false
+	}
+
+	fieldsInOrder := [...]string{"inventoryId", "party", "signerName", "remote", "expectedVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "inventoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inventoryId"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InventoryID = data
+		case "party":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("party"))
+			data, err := ec.unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Party = data
+		case "signerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("signerName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SignerName = data
+		case "remote":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("remote"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Remote = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSignInventoryInput unmarshals raw into the SignInventoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSignInventoryInput(ctx context.Context, raw any) (SignInventoryInput, error) {
+	var out SignInventoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SignInventoryInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateInventoryInput(ctx context.Context, obj any) (UpdateInventoryInput, error) {
 	var it UpdateInventoryInput
 	if obj == nil {
@@ -9424,6 +9950,40 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var addItemPhotoPayloadImplementors = []string{"AddItemPhotoPayload"}
+
+func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *PhotoPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addItemPhotoPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddItemPhotoPayload")
+		case "photo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AddItemPhotoPayload_photo(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var comparedPhotoImplementors = []string{"ComparedPhoto"}
 
@@ -9789,6 +10349,26 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 		case "updatedAt":
 			out.Values[i] = ec._Inventory_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentSignerName":
+			out.Values[i] = ec._Inventory_agentSignerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentSignedRemotely":
+			out.Values[i] = ec._Inventory_agentSignedRemotely(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ownerSignerName":
+			out.Values[i] = ec._Inventory_ownerSignerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ownerSignedRemotely":
+			out.Values[i] = ec._Inventory_ownerSignedRemotely(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "property":
@@ -10401,6 +10981,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "signInventory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signInventory(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "addItemPhoto":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addItemPhoto(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "removeItemPhoto":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeItemPhoto(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10876,6 +11477,45 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var removeItemPhotoPayloadImplementors = []string{"RemoveItemPhotoPayload"}
+
+func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *RemovedPhoto) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removeItemPhotoPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoveItemPhotoPayload")
+		case "photoId":
+			out.Values[i] = ec._RemoveItemPhotoPayload_photoId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "item":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RemoveItemPhotoPayload_item(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var repairPageImplementors = []string{"RepairPage"}
 
 func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj *RepairPage) graphql.Marshaler {
@@ -10923,6 +11563,40 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var signInventoryPayloadImplementors = []string{"SignInventoryPayload"}
+
+func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.SelectionSet, obj *InventoryPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signInventoryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignInventoryPayload")
+		case "inventory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SignInventoryPayload_inventory(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11865,6 +12539,21 @@ func (ec *executionContext) marshalNRepairPage2ᚖgithubᚗcomᚋpropertyrecords
 	return ec._RepairPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSignInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignInventoryInput(ctx context.Context, v any) (SignInventoryInput, error) {
+	res, err := ec.unmarshalInputSignInventoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx context.Context, v any) (records.Party, error) {
+	var res records.Party
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx context.Context, sel ast.SelectionSet, v records.Party) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11959,6 +12648,20 @@ func (ec *executionContext) marshalNTimelineEventKind2githubᚗcomᚋpropertyrec
 func (ec *executionContext) unmarshalNUpdateInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐUpdateInventoryInput(ctx context.Context, v any) (UpdateInventoryInput, error) {
 	res, err := ec.unmarshalInputUpdateInventoryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Upload!")
+	}
+	return res
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -12101,6 +12804,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAddItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐPhotoPayload(ctx context.Context, sel ast.SelectionSet, v *PhotoPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AddItemPhotoPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -12595,12 +13305,26 @@ func (ec *executionContext) unmarshalOPropertyWhereInput2ᚖgithubᚗcomᚋprope
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalORemoveItemPhotoPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRemovedPhoto(ctx context.Context, sel ast.SelectionSet, v *RemovedPhoto) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RemoveItemPhotoPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalORepairWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrepairsᚐFilter(ctx context.Context, v any) (*repairs.Filter, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputRepairWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSignInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx context.Context, sel ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SignInventoryPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

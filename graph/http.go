@@ -47,6 +47,10 @@ func Handler(exec *Executor) http.Handler {
 			}
 		}()
 		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
+		if uploads.Supports(r) {
+			serveUpload(w, r, exec)
+			return
+		}
 		if r.ContentLength > MaxRequestBytes {
 			writeGraphQLError(w, http.StatusRequestEntityTooLarge, bodyTooLarge())
 			return
@@ -69,6 +73,40 @@ func Handler(exec *Executor) http.Handler {
 		}
 		writeGraphQLError(w, http.StatusBadRequest, badRequest("send operations with GET or POST (application/json)"))
 	})
+}
+
+// uploads serves the GraphQL multipart request spec (addItemPhoto's file);
+// serveUpload gives it its bounds.
+var uploads = transport.MultipartForm{}
+
+// uploadMemory is what a multipart request keeps in memory: its parts
+// beyond it go to a temporary file that gqlgen removes after the request,
+// so a phone's photo is not held in memory while it streams to the store.
+const uploadMemory = 1 << 20
+
+// serveUpload serves a multipart/form-data request. Browsers send that
+// content type across origins without a CORS preflight (it is "simple"),
+// with the user's cookies, so as Apollo Server's CSRF prevention does the
+// request must carry a header no form can set, which makes a browser ask
+// first: apollo-require-preflight (apollo-upload-client's setting) or
+// x-apollo-operation-name (Apollo's and urql's clients send it). Its body
+// is bounded by a photo and an operation.
+func serveUpload(w http.ResponseWriter, r *http.Request, exec *Executor) {
+	if r.Header.Get("Apollo-Require-Preflight") == "" && r.Header.Get("X-Apollo-Operation-Name") == "" {
+		exec.WriteError(w, r, apperr.Errorf(apperr.Invalid, "a multipart/form-data request must carry an apollo-require-preflight or x-apollo-operation-name header (CSRF prevention: a cross-origin form cannot set one)"))
+		return
+	}
+	bound := exec.maxPhotoBytes + MaxRequestBytes
+	if r.ContentLength > bound {
+		w.Header().Set("Content-Type", "application/json")
+		writeGraphQLError(w, http.StatusRequestEntityTooLarge, &gqlerror.Error{
+			Message:    fmt.Sprintf("the request body is over %d bytes: a photo is at most %d", bound, exec.maxPhotoBytes),
+			Extensions: map[string]any{"code": string(apperr.Invalid), "field": "file"}})
+		return
+	}
+	t := uploads
+	t.MaxUploadSize, t.MaxMemory = bound, uploadMemory
+	t.Do(w, r, retryingExecutor{Executor: exec, header: w.Header()})
 }
 
 func isJSON(contentType string) bool {

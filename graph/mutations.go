@@ -54,6 +54,21 @@ type ItemInput struct {
 	Order       *int       `json:"order"`
 }
 
+// SignInventoryInput is signInventory's input.
+type SignInventoryInput struct {
+	InventoryID     uuid.UUID     `json:"inventoryId"`
+	Party           records.Party `json:"party"`
+	SignerName      string        `json:"signerName"`
+	Remote          bool          `json:"remote"`
+	ExpectedVersion *int          `json:"expectedVersion"`
+}
+
+// signing is the signature the input states.
+func (in *SignInventoryInput) signing() records.Signing {
+	return records.Signing{InventoryID: in.InventoryID, Party: in.Party, SignerName: in.SignerName,
+		Remote: in.Remote, ExpectedVersion: in.ExpectedVersion}
+}
+
 // InventoryPayload is what both mutations answer: the inventory written,
 // loaded by its resolver with what the query selects below it.
 type InventoryPayload struct {
@@ -107,4 +122,16 @@ func payload(id uuid.UUID, err error) (*InventoryPayload, error) {
 		return nil, err
 	}
 	return &InventoryPayload{ID: id}, nil
+}
+
+// PhotoPayload is what addItemPhoto answers: the photo, loaded by its
+// resolver.
+type PhotoPayload struct {
+	ID uuid.UUID
+}
+
+// RemovedPhoto is what removeItemPhoto answers.
+type RemovedPhoto struct {
+	PhotoID uuid.UUID `json:"photoId"`
+	ItemID  uuid.UUID
 }

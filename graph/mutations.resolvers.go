@@ -8,8 +8,16 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/records"
 )
+
+// Photo is the resolver for the photo field.
+func (r *addItemPhotoPayloadResolver) Photo(ctx context.Context, obj *PhotoPayload) (*ent.Photo, error) {
+	return r.payloadPhoto(ctx, obj.ID)
+}
 
 // Inventory is the resolver for the inventory field.
 func (r *createInventoryPayloadResolver) Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error) {
@@ -28,9 +36,49 @@ func (r *mutationResolver) UpdateInventory(ctx context.Context, input UpdateInve
 	return payload(id, err)
 }
 
+// SignInventory is the resolver for the signInventory field.
+func (r *mutationResolver) SignInventory(ctx context.Context, input SignInventoryInput) (*InventoryPayload, error) {
+	id, err := r.records.Sign(ctx, input.signing())
+	return payload(id, err)
+}
+
+// AddItemPhoto is the resolver for the addItemPhoto field.
+func (r *mutationResolver) AddItemPhoto(ctx context.Context, itemID uuid.UUID, file graphql.Upload, photoID *uuid.UUID) (*PhotoPayload, error) {
+	id, err := r.records.AddPhoto(ctx, records.NewPhoto{ItemID: itemID, ID: orNil(photoID), File: file.File,
+		Size: file.Size, MaxBytes: r.maxPhotoBytes})
+	if err != nil {
+		return nil, err
+	}
+	return &PhotoPayload{ID: id}, nil
+}
+
+// RemoveItemPhoto is the resolver for the removeItemPhoto field.
+func (r *mutationResolver) RemoveItemPhoto(ctx context.Context, photoID uuid.UUID) (*RemovedPhoto, error) {
+	item, err := r.records.RemovePhoto(ctx, photoID)
+	if err != nil {
+		return nil, err
+	}
+	return &RemovedPhoto{PhotoID: photoID, ItemID: item}, nil
+}
+
+// Item is the resolver for the item field.
+func (r *removeItemPhotoPayloadResolver) Item(ctx context.Context, obj *RemovedPhoto) (*ent.Item, error) {
+	return r.payloadItem(ctx, obj.ItemID)
+}
+
+// Inventory is the resolver for the inventory field.
+func (r *signInventoryPayloadResolver) Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error) {
+	return r.payloadInventory(ctx, obj.ID)
+}
+
 // Inventory is the resolver for the inventory field.
 func (r *updateInventoryPayloadResolver) Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error) {
 	return r.payloadInventory(ctx, obj.ID)
+}
+
+// AddItemPhotoPayload returns AddItemPhotoPayloadResolver implementation.
+func (r *Resolver) AddItemPhotoPayload() AddItemPhotoPayloadResolver {
+	return &addItemPhotoPayloadResolver{r}
 }
 
 // CreateInventoryPayload returns CreateInventoryPayloadResolver implementation.
@@ -41,13 +89,26 @@ func (r *Resolver) CreateInventoryPayload() CreateInventoryPayloadResolver {
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
+// RemoveItemPhotoPayload returns RemoveItemPhotoPayloadResolver implementation.
+func (r *Resolver) RemoveItemPhotoPayload() RemoveItemPhotoPayloadResolver {
+	return &removeItemPhotoPayloadResolver{r}
+}
+
+// SignInventoryPayload returns SignInventoryPayloadResolver implementation.
+func (r *Resolver) SignInventoryPayload() SignInventoryPayloadResolver {
+	return &signInventoryPayloadResolver{r}
+}
+
 // UpdateInventoryPayload returns UpdateInventoryPayloadResolver implementation.
 func (r *Resolver) UpdateInventoryPayload() UpdateInventoryPayloadResolver {
 	return &updateInventoryPayloadResolver{r}
 }
 
 type (
+	addItemPhotoPayloadResolver    struct{ *Resolver }
 	createInventoryPayloadResolver struct{ *Resolver }
 	mutationResolver               struct{ *Resolver }
+	removeItemPhotoPayloadResolver struct{ *Resolver }
+	signInventoryPayloadResolver   struct{ *Resolver }
 	updateInventoryPayloadResolver struct{ *Resolver }
 )

@@ -39,7 +39,9 @@ func TestPagingWithPageInfoAloneGoesOn(t *testing.T) {
 		}
 	}
 	// Past the end: no next page.
-	var out struct{ Properties struct{ PageInfo struct{ HasNextPage bool } } }
+	var out struct {
+		Properties struct{ PageInfo struct{ HasNextPage bool } }
+	}
 	srv.MustData(t, companyA, `{ properties(first: 100) { pageInfo { hasNextPage } } }`, nil, &out)
 	if out.Properties.PageInfo.HasNextPage {
 		t.Error("every property on one page: hasNextPage true, want false")

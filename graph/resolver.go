@@ -13,6 +13,8 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/records"
@@ -30,6 +32,8 @@ type Resolver struct {
 	nodes   NodeLocator
 	files   *files.Store
 	records *records.Service
+	// maxPhotoBytes bounds a photo addItemPhoto takes.
+	maxPhotoBytes int64
 }
 
 // nodeTables looks up the tables of ids in one query and returns ent's node
@@ -101,6 +105,26 @@ func (r *inventoryComparisonResolver) comparedInventory(ctx context.Context, id 
 // nested read, whatever its size.
 func (r *Resolver) payloadInventory(ctx context.Context, id uuid.UUID) (*ent.Inventory, error) {
 	q, err := r.client.Inventory.Query().Where(inventory.ID(id)).CollectFields(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return q.Only(ctx)
+}
+
+// payloadPhoto loads the photo addItemPhoto added, with what the query
+// selects below it.
+func (r *Resolver) payloadPhoto(ctx context.Context, id uuid.UUID) (*ent.Photo, error) {
+	q, err := r.client.Photo.Query().Where(photo.ID(id)).CollectFields(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return q.Only(ctx)
+}
+
+// payloadItem loads the item removeItemPhoto changed, with what the query
+// selects below it.
+func (r *Resolver) payloadItem(ctx context.Context, id uuid.UUID) (*ent.Item, error) {
+	q, err := r.client.Item.Query().Where(item.ID(id)).CollectFields(ctx)
 	if err != nil {
 		return nil, err
 	}

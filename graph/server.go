@@ -26,8 +26,10 @@ import (
 	"github.com/propertyrecords/inventory/internal/previous"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/requestid"
+	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/upload"
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
@@ -43,11 +45,15 @@ type ExecutorOptions struct {
 	Budget *fairshare.Budget
 	// Limits replace DefaultLimits when set.
 	Limits *Limits
+	// MaxPhotoBytes bounds a photo addItemPhoto takes
+	// (upload.DefaultMaxPhotoBytes when 0).
+	MaxPhotoBytes int64
 }
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
+	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, log)}})
+		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
@@ -77,7 +83,16 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(answerMeter{})
 	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
-		maxAnswerBytes: max(maxAnswer, 0)}
+		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto}
+}
+
+// keeper stores the PDFs of the inventories signInventory signs; without a
+// file store there is none (nil, not a nil *Keeper in the interface).
+func keeper(client *ent.Client, store *files.Store) records.PDFKeeper {
+	if client == nil || store == nil {
+		return nil
+	}
+	return signedpdf.New(client, store)
 }
 
 // DefaultMaxResponseBytes bounds what one operation may answer
@@ -98,6 +113,9 @@ type Executor struct {
 	recoverer graphql.RecoverFunc
 	// maxAnswerBytes bounds each answer's data (0: no bound).
 	maxAnswerBytes int
+	// maxPhotoBytes bounds a photo; a multipart request may be that and
+	// MaxRequestBytes more.
+	maxPhotoBytes int64
 }
 
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -73,10 +74,10 @@ func (c comparisonRecord) report(ctx context.Context, store *files.Store) (repor
 				FromToRepair: flag(it.FromToRepair), ToToRepair: flag(it.ToToRepair),
 				FromDescription: text(it.FromDescription), ToDescription: text(it.ToDescription)}
 			for _, ph := range it.FromPhotos {
-				item.FromPhotos = append(item.FromPhotos, reportPhoto(ph.StorageReference, ph.SHA256))
+				item.FromPhotos = append(item.FromPhotos, signedpdf.Photo(ph.StorageReference, ph.SHA256))
 			}
 			for _, ph := range it.ToPhotos {
-				item.ToPhotos = append(item.ToPhotos, reportPhoto(ph.StorageReference, ph.SHA256))
+				item.ToPhotos = append(item.ToPhotos, signedpdf.Photo(ph.StorageReference, ph.SHA256))
 			}
 			room.Items = append(room.Items, item)
 		}
@@ -92,7 +93,7 @@ func (c comparisonRecord) report(ctx context.Context, store *files.Store) (repor
 			}
 		}
 	}
-	return out, withThumbnails(ctx, store, photos)
+	return out, signedpdf.Thumbnails(ctx, store, photos)
 }
 
 // B4's PDF GET {base_url}/inventories/comparison/pdf?from=&to=

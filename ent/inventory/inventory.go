@@ -50,6 +50,14 @@ const (
 	FieldVersion = "version"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
 	FieldUpdatedAt = "updated_at"
+	// FieldAgentSignerName holds the string denoting the agent_signer_name field in the database.
+	FieldAgentSignerName = "agent_signer_name"
+	// FieldAgentSignedRemotely holds the string denoting the agent_signed_remotely field in the database.
+	FieldAgentSignedRemotely = "agent_signed_remotely"
+	// FieldOwnerSignerName holds the string denoting the owner_signer_name field in the database.
+	FieldOwnerSignerName = "owner_signer_name"
+	// FieldOwnerSignedRemotely holds the string denoting the owner_signed_remotely field in the database.
+	FieldOwnerSignedRemotely = "owner_signed_remotely"
 	// EdgeProperty holds the string denoting the property edge name in mutations.
 	EdgeProperty = "property"
 	// EdgeEnvironments holds the string denoting the environments edge name in mutations.
@@ -92,6 +100,10 @@ var Columns = []string{
 	FieldOwnerSignatureDate,
 	FieldVersion,
 	FieldUpdatedAt,
+	FieldAgentSignerName,
+	FieldAgentSignedRemotely,
+	FieldOwnerSignerName,
+	FieldOwnerSignedRemotely,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -137,6 +149,14 @@ var (
 	DefaultVersion int
 	// VersionValidator is a validator for the "version" field. It is called by the builders before save.
 	VersionValidator func(int) error
+	// AgentSignerNameValidator is a validator for the "agent_signer_name" field. It is called by the builders before save.
+	AgentSignerNameValidator func(string) error
+	// DefaultAgentSignedRemotely holds the default value on creation for the "agent_signed_remotely" field.
+	DefaultAgentSignedRemotely bool
+	// OwnerSignerNameValidator is a validator for the "owner_signer_name" field. It is called by the builders before save.
+	OwnerSignerNameValidator func(string) error
+	// DefaultOwnerSignedRemotely holds the default value on creation for the "owner_signed_remotely" field.
+	DefaultOwnerSignedRemotely bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -232,6 +252,26 @@ func ByVersion(opts ...sql.OrderTermOption) OrderOption {
 // ByUpdatedAt orders the results by the updated_at field.
 func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUpdatedAt, opts...).ToFunc()
+}
+
+// ByAgentSignerName orders the results by the agent_signer_name field.
+func ByAgentSignerName(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAgentSignerName, opts...).ToFunc()
+}
+
+// ByAgentSignedRemotely orders the results by the agent_signed_remotely field.
+func ByAgentSignedRemotely(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAgentSignedRemotely, opts...).ToFunc()
+}
+
+// ByOwnerSignerName orders the results by the owner_signer_name field.
+func ByOwnerSignerName(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerSignerName, opts...).ToFunc()
+}
+
+// ByOwnerSignedRemotely orders the results by the owner_signed_remotely field.
+func ByOwnerSignedRemotely(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerSignedRemotely, opts...).ToFunc()
 }
 
 // ByPropertyField orders the results by property field.

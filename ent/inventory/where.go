@@ -144,6 +144,26 @@ func UpdatedAt(v time.Time) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldUpdatedAt, v))
 }
 
+// AgentSignerName applies equality check predicate on the "agent_signer_name" field. It's identical to AgentSignerNameEQ.
+func AgentSignerName(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignerName, v))
+}
+
+// AgentSignedRemotely applies equality check predicate on the "agent_signed_remotely" field. It's identical to AgentSignedRemotelyEQ.
+func AgentSignedRemotely(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignedRemotely, v))
+}
+
+// OwnerSignerName applies equality check predicate on the "owner_signer_name" field. It's identical to OwnerSignerNameEQ.
+func OwnerSignerName(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignerName, v))
+}
+
+// OwnerSignedRemotely applies equality check predicate on the "owner_signed_remotely" field. It's identical to OwnerSignedRemotelyEQ.
+func OwnerSignedRemotely(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedRemotely, v))
+}
+
 // CompanyIDEQ applies the EQ predicate on the "company_id" field.
 func CompanyIDEQ(v uuid.UUID) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldCompanyID, v))
@@ -891,6 +911,176 @@ func UpdatedAtIsNil() predicate.Inventory {
 // UpdatedAtNotNil applies the NotNil predicate on the "updated_at" field.
 func UpdatedAtNotNil() predicate.Inventory {
 	return predicate.Inventory(sql.FieldNotNull(FieldUpdatedAt))
+}
+
+// AgentSignerNameEQ applies the EQ predicate on the "agent_signer_name" field.
+func AgentSignerNameEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameNEQ applies the NEQ predicate on the "agent_signer_name" field.
+func AgentSignerNameNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameIn applies the In predicate on the "agent_signer_name" field.
+func AgentSignerNameIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldAgentSignerName, vs...))
+}
+
+// AgentSignerNameNotIn applies the NotIn predicate on the "agent_signer_name" field.
+func AgentSignerNameNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldAgentSignerName, vs...))
+}
+
+// AgentSignerNameGT applies the GT predicate on the "agent_signer_name" field.
+func AgentSignerNameGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameGTE applies the GTE predicate on the "agent_signer_name" field.
+func AgentSignerNameGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameLT applies the LT predicate on the "agent_signer_name" field.
+func AgentSignerNameLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameLTE applies the LTE predicate on the "agent_signer_name" field.
+func AgentSignerNameLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameContains applies the Contains predicate on the "agent_signer_name" field.
+func AgentSignerNameContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameHasPrefix applies the HasPrefix predicate on the "agent_signer_name" field.
+func AgentSignerNameHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameHasSuffix applies the HasSuffix predicate on the "agent_signer_name" field.
+func AgentSignerNameHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameIsNil applies the IsNil predicate on the "agent_signer_name" field.
+func AgentSignerNameIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldAgentSignerName))
+}
+
+// AgentSignerNameNotNil applies the NotNil predicate on the "agent_signer_name" field.
+func AgentSignerNameNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldAgentSignerName))
+}
+
+// AgentSignerNameEqualFold applies the EqualFold predicate on the "agent_signer_name" field.
+func AgentSignerNameEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldAgentSignerName, v))
+}
+
+// AgentSignerNameContainsFold applies the ContainsFold predicate on the "agent_signer_name" field.
+func AgentSignerNameContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldAgentSignerName, v))
+}
+
+// AgentSignedRemotelyEQ applies the EQ predicate on the "agent_signed_remotely" field.
+func AgentSignedRemotelyEQ(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignedRemotely, v))
+}
+
+// AgentSignedRemotelyNEQ applies the NEQ predicate on the "agent_signed_remotely" field.
+func AgentSignedRemotelyNEQ(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldAgentSignedRemotely, v))
+}
+
+// OwnerSignerNameEQ applies the EQ predicate on the "owner_signer_name" field.
+func OwnerSignerNameEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameNEQ applies the NEQ predicate on the "owner_signer_name" field.
+func OwnerSignerNameNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameIn applies the In predicate on the "owner_signer_name" field.
+func OwnerSignerNameIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldOwnerSignerName, vs...))
+}
+
+// OwnerSignerNameNotIn applies the NotIn predicate on the "owner_signer_name" field.
+func OwnerSignerNameNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldOwnerSignerName, vs...))
+}
+
+// OwnerSignerNameGT applies the GT predicate on the "owner_signer_name" field.
+func OwnerSignerNameGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameGTE applies the GTE predicate on the "owner_signer_name" field.
+func OwnerSignerNameGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameLT applies the LT predicate on the "owner_signer_name" field.
+func OwnerSignerNameLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameLTE applies the LTE predicate on the "owner_signer_name" field.
+func OwnerSignerNameLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameContains applies the Contains predicate on the "owner_signer_name" field.
+func OwnerSignerNameContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameHasPrefix applies the HasPrefix predicate on the "owner_signer_name" field.
+func OwnerSignerNameHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameHasSuffix applies the HasSuffix predicate on the "owner_signer_name" field.
+func OwnerSignerNameHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameIsNil applies the IsNil predicate on the "owner_signer_name" field.
+func OwnerSignerNameIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldOwnerSignerName))
+}
+
+// OwnerSignerNameNotNil applies the NotNil predicate on the "owner_signer_name" field.
+func OwnerSignerNameNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldOwnerSignerName))
+}
+
+// OwnerSignerNameEqualFold applies the EqualFold predicate on the "owner_signer_name" field.
+func OwnerSignerNameEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldOwnerSignerName, v))
+}
+
+// OwnerSignerNameContainsFold applies the ContainsFold predicate on the "owner_signer_name" field.
+func OwnerSignerNameContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldOwnerSignerName, v))
+}
+
+// OwnerSignedRemotelyEQ applies the EQ predicate on the "owner_signed_remotely" field.
+func OwnerSignedRemotelyEQ(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedRemotely, v))
+}
+
+// OwnerSignedRemotelyNEQ applies the NEQ predicate on the "owner_signed_remotely" field.
+func OwnerSignedRemotelyNEQ(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldOwnerSignedRemotely, v))
 }
 
 // HasProperty applies the HasEdge predicate on the "property" edge.

@@ -83,6 +83,10 @@ var (
 		{Name: "owner_signature_date", Type: field.TypeTime, Nullable: true},
 		{Name: "version", Type: field.TypeInt, Default: 1},
 		{Name: "updated_at", Type: field.TypeTime, Nullable: true},
+		{Name: "agent_signer_name", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "agent_signed_remotely", Type: field.TypeBool, Default: false},
+		{Name: "owner_signer_name", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "owner_signed_remotely", Type: field.TypeBool, Default: false},
 		{Name: "property_id", Type: field.TypeUUID},
 	}
 	// InventoriesTable holds the schema information for the "inventories" table.
@@ -93,7 +97,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[17]},
+				Columns:    []*schema.Column{InventoriesColumns[21]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -142,7 +146,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[17], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[21], InventoriesColumns[8]},
 			},
 		},
 	}

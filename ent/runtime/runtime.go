@@ -175,6 +175,22 @@ func init() {
 	inventory.DefaultVersion = inventoryDescVersion.Default.(int)
 	// inventory.VersionValidator is a validator for the "version" field. It is called by the builders before save.
 	inventory.VersionValidator = inventoryDescVersion.Validators[0].(func(int) error)
+	// inventoryDescAgentSignerName is the schema descriptor for agent_signer_name field.
+	inventoryDescAgentSignerName := inventoryFields[17].Descriptor()
+	// inventory.AgentSignerNameValidator is a validator for the "agent_signer_name" field. It is called by the builders before save.
+	inventory.AgentSignerNameValidator = inventoryDescAgentSignerName.Validators[0].(func(string) error)
+	// inventoryDescAgentSignedRemotely is the schema descriptor for agent_signed_remotely field.
+	inventoryDescAgentSignedRemotely := inventoryFields[18].Descriptor()
+	// inventory.DefaultAgentSignedRemotely holds the default value on creation for the agent_signed_remotely field.
+	inventory.DefaultAgentSignedRemotely = inventoryDescAgentSignedRemotely.Default.(bool)
+	// inventoryDescOwnerSignerName is the schema descriptor for owner_signer_name field.
+	inventoryDescOwnerSignerName := inventoryFields[19].Descriptor()
+	// inventory.OwnerSignerNameValidator is a validator for the "owner_signer_name" field. It is called by the builders before save.
+	inventory.OwnerSignerNameValidator = inventoryDescOwnerSignerName.Validators[0].(func(string) error)
+	// inventoryDescOwnerSignedRemotely is the schema descriptor for owner_signed_remotely field.
+	inventoryDescOwnerSignedRemotely := inventoryFields[20].Descriptor()
+	// inventory.DefaultOwnerSignedRemotely holds the default value on creation for the owner_signed_remotely field.
+	inventory.DefaultOwnerSignedRemotely = inventoryDescOwnerSignedRemotely.Default.(bool)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.

@@ -77,6 +77,22 @@ func (Inventory) Fields() []ent.Field {
 		field.Time("updated_at").Optional().Nillable().
 			Comment("When the inventory was last written (UTC): created, changed or signed; absent for inventories written before it was kept.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		// Who signed for each party and how, kept by signInventory: the
+		// report prints the names on the signature lines, and the flags let
+		// is_remote_signed be set once both have signed (the CHECK below
+		// refuses it on an unsigned inventory).
+		field.String("agent_signer_name").Optional().Nillable().MaxLen(200).
+			Comment("Who signed for the agent; absent until then, and on inventories signed before the API recorded it.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.Bool("agent_signed_remotely").Default(false).
+			Comment("Whether the agent signed remotely.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.String("owner_signer_name").Optional().Nillable().MaxLen(200).
+			Comment("Who signed for the owner; absent until then, and on inventories signed before the API recorded it.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.Bool("owner_signed_remotely").Default(false).
+			Comment("Whether the owner signed remotely.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 	}
 }
 

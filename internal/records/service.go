@@ -19,6 +19,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -32,11 +33,18 @@ import (
 type Service struct {
 	client *ent.Client
 	log    *slog.Logger
+	// pdfs stores the PDF of an inventory just signed; nil: A2 renders it
+	// on its first request.
+	pdfs PDFKeeper
+	// files keeps the photos it takes; nil: none are taken.
+	files *files.Store
 }
 
-// NewService returns a Service writing to client, its audit lines to log.
-func NewService(client *ent.Client, log *slog.Logger) *Service {
-	return &Service{client: client, log: log}
+// NewService returns a Service writing to client, its audit lines to log,
+// the PDFs of inventories it signs through pdfs, the photos it takes to fs
+// (either may be nil).
+func NewService(client *ent.Client, log *slog.Logger, pdfs PDFKeeper, fs *files.Store) *Service {
+	return &Service{client: client, log: log, pdfs: pdfs, files: fs}
 }
 
 // Create makes inv, a new inventory of the caller's company with its tree,
@@ -148,6 +156,8 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 		return uuid.Nil, freeze.Refusal(ch.ID) // the hook would refuse the write: said before the rest is checked
 	case current.Version != ch.ExpectedVersion:
 		return uuid.Nil, stale(ch.ID, ch.ExpectedVersion)
+	case current.AgentSignatureDate != nil || current.OwnerSignatureDate != nil:
+		return uuid.Nil, halfSigned(ch.ID)
 	}
 	inv := FromEnt(current)
 	if ch.Type != nil {
@@ -216,6 +226,13 @@ func newIDs(env *Environment) {
 			env.Items[j].ID = uuid.New()
 		}
 	}
+}
+
+// halfSigned refuses a change of an inventory one party has signed: the
+// other must sign the record the first signed.
+func halfSigned(id uuid.UUID) *apperr.Error {
+	return &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
+		Message: fmt.Sprintf("inventory %s is signed by one party and awaits the other: its content cannot change, so that both sign the same record; make a new inventory to record another state", id)}
 }
 
 func stale(id uuid.UUID, expected int) *apperr.Error {

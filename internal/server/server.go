@@ -80,6 +80,9 @@ type Options struct {
 	Budget *fairshare.Budget
 	// MaxResponseBytes bounds each GraphQL answer (graph.DefaultMaxResponseBytes when 0).
 	MaxResponseBytes int
+	// MaxPhotoBytes bounds a photo addItemPhoto takes
+	// (upload.DefaultMaxPhotoBytes when 0).
+	MaxPhotoBytes int64
 }
 
 // Access log sampling: at moderate load a line for every request was 47 MB
@@ -114,7 +117,8 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		return from, to, ok
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
-	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget})
+	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
+		MaxPhotoBytes: opts.MaxPhotoBytes})
 	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
 	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
 	api.Register(mux)

@@ -28,11 +28,23 @@ type Keeper struct {
 // New returns a Keeper writing to client's database and the files store.
 func New(client *ent.Client, fs *files.Store) *Keeper { return &Keeper{client: client, files: fs} }
 
+// Keep renders the signed inventory id from its record (Document, as ctx
+// may read it), stores it as its PDF and records its digest, which it
+// returns; why names the writer in the audit of the write.
+func (k *Keeper) Keep(ctx context.Context, id uuid.UUID, why string) (string, error) {
+	doc, err := Document(ctx, k.client, k.files, id)
+	if err != nil {
+		return "", err
+	}
+	return k.Store(ctx, doc, why)
+}
+
 // Store renders doc, the record of a signed inventory, stores it as that
 // inventory's PDF and records its digest, which it returns. Two first
 // requests at once both render the same bytes, and the digest is recorded
-// once: only where none is.
-func (k *Keeper) Store(ctx context.Context, doc report.Inventory) (string, error) {
+// once: only where none is. The file is whole or absent: the store writes a
+// temporary file and renames it (an object store's put is whole).
+func (k *Keeper) Store(ctx context.Context, doc report.Inventory, why string) (string, error) {
 	id, err := uuid.Parse(doc.ID)
 	if err != nil {
 		return "", fmt.Errorf("signedpdf: inventory id %q: %w", doc.ID, err)
@@ -45,9 +57,9 @@ func (k *Keeper) Store(ctx context.Context, doc report.Inventory) (string, error
 	if err != nil {
 		return "", err
 	}
-	// Clients cannot write; this is the one write a read causes, audited,
-	// and limited to the digest of a signed inventory that has none.
-	write := tenant.UnrestrictedRecord(ctx, "A2: recording the signed PDF rendered on first request", id)
+	// Limited to the digest of a signed inventory that has none (the
+	// freeze hooks let that through once), and audited.
+	write := tenant.UnrestrictedRecord(ctx, why, id)
 	if _, err := k.client.Inventory.Update().
 		Where(inventory.ID(id), inventory.IsSigned(true), inventory.PdfSha256IsNil()).
 		SetPdfSha256(sum).Save(write); err != nil {

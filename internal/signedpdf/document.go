@@ -1,0 +1,137 @@
+package signedpdf
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/report"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
+)
+
+// Document reads inventory id's record (as ctx may see it) and returns it as
+// the report shows it, with its photos' thumbnails (one that cannot be shown
+// is listed, with why). The one place a record becomes a report: A2 renders
+// a PDF never stored from it, and signInventory the PDF it stores.
+func Document(ctx context.Context, client *ent.Client, store *files.Store, id uuid.UUID) (report.Inventory, error) {
+	inv, err := client.Inventory.Query().Where(inventory.ID(id)).WithProperty().
+		WithEnvironments(func(q *ent.EnvironmentQuery) {
+			q.WithItems(func(q *ent.ItemQuery) { q.WithMaterial().WithPhotos() })
+		}).Only(ctx)
+	if err != nil {
+		return report.Inventory{}, err
+	}
+	doc := report.Inventory{
+		ID: inv.ID.String(), TypeName: inv.InventoryType.Name(), RentalPrice: inv.RentalPrice.StringFixed(2),
+		Currency: inv.Currency, CreatedAt: inv.CreatedAt.UTC(), AgentSigned: utc(inv.AgentSignatureDate),
+		OwnerSigned: utc(inv.OwnerSignatureDate), AgentName: text(inv.AgentSignerName), OwnerName: text(inv.OwnerSignerName),
+		SignatureDate: utc(inv.SignatureDate), ApprovalCode: text(inv.ApprovalCode), RemoteSigned: inv.IsRemoteSigned,
+	}
+	if p := inv.Edges.Property; p != nil {
+		doc.PropertyCode, doc.PropertyType, doc.Address = p.Code, p.PropertyType, p.Address
+		doc.Neighborhood, doc.City, doc.PropertyLevels = p.Neighborhood, p.City, p.Levels
+	}
+	for _, env := range inv.Edges.Environments {
+		room := report.Environment{Name: env.Name, Level: env.Level, Description: env.Description}
+		for _, it := range env.Edges.Items {
+			item := report.Item{Name: it.Name, Rating: it.Rating, ToRepair: it.ToRepair, Description: it.Description}
+			if it.Edges.Material != nil {
+				item.Material = it.Edges.Material.Name
+			}
+			for _, p := range it.Edges.Photos {
+				item.Photos = append(item.Photos, Photo(p.StorageReference, p.Sha256))
+			}
+			room.Items = append(room.Items, item)
+		}
+		doc.Environments = append(doc.Environments, room)
+	}
+	var photos []*report.Photo
+	for _, env := range doc.Environments {
+		for _, it := range env.Items {
+			for i := range it.Photos {
+				photos = append(photos, &it.Photos[i])
+			}
+		}
+	}
+	return doc, Thumbnails(ctx, store, photos)
+}
+
+func utc(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func text(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Photo is a stored photo as a report lists it, before its thumbnail.
+func Photo(reference string, digest *string) report.Photo {
+	p := report.Photo{Reference: reference}
+	if digest != nil {
+		p.SHA256 = *digest
+	}
+	return p
+}
+
+// thumbnailReads bounds the thumbnails one report reads at once: a cloud
+// store answers each read in tens of milliseconds, so the hundreds of a
+// large report read one by one would take seconds; making a missing one is
+// bounded by internal/thumbnail's decode budget, not by this.
+const thumbnailReads = 8
+
+// Thumbnails sets each photo's thumbnail, or why it has none, reading (or
+// making) each distinct photo's once: the same file twice in a report, under
+// one name or under two with one digest, is decoded at most once. It returns
+// the first error that is not a photo's own (the store's, or ctx's when the
+// request ends), and then no photo is to be drawn.
+func Thumbnails(ctx context.Context, store *files.Store, photos []*report.Photo) error {
+	type result struct {
+		thumb    []byte
+		notShown string
+	}
+	results := map[string]*result{}
+	same := func(p *report.Photo) string {
+		if p.SHA256 != "" {
+			return "sha256:" + p.SHA256
+		}
+		return "reference:" + p.Reference
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(thumbnailReads)
+	for _, p := range photos {
+		if results[same(p)] != nil {
+			continue
+		}
+		res := &result{}
+		results[same(p)] = res
+		reference, digest := p.Reference, p.SHA256
+		g.Go(func() error {
+			thumb, err := thumbnail.For(gctx, store, reference, digest)
+			if reason, ok := thumbnail.IsNotShown(err); ok {
+				res.notShown = reason
+				return nil
+			}
+			res.thumb = thumb
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, p := range photos {
+		res := results[same(p)]
+		p.Thumbnail, p.NotShown = res.thumb, res.notShown
+	}
+	return nil
+}
