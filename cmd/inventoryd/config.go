@@ -19,6 +19,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/upload"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -75,6 +76,8 @@ type Config struct {
 	TimeZone *time.Location
 	// Writes is whether clients may write (GraphQL mutations): on or off.
 	Writes string
+	// MaxPhotoBytes bounds a photo sent to addItemPhoto.
+	MaxPhotoBytes int64
 	// Demo says whether an empty database gets the demo companies: on, off,
 	// or auto (on for SQLite, the zero-set-up run; off for PostgreSQL, a
 	// real database).
@@ -149,7 +152,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var authMode, rateLimit, rateBurst, jwtSkew string
 	var replicaURLs, replicaMaxLag, replicaTimeout string
 	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate, accessLogSample string
-	var timeZone string
+	var timeZone, maxPhotoBytes string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -170,6 +173,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
+		{"max-photo-bytes", "INVENTORY_MAX_PHOTO_BYTES", strconv.Itoa(upload.DefaultMaxPhotoBytes), "most bytes one photo sent to addItemPhoto may hold", &maxPhotoBytes, true},
 		{"writes", "INVENTORY_WRITES", "on", "whether clients may make and sign inventories (GraphQL mutations): on, or off for reads only", &cfg.Writes, true},
 		{"demo", "INVENTORY_DEMO", "auto", "load the demo companies into an empty database: on, off, or auto (on for SQLite, off for PostgreSQL)", &cfg.Demo, true},
 		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
@@ -309,6 +313,11 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.Writes != "on" && cfg.Writes != "off" {
 			return Config{}, nil, fmt.Errorf("writes %q: use on or off", cfg.Writes)
 		}
+		if n, err := strconv.ParseInt(maxPhotoBytes, 10, 64); err != nil || n < 1024 {
+			return Config{}, nil, fmt.Errorf("max photo bytes %q: give a number of bytes, at least 1024", maxPhotoBytes)
+		} else {
+			cfg.MaxPhotoBytes = n
+		}
 		switch cfg.AccessLog {
 		case "sampled", "info", "debug", "off":
 		default:
@@ -392,6 +401,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("time_zone", c.TimeZone.String()),
 		slog.String("demo", c.Demo),
 		slog.String("writes", c.Writes),
+		slog.Int64("max_photo_bytes", c.MaxPhotoBytes),
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),
