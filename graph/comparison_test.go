@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -208,13 +211,12 @@ func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
 		t.Fatalf("the IDE page: %d, without the comparison tab", res.StatusCode)
 	}
 	var ids []string
-	for _, id := range uuidPattern.FindAllString(string(body), -1) {
-		if id != companyA {
-			ids = append(ids, id)
+	for _, name := range []string{"from", "to"} {
+		m := regexp.MustCompile(name + `[^0-9a-f]{1,24}(` + uuidPattern.String() + `)`).FindStringSubmatch(string(body))
+		if m == nil {
+			t.Fatalf("the IDE page has no %q inventory in its comparison tab", name)
 		}
-	}
-	if len(ids) != 2 {
-		t.Fatalf("the IDE page names %v, want the two inventories of its comparison tab", ids)
+		ids = append(ids, m[1])
 	}
 	var opened comparison
 	srv.MustData(t, companyA, ide.ComparisonQuery, map[string]any{"from": ids[0], "to": ids[1]}, &opened)
@@ -266,3 +268,58 @@ func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
 }
 
 var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// The IDE's third tab makes and signs an inventory on the demo data: its
+// operations, run with its variables as the IDE would, make one and sign it
+// for both parties; run again, they make nothing twice.
+func TestTheIDEMakesAndSignsAnInventory(t *testing.T) {
+	_, st := demo(t)
+	srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), IDECompany: uuid.MustParse(companyA)})
+	_, body := srv.Get(t, "/", nil)
+	for _, want := range []string{"CreateInventory", "SignAsAgent", "SignAsOwner"} {
+		if !strings.Contains(string(body), want) {
+			t.Fatalf("the IDE page has no %s in its capture tab", want)
+		}
+	}
+	ctx := tenant.WithCompany(context.Background(), uuid.MustParse(companyA))
+	property, err := st.Client.Property.Query().FirstID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), property.String()) {
+		t.Fatalf("the capture tab does not name the company's property %s", property)
+	}
+	it, err := st.Client.Item.Query().WithMaterial().First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := ide.CaptureVariables(ide.Examples{Property: property, Material: it.Edges.Material.ID})
+	run := func(operation string) map[string]any {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"query": ide.CaptureQuery, "operationName": operation, "variables": vars})
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Company-Id", companyA)
+		got, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Body.Close()
+		var out struct {
+			Data   map[string]any
+			Errors []any
+		}
+		if err := json.NewDecoder(got.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
+			t.Fatalf("%s: %v %v", operation, out.Errors, err)
+		}
+		return out.Data
+	}
+	for range 2 {
+		run("CreateInventory")
+		run("SignAsAgent")
+		signed := run("SignAsOwner")["signInventory"].(map[string]any)["inventory"].(map[string]any)
+		if signed["isSigned"] != true || signed["isRemoteSigned"] != true || signed["pdfSha256"] == nil {
+			t.Errorf("the capture tab's inventory after both signatures: %v", signed)
+		}
+	}
+}

@@ -36,6 +36,45 @@ var ExampleQuery string
 //go:embed comparison.graphql
 var ComparisonQuery string
 
+// CaptureQuery is the IDE's third tab: an inventory made and signed.
+//
+//go:embed capture.graphql
+var CaptureQuery string
+
+// Examples are the records the IDE's example tabs open on; a zero id has no
+// record, and its tab opens on a placeholder.
+type Examples struct {
+	// From and To are two inventories of one property, for the comparison.
+	From, To uuid.UUID
+	// Property and Material are a property and a material of the company,
+	// for the inventory the capture tab makes.
+	Property, Material uuid.UUID
+}
+
+// captureInventory is the id of the inventory the capture tab makes: fixed,
+// so that running the tab again (any visitor's) answers the same inventory
+// rather than making another.
+var captureInventory = uuid.MustParse("5d1c1a52-0c8f-4f43-9a55-2a8e7b1f1de0")
+
+// CaptureVariables are the capture tab's variables for these examples.
+func CaptureVariables(ex Examples) map[string]any {
+	property, material := "<a property id>", "<a material id>"
+	if ex.Property != uuid.Nil {
+		property = ex.Property.String()
+	}
+	if ex.Material != uuid.Nil {
+		material = ex.Material.String()
+	}
+	return map[string]any{"id": captureInventory.String(), "input": map[string]any{
+		"id": captureInventory.String(), "propertyId": property, "inventoryType": "COLOCACION",
+		"rentalPrice": "1800000", "currency": "COP",
+		"environments": []any{map[string]any{"name": "Sala", "level": 1, "items": []any{
+			map[string]any{"name": "Piso", "materialId": material, "rating": 5, "toRepair": false, "description": "Sin novedad", "order": 0},
+			map[string]any{"name": "Ventana", "materialId": material, "rating": 2, "toRepair": true, "description": "Vidrio rayado", "order": 1},
+		}}},
+	}}
+}
+
 var page = template.Must(template.New("ide").Parse(pageHTML))
 
 // contentSecurityPolicy lets the browser load scripts, styles and data only
@@ -50,10 +89,10 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 // Page serves the IDE, opened on ExampleQuery with the X-Company-Id header of
 // company already filled in; or, when the server takes credentials
 // (withCredential), an Authorization header for the user to paste a key or
-// token into. Its second tab compares two inventories: pair, asked at the
-// first page served, names two of company's; placeholders stand in when it
-// finds none.
-func Page(endpoint string, company uuid.UUID, withCredential bool, pair func(context.Context) (from, to uuid.UUID, ok bool)) http.Handler {
+// token into. Its second tab compares two inventories, and its third makes
+// and signs one: examples, asked at the first page served, names the
+// records they open on; placeholders stand in for those it finds none of.
+func Page(endpoint string, company uuid.UUID, withCredential bool, examples func(context.Context) Examples) http.Handler {
 	initial := map[string]string{"X-Company-Id": company.String()}
 	if company == uuid.Nil {
 		initial["X-Company-Id"] = "<your company's UUID>"
@@ -65,14 +104,17 @@ func Page(endpoint string, company uuid.UUID, withCredential bool, pair func(con
 	var once sync.Once
 	var body []byte
 	render := func(ctx context.Context) {
+		ex := examples(ctx)
 		vars := map[string]string{"from": "<an inventory id>", "to": "<a later inventory id of the same property>"}
-		if from, to, ok := pair(ctx); ok {
-			vars = map[string]string{"from": from.String(), "to": to.String()}
+		if ex.From != uuid.Nil && ex.To != uuid.Nil {
+			vars = map[string]string{"from": ex.From.String(), "to": ex.To.String()}
 		}
 		variables, _ := json.MarshalIndent(vars, "", "  ")
+		capture, _ := json.MarshalIndent(CaptureVariables(ex), "", "  ")
 		var buf bytes.Buffer
 		err := page.Execute(&buf, map[string]string{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers),
-			"ComparisonQuery": ComparisonQuery, "ComparisonVariables": string(variables)})
+			"ComparisonQuery": ComparisonQuery, "ComparisonVariables": string(variables),
+			"CaptureQuery": CaptureQuery, "CaptureVariables": string(capture)})
 		if err != nil {
 			panic(err) // the template and its data are fixed at build time
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/auth"
-	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
@@ -109,12 +108,8 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	if mode == "" {
 		mode = auth.Header
 	}
-	mux.Handle("GET /{$}", ide.Page("/graphql", opts.IDECompany, mode != auth.Header, func(ctx context.Context) (from, to uuid.UUID, ok bool) {
-		from, to, ok, err := compare.FirstPair(tenant.WithCompany(ctx, opts.IDECompany), st.Client)
-		if err != nil {
-			log.Warn("the IDE's comparison example found no inventories", "error", err)
-		}
-		return from, to, ok
+	mux.Handle("GET /{$}", ide.Page("/graphql", opts.IDECompany, mode != auth.Header, func(ctx context.Context) ide.Examples {
+		return ideExamples(tenant.WithCompany(ctx, opts.IDECompany), st, log)
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
