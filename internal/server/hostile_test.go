@@ -11,6 +11,7 @@ import (
 	"log"
 	"log/slog"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -684,7 +685,8 @@ type kind struct {
 }
 
 var generators = []kind{
-	{10, (*gen).gqlValid},
+	{7, (*gen).gqlValid},
+	{3, (*gen).gqlMutation},
 	{5, (*gen).gqlSyntax},
 	{3, (*gen).gqlDeep},
 	{4, (*gen).gqlSizes},
@@ -1984,4 +1986,87 @@ func (g *gen) randomPath() hostileRequest {
 		method = http.MethodGet // its body says why it is not ready
 	}
 	return hostileRequest{kind: "random-path", method: method, target: target, header: g.companyHeader(), restShape: shaped}
+}
+
+// replayedIDs are the inventory ids mutations choose: few, so that one id is
+// sent again and again, with the same content and with other content.
+var replayedIDs = []string{"5d1c1a52-0c8f-4f43-9a55-2a8e7b1f0f01", "5d1c1a52-0c8f-4f43-9a55-2a8e7b1f0f02", "5d1c1a52-0c8f-4f43-9a55-2a8e7b1f0f03"}
+
+// gqlMutation writes as a careless or hostile field app would: trees
+// malformed and oversized, other companies' ids and ids of the wrong kind,
+// one id replayed with other content, signatures repeated, uploads that are
+// no photo or lack the CSRF preflight header, a mutation over GET.
+func (g *gen) gqlMutation() hostileRequest {
+	header := g.companyHeader()
+	text := func() string {
+		return pick(g, "Sala", "Piso", "", "Cocina", g.garbage(), strings.Repeat("x", 300), "a\x00b")
+	}
+	var query string
+	var vars map[string]any
+	switch g.r.IntN(6) {
+	case 0:
+		var envs []any
+		for range g.r.IntN(4) {
+			var items []any
+			for range g.r.IntN(5) {
+				items = append(items, map[string]any{"name": text(), "materialId": g.anyID(),
+					"rating": pick[any](g, 1, 3, 5, 0, 6, -1, "5", nil), "toRepair": pick[any](g, true, false, "yes"),
+					"description": text(), "order": pick[any](g, 0, 1, -1, nil, 1e12)})
+			}
+			envs = append(envs, map[string]any{"name": text(), "level": pick[any](g, 1, 2, 0, -3, 99, nil), "items": items})
+		}
+		input := map[string]any{"propertyId": g.anyID(), "inventoryType": pick(g, "CAPTACION", "COLOCACION", "DESOCUPACION", "NOPE", ""),
+			"rentalPrice": pick[any](g, "1800000", "0.50", "-1", "1e400", "abc", "12345678901234567.99", 1800000), "currency": pick(g, "COP", "", "USD", strings.Repeat("X", 50)),
+			"environments": envs}
+		if g.chance(0.7) {
+			input["id"] = pick(g, replayedIDs...)
+		}
+		query, vars = `mutation($input: CreateInventoryInput!) { createInventory(input: $input) { inventory { id version environments { items { id } } } } }`, map[string]any{"input": input}
+	case 1:
+		query = `mutation($input: UpdateInventoryInput!) { updateInventory(input: $input) { inventory { id version } } }`
+		vars = map[string]any{"input": map[string]any{"id": pick(g, append([]string{g.anyID()}, replayedIDs...)...), "expectedVersion": pick[any](g, 1, 2, 0, -1, 99),
+			"rentalPrice": pick[any](g, "2000000", "-5", nil), "environments": pick[any](g, nil, []any{}, []any{map[string]any{"name": text(), "level": 1, "items": []any{}}})}}
+	case 2:
+		query = `mutation($input: SignInventoryInput!) { signInventory(input: $input) { inventory { isSigned approvalCode pdfSha256 } } }`
+		vars = map[string]any{"input": map[string]any{"inventoryId": pick(g, append([]string{g.anyID()}, replayedIDs...)...),
+			"party": pick(g, "AGENT", "OWNER", "BOTH", ""), "signerName": text(), "remote": pick[any](g, true, false, nil)}}
+	case 3:
+		query, vars = `mutation($id: ID!) { removeItemPhoto(photoId: $id) { photoId } }`, map[string]any{"id": g.anyID()}
+	case 4:
+		return g.photoUpload(header)
+	default:
+		q := `mutation { signInventory(input: {inventoryId: "` + pick(g, replayedIDs...) + `", party: AGENT, signerName: "Ana"}) { inventory { id } } }`
+		return hostileRequest{kind: "gql-mutation", method: http.MethodGet, target: "/graphql?query=" + url.QueryEscape(q), header: header, graphQL: true}
+	}
+	return g.gqlPost("gql-mutation", map[string]any{"query": query, "variables": vars}, nil, header)
+}
+
+// photoUpload is addItemPhoto as the GraphQL multipart request spec sends
+// it, or something like it: a file that is text, a JPEG's first bytes then
+// noise, nothing; the map missing or naming no variable; the preflight header
+// sent or not.
+func (g *gen) photoUpload(header http.Header) hostileRequest {
+	if header == nil {
+		header = http.Header{}
+	}
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	operations := `{"query":"mutation($file: Upload!) { addItemPhoto(itemId: \"` + pick(g, g.anyID(), pick(g, g.fx.items...)) + `\", file: $file) { photo { id sha256 } } }","variables":{"file":null}}`
+	if g.chance(0.1) {
+		operations = g.garbage()
+	}
+	_ = w.WriteField("operations", operations)
+	if !g.chance(0.1) {
+		_ = w.WriteField("map", pick(g, `{"0":["variables.file"]}`, `{"0":["variables.nope"]}`, `{}`, `[`))
+	}
+	if !g.chance(0.1) {
+		part, _ := w.CreateFormFile("0", pick(g, "photo.jpg", "photo.png", "../../etc/passwd", ""))
+		_, _ = part.Write(pick(g, []byte("not a photo at all"), append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, bytes.Repeat([]byte{0x42}, 3000)...), []byte{}))
+	}
+	_ = w.Close()
+	header.Set("Content-Type", w.FormDataContentType())
+	if g.chance(0.8) {
+		header.Set(pick(g, "apollo-require-preflight", "x-apollo-operation-name"), "true")
+	}
+	return hostileRequest{kind: "gql-upload", method: http.MethodPost, target: "/graphql", header: header, body: body.Bytes(), graphQL: true}
 }
