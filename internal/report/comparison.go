@@ -193,13 +193,7 @@ func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string) {
 	pdf.SetFont("Helvetica", "", 10)
 	pdf.MultiCell(0, 5, tr("Las partes han revisado esta comparación y declaran que registra el estado del inmueble "+
 		"en cada inventario. Firma, nombre y fecha:"), "", "L", false)
-	y := pdf.GetY() + 16
-	pdf.Line(20, y, 90, y)
-	pdf.Line(120, y, 190, y)
-	pdf.SetXY(20, y+1)
-	pdf.CellFormat(70, 5, tr("Agente"), "", 0, "C", false, 0, "")
-	pdf.SetXY(120, y+1)
-	pdf.CellFormat(70, 5, tr("Propietario"), "", 1, "C", false, 0, "")
+	signatureLines(pdf, tr, 16, "Agente", "Propietario")
 }
 
 // rating is "4/5", with the to-repair flag, or "-" where the item is not.

@@ -257,13 +257,19 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	} {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
 	}
-	y := pdf.GetY() + 14
+	signatureLines(pdf, tr, 14, party("Agente", inv.AgentName), party("Propietario", inv.OwnerName))
+}
+
+// signatureLines draws the two parties' lines to sign on, space below the
+// text so far, each captioned under it.
+func signatureLines(pdf *fpdf.Fpdf, tr func(string) string, space float64, agent, owner string) {
+	y := pdf.GetY() + space
 	pdf.Line(20, y, 90, y)
 	pdf.Line(120, y, 190, y)
 	pdf.SetXY(20, y+1)
-	pdf.CellFormat(70, 5, tr(party("Agente", inv.AgentName)), "", 0, "C", false, 0, "")
+	pdf.CellFormat(70, 5, tr(agent), "", 0, "C", false, 0, "")
 	pdf.SetXY(120, y+1)
-	pdf.CellFormat(70, 5, tr(party("Propietario", inv.OwnerName)), "", 1, "C", false, 0, "")
+	pdf.CellFormat(70, 5, tr(owner), "", 1, "C", false, 0, "")
 }
 
 // signer is a signer's name as the signature line starts with it; nothing

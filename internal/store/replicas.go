@@ -156,6 +156,20 @@ func (s *readSession) toPrimary() {
 	s.mu.Unlock()
 }
 
+// sessionOf is ctx's read session, nil outside a request.
+func sessionOf(ctx context.Context) *readSession {
+	s, _ := ctx.Value(readSessionKey{}).(*readSession)
+	return s
+}
+
+// writing moves ctx's session to the primary: a request reads what it
+// writes from then on.
+func writing(ctx context.Context) {
+	if s := sessionOf(ctx); s != nil {
+		s.toPrimary()
+	}
+}
+
 // Query runs a read: on the primary when ctx must read the latest; on its
 // session's standby; else on the next healthy standby. A standby that fails
 // for a reason of its own (not the request's end), or does not answer within
@@ -168,9 +182,7 @@ func (r *router) Query(ctx context.Context, query string, args, v any) error {
 	if !selects(query) {
 		// ent writes through Query too (INSERT … RETURNING of an upsert):
 		// a standby would refuse it, and the rest of the request must see it.
-		if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
-			session.toPrimary()
-		}
+		writing(ctx)
 		if err := r.Driver.Query(ctx, query, args, v); err != nil {
 			return err
 		}
@@ -179,7 +191,7 @@ func (r *router) Query(ctx context.Context, query string, args, v any) error {
 	}
 	var rep *replica
 	need := r.mustHave(ctx)
-	session, _ := ctx.Value(readSessionKey{}).(*readSession)
+	session := sessionOf(ctx)
 	if session != nil {
 		rep = session.standby(r, need)
 	} else {
@@ -206,9 +218,7 @@ func selects(query string) bool {
 // so that a request reads what it wrote; the company's later requests read
 // where the write has been replayed (mustHave).
 func (r *router) Exec(ctx context.Context, query string, args, v any) error {
-	if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
-		session.toPrimary()
-	}
+	writing(ctx)
 	if err := r.Driver.Exec(ctx, query, args, v); err != nil {
 		return err
 	}
@@ -217,9 +227,7 @@ func (r *router) Exec(ctx context.Context, query string, args, v any) error {
 }
 
 func (r *router) Tx(ctx context.Context) (dialect.Tx, error) {
-	if session, _ := ctx.Value(readSessionKey{}).(*readSession); session != nil {
-		session.toPrimary()
-	}
+	writing(ctx)
 	tx, err := r.Driver.Tx(ctx)
 	if err != nil {
 		return nil, err
