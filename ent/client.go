@@ -23,6 +23,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 )
 
 // Client is the client that holds all ent builders.
@@ -44,6 +45,8 @@ type Client struct {
 	Photo *PhotoClient
 	// Property is the client for interacting with the Property builders.
 	Property *PropertyClient
+	// RecordEvent is the client for interacting with the RecordEvent builders.
+	RecordEvent *RecordEventClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -62,6 +65,7 @@ func (c *Client) init() {
 	c.Material = NewMaterialClient(c.config)
 	c.Photo = NewPhotoClient(c.config)
 	c.Property = NewPropertyClient(c.config)
+	c.RecordEvent = NewRecordEventClient(c.config)
 }
 
 type (
@@ -161,6 +165,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Material:    NewMaterialClient(cfg),
 		Photo:       NewPhotoClient(cfg),
 		Property:    NewPropertyClient(cfg),
+		RecordEvent: NewRecordEventClient(cfg),
 	}, nil
 }
 
@@ -187,6 +192,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Material:    NewMaterialClient(cfg),
 		Photo:       NewPhotoClient(cfg),
 		Property:    NewPropertyClient(cfg),
+		RecordEvent: NewRecordEventClient(cfg),
 	}, nil
 }
 
@@ -217,6 +223,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Environment, c.Inventory, c.Item, c.Material, c.Photo, c.Property,
+		c.RecordEvent,
 	} {
 		n.Use(hooks...)
 	}
@@ -227,6 +234,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Environment, c.Inventory, c.Item, c.Material, c.Photo, c.Property,
+		c.RecordEvent,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -249,6 +257,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Photo.mutate(ctx, m)
 	case *PropertyMutation:
 		return c.Property.mutate(ctx, m)
+	case *RecordEventMutation:
+		return c.RecordEvent.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -1354,13 +1364,148 @@ func (c *PropertyClient) mutate(ctx context.Context, m *PropertyMutation) (Value
 	}
 }
 
+// RecordEventClient is a client for the RecordEvent schema.
+type RecordEventClient struct {
+	config
+}
+
+// NewRecordEventClient returns a client for the RecordEvent from the given config.
+func NewRecordEventClient(c config) *RecordEventClient {
+	return &RecordEventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `recordevent.Hooks(f(g(h())))`.
+func (c *RecordEventClient) Use(hooks ...Hook) {
+	c.hooks.RecordEvent = append(c.hooks.RecordEvent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `recordevent.Intercept(f(g(h())))`.
+func (c *RecordEventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RecordEvent = append(c.inters.RecordEvent, interceptors...)
+}
+
+// Create returns a builder for creating a RecordEvent entity.
+func (c *RecordEventClient) Create() *RecordEventCreate {
+	mutation := newRecordEventMutation(c.config, OpCreate)
+	return &RecordEventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RecordEvent entities.
+func (c *RecordEventClient) CreateBulk(builders ...*RecordEventCreate) *RecordEventCreateBulk {
+	return &RecordEventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RecordEventClient) MapCreateBulk(slice any, setFunc func(*RecordEventCreate, int)) *RecordEventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RecordEventCreateBulk{err: fmt.Errorf("calling to RecordEventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RecordEventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RecordEventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RecordEvent.
+func (c *RecordEventClient) Update() *RecordEventUpdate {
+	mutation := newRecordEventMutation(c.config, OpUpdate)
+	return &RecordEventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RecordEventClient) UpdateOne(_m *RecordEvent) *RecordEventUpdateOne {
+	mutation := newRecordEventMutation(c.config, OpUpdateOne, withRecordEvent(_m))
+	return &RecordEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RecordEventClient) UpdateOneID(id int64) *RecordEventUpdateOne {
+	mutation := newRecordEventMutation(c.config, OpUpdateOne, withRecordEventID(id))
+	return &RecordEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RecordEvent.
+func (c *RecordEventClient) Delete() *RecordEventDelete {
+	mutation := newRecordEventMutation(c.config, OpDelete)
+	return &RecordEventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RecordEventClient) DeleteOne(_m *RecordEvent) *RecordEventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RecordEventClient) DeleteOneID(id int64) *RecordEventDeleteOne {
+	builder := c.Delete().Where(recordevent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RecordEventDeleteOne{builder}
+}
+
+// Query returns a query builder for RecordEvent.
+func (c *RecordEventClient) Query() *RecordEventQuery {
+	return &RecordEventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRecordEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RecordEvent entity by its id.
+func (c *RecordEventClient) Get(ctx context.Context, id int64) (*RecordEvent, error) {
+	return c.Query().Where(recordevent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RecordEventClient) GetX(ctx context.Context, id int64) *RecordEvent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RecordEventClient) Hooks() []Hook {
+	hooks := c.hooks.RecordEvent
+	return append(hooks[:len(hooks):len(hooks)], recordevent.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *RecordEventClient) Interceptors() []Interceptor {
+	return c.inters.RecordEvent
+}
+
+func (c *RecordEventClient) mutate(ctx context.Context, m *RecordEventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RecordEventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RecordEventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RecordEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RecordEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RecordEvent mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Environment, Inventory, Item, Material, Photo, Property []ent.Hook
+		APIKey, Environment, Inventory, Item, Material, Photo, Property,
+		RecordEvent []ent.Hook
 	}
 	inters struct {
-		APIKey, Environment, Inventory, Item, Material, Photo,
-		Property []ent.Interceptor
+		APIKey, Environment, Inventory, Item, Material, Photo, Property,
+		RecordEvent []ent.Interceptor
 	}
 )

@@ -19,6 +19,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -86,6 +87,7 @@ func checkColumn(t, c string) error {
 			material.Table:    material.ValidColumn,
 			photo.Table:       photo.ValidColumn,
 			property.Table:    property.ValidColumn,
+			recordevent.Table: recordevent.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

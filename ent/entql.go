@@ -11,6 +11,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -20,7 +21,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 7)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 8)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -167,6 +168,28 @@ var schemaGraph = func() *sqlgraph.Schema {
 			property.FieldDetail:       {Type: field.TypeString, Column: property.FieldDetail},
 			property.FieldLevels:       {Type: field.TypeInt, Column: property.FieldLevels},
 			property.FieldCreatedAt:    {Type: field.TypeTime, Column: property.FieldCreatedAt},
+		},
+	}
+	graph.Nodes[7] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   recordevent.Table,
+			Columns: recordevent.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt64,
+				Column: recordevent.FieldID,
+			},
+		},
+		Type: "RecordEvent",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			recordevent.FieldCompanyID:   {Type: field.TypeUUID, Column: recordevent.FieldCompanyID},
+			recordevent.FieldAt:          {Type: field.TypeTime, Column: recordevent.FieldAt},
+			recordevent.FieldKind:        {Type: field.TypeEnum, Column: recordevent.FieldKind},
+			recordevent.FieldPropertyID:  {Type: field.TypeUUID, Column: recordevent.FieldPropertyID},
+			recordevent.FieldInventoryID: {Type: field.TypeUUID, Column: recordevent.FieldInventoryID},
+			recordevent.FieldItemID:      {Type: field.TypeUUID, Column: recordevent.FieldItemID},
+			recordevent.FieldPhotoID:     {Type: field.TypeUUID, Column: recordevent.FieldPhotoID},
+			recordevent.FieldVersion:     {Type: field.TypeInt, Column: recordevent.FieldVersion},
+			recordevent.FieldActor:       {Type: field.TypeString, Column: recordevent.FieldActor},
 		},
 	}
 	graph.MustAddE(
@@ -1001,4 +1024,89 @@ func (f *PropertyFilter) WhereHasInventoriesWith(preds ...predicate.Inventory) {
 			p(s)
 		}
 	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *RecordEventQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RecordEventQuery builder.
+func (_q *RecordEventQuery) Filter() *RecordEventFilter {
+	return &RecordEventFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *RecordEventMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the RecordEventMutation builder.
+func (m *RecordEventMutation) Filter() *RecordEventFilter {
+	return &RecordEventFilter{config: m.config, predicateAdder: m}
+}
+
+// RecordEventFilter provides a generic filtering capability at runtime for RecordEventQuery.
+type RecordEventFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RecordEventFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int64 predicate on the id field.
+func (f *RecordEventFilter) WhereID(p entql.Int64P) {
+	f.Where(p.Field(recordevent.FieldID))
+}
+
+// WhereCompanyID applies the entql [16]byte predicate on the company_id field.
+func (f *RecordEventFilter) WhereCompanyID(p entql.ValueP) {
+	f.Where(p.Field(recordevent.FieldCompanyID))
+}
+
+// WhereAt applies the entql time.Time predicate on the at field.
+func (f *RecordEventFilter) WhereAt(p entql.TimeP) {
+	f.Where(p.Field(recordevent.FieldAt))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *RecordEventFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(recordevent.FieldKind))
+}
+
+// WherePropertyID applies the entql [16]byte predicate on the property_id field.
+func (f *RecordEventFilter) WherePropertyID(p entql.ValueP) {
+	f.Where(p.Field(recordevent.FieldPropertyID))
+}
+
+// WhereInventoryID applies the entql [16]byte predicate on the inventory_id field.
+func (f *RecordEventFilter) WhereInventoryID(p entql.ValueP) {
+	f.Where(p.Field(recordevent.FieldInventoryID))
+}
+
+// WhereItemID applies the entql [16]byte predicate on the item_id field.
+func (f *RecordEventFilter) WhereItemID(p entql.ValueP) {
+	f.Where(p.Field(recordevent.FieldItemID))
+}
+
+// WherePhotoID applies the entql [16]byte predicate on the photo_id field.
+func (f *RecordEventFilter) WherePhotoID(p entql.ValueP) {
+	f.Where(p.Field(recordevent.FieldPhotoID))
+}
+
+// WhereVersion applies the entql int predicate on the version field.
+func (f *RecordEventFilter) WhereVersion(p entql.IntP) {
+	f.Where(p.Field(recordevent.FieldVersion))
+}
+
+// WhereActor applies the entql string predicate on the actor field.
+func (f *RecordEventFilter) WhereActor(p entql.StringP) {
+	f.Where(p.Field(recordevent.FieldActor))
 }

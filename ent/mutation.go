@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/shopspring/decimal"
 )
@@ -40,6 +41,7 @@ const (
 	TypeMaterial    = "Material"
 	TypePhoto       = "Photo"
 	TypeProperty    = "Property"
+	TypeRecordEvent = "RecordEvent"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -6273,4 +6275,884 @@ func (m *PropertyMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Property edge %s", name)
+}
+
+// RecordEventMutation represents an operation that mutates the RecordEvent nodes in the graph.
+type RecordEventMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	company_id    *uuid.UUID
+	at            *time.Time
+	kind          *recordevent.Kind
+	property_id   *uuid.UUID
+	inventory_id  *uuid.UUID
+	item_id       *uuid.UUID
+	photo_id      *uuid.UUID
+	version       *int
+	addversion    *int
+	actor         *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RecordEvent, error)
+	predicates    []predicate.RecordEvent
+}
+
+var _ ent.Mutation = (*RecordEventMutation)(nil)
+
+// recordeventOption allows management of the mutation configuration using functional options.
+type recordeventOption func(*RecordEventMutation)
+
+// newRecordEventMutation creates new mutation for the RecordEvent entity.
+func newRecordEventMutation(c config, op Op, opts ...recordeventOption) *RecordEventMutation {
+	m := &RecordEventMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRecordEvent,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRecordEventID sets the ID field of the mutation.
+func withRecordEventID(id int64) recordeventOption {
+	return func(m *RecordEventMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RecordEvent
+		)
+		m.oldValue = func(ctx context.Context) (*RecordEvent, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RecordEvent.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRecordEvent sets the old RecordEvent of the mutation.
+func withRecordEvent(node *RecordEvent) recordeventOption {
+	return func(m *RecordEventMutation) {
+		m.oldValue = func(context.Context) (*RecordEvent, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RecordEventMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RecordEventMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of RecordEvent entities.
+func (m *RecordEventMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RecordEventMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RecordEventMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RecordEvent.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCompanyID sets the "company_id" field.
+func (m *RecordEventMutation) SetCompanyID(u uuid.UUID) {
+	m.company_id = &u
+}
+
+// CompanyID returns the value of the "company_id" field in the mutation.
+func (m *RecordEventMutation) CompanyID() (r uuid.UUID, exists bool) {
+	v := m.company_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompanyID returns the old "company_id" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldCompanyID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompanyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompanyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompanyID: %w", err)
+	}
+	return oldValue.CompanyID, nil
+}
+
+// ResetCompanyID resets all changes to the "company_id" field.
+func (m *RecordEventMutation) ResetCompanyID() {
+	m.company_id = nil
+}
+
+// SetAt sets the "at" field.
+func (m *RecordEventMutation) SetAt(t time.Time) {
+	m.at = &t
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *RecordEventMutation) At() (r time.Time, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *RecordEventMutation) ResetAt() {
+	m.at = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *RecordEventMutation) SetKind(r recordevent.Kind) {
+	m.kind = &r
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *RecordEventMutation) Kind() (r recordevent.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldKind(ctx context.Context) (v recordevent.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *RecordEventMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetPropertyID sets the "property_id" field.
+func (m *RecordEventMutation) SetPropertyID(u uuid.UUID) {
+	m.property_id = &u
+}
+
+// PropertyID returns the value of the "property_id" field in the mutation.
+func (m *RecordEventMutation) PropertyID() (r uuid.UUID, exists bool) {
+	v := m.property_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPropertyID returns the old "property_id" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldPropertyID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPropertyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPropertyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPropertyID: %w", err)
+	}
+	return oldValue.PropertyID, nil
+}
+
+// ResetPropertyID resets all changes to the "property_id" field.
+func (m *RecordEventMutation) ResetPropertyID() {
+	m.property_id = nil
+}
+
+// SetInventoryID sets the "inventory_id" field.
+func (m *RecordEventMutation) SetInventoryID(u uuid.UUID) {
+	m.inventory_id = &u
+}
+
+// InventoryID returns the value of the "inventory_id" field in the mutation.
+func (m *RecordEventMutation) InventoryID() (r uuid.UUID, exists bool) {
+	v := m.inventory_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInventoryID returns the old "inventory_id" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldInventoryID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInventoryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInventoryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInventoryID: %w", err)
+	}
+	return oldValue.InventoryID, nil
+}
+
+// ResetInventoryID resets all changes to the "inventory_id" field.
+func (m *RecordEventMutation) ResetInventoryID() {
+	m.inventory_id = nil
+}
+
+// SetItemID sets the "item_id" field.
+func (m *RecordEventMutation) SetItemID(u uuid.UUID) {
+	m.item_id = &u
+}
+
+// ItemID returns the value of the "item_id" field in the mutation.
+func (m *RecordEventMutation) ItemID() (r uuid.UUID, exists bool) {
+	v := m.item_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemID returns the old "item_id" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldItemID(ctx context.Context) (v *uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemID: %w", err)
+	}
+	return oldValue.ItemID, nil
+}
+
+// ClearItemID clears the value of the "item_id" field.
+func (m *RecordEventMutation) ClearItemID() {
+	m.item_id = nil
+	m.clearedFields[recordevent.FieldItemID] = struct{}{}
+}
+
+// ItemIDCleared returns if the "item_id" field was cleared in this mutation.
+func (m *RecordEventMutation) ItemIDCleared() bool {
+	_, ok := m.clearedFields[recordevent.FieldItemID]
+	return ok
+}
+
+// ResetItemID resets all changes to the "item_id" field.
+func (m *RecordEventMutation) ResetItemID() {
+	m.item_id = nil
+	delete(m.clearedFields, recordevent.FieldItemID)
+}
+
+// SetPhotoID sets the "photo_id" field.
+func (m *RecordEventMutation) SetPhotoID(u uuid.UUID) {
+	m.photo_id = &u
+}
+
+// PhotoID returns the value of the "photo_id" field in the mutation.
+func (m *RecordEventMutation) PhotoID() (r uuid.UUID, exists bool) {
+	v := m.photo_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhotoID returns the old "photo_id" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldPhotoID(ctx context.Context) (v *uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhotoID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhotoID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhotoID: %w", err)
+	}
+	return oldValue.PhotoID, nil
+}
+
+// ClearPhotoID clears the value of the "photo_id" field.
+func (m *RecordEventMutation) ClearPhotoID() {
+	m.photo_id = nil
+	m.clearedFields[recordevent.FieldPhotoID] = struct{}{}
+}
+
+// PhotoIDCleared returns if the "photo_id" field was cleared in this mutation.
+func (m *RecordEventMutation) PhotoIDCleared() bool {
+	_, ok := m.clearedFields[recordevent.FieldPhotoID]
+	return ok
+}
+
+// ResetPhotoID resets all changes to the "photo_id" field.
+func (m *RecordEventMutation) ResetPhotoID() {
+	m.photo_id = nil
+	delete(m.clearedFields, recordevent.FieldPhotoID)
+}
+
+// SetVersion sets the "version" field.
+func (m *RecordEventMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *RecordEventMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldVersion(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *RecordEventMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *RecordEventMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearVersion clears the value of the "version" field.
+func (m *RecordEventMutation) ClearVersion() {
+	m.version = nil
+	m.addversion = nil
+	m.clearedFields[recordevent.FieldVersion] = struct{}{}
+}
+
+// VersionCleared returns if the "version" field was cleared in this mutation.
+func (m *RecordEventMutation) VersionCleared() bool {
+	_, ok := m.clearedFields[recordevent.FieldVersion]
+	return ok
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *RecordEventMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+	delete(m.clearedFields, recordevent.FieldVersion)
+}
+
+// SetActor sets the "actor" field.
+func (m *RecordEventMutation) SetActor(s string) {
+	m.actor = &s
+}
+
+// Actor returns the value of the "actor" field in the mutation.
+func (m *RecordEventMutation) Actor() (r string, exists bool) {
+	v := m.actor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActor returns the old "actor" field's value of the RecordEvent entity.
+// If the RecordEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RecordEventMutation) OldActor(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActor: %w", err)
+	}
+	return oldValue.Actor, nil
+}
+
+// ClearActor clears the value of the "actor" field.
+func (m *RecordEventMutation) ClearActor() {
+	m.actor = nil
+	m.clearedFields[recordevent.FieldActor] = struct{}{}
+}
+
+// ActorCleared returns if the "actor" field was cleared in this mutation.
+func (m *RecordEventMutation) ActorCleared() bool {
+	_, ok := m.clearedFields[recordevent.FieldActor]
+	return ok
+}
+
+// ResetActor resets all changes to the "actor" field.
+func (m *RecordEventMutation) ResetActor() {
+	m.actor = nil
+	delete(m.clearedFields, recordevent.FieldActor)
+}
+
+// Where appends a list predicates to the RecordEventMutation builder.
+func (m *RecordEventMutation) Where(ps ...predicate.RecordEvent) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RecordEventMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RecordEventMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RecordEvent, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RecordEventMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RecordEventMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RecordEvent).
+func (m *RecordEventMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RecordEventMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.company_id != nil {
+		fields = append(fields, recordevent.FieldCompanyID)
+	}
+	if m.at != nil {
+		fields = append(fields, recordevent.FieldAt)
+	}
+	if m.kind != nil {
+		fields = append(fields, recordevent.FieldKind)
+	}
+	if m.property_id != nil {
+		fields = append(fields, recordevent.FieldPropertyID)
+	}
+	if m.inventory_id != nil {
+		fields = append(fields, recordevent.FieldInventoryID)
+	}
+	if m.item_id != nil {
+		fields = append(fields, recordevent.FieldItemID)
+	}
+	if m.photo_id != nil {
+		fields = append(fields, recordevent.FieldPhotoID)
+	}
+	if m.version != nil {
+		fields = append(fields, recordevent.FieldVersion)
+	}
+	if m.actor != nil {
+		fields = append(fields, recordevent.FieldActor)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RecordEventMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case recordevent.FieldCompanyID:
+		return m.CompanyID()
+	case recordevent.FieldAt:
+		return m.At()
+	case recordevent.FieldKind:
+		return m.Kind()
+	case recordevent.FieldPropertyID:
+		return m.PropertyID()
+	case recordevent.FieldInventoryID:
+		return m.InventoryID()
+	case recordevent.FieldItemID:
+		return m.ItemID()
+	case recordevent.FieldPhotoID:
+		return m.PhotoID()
+	case recordevent.FieldVersion:
+		return m.Version()
+	case recordevent.FieldActor:
+		return m.Actor()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RecordEventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case recordevent.FieldCompanyID:
+		return m.OldCompanyID(ctx)
+	case recordevent.FieldAt:
+		return m.OldAt(ctx)
+	case recordevent.FieldKind:
+		return m.OldKind(ctx)
+	case recordevent.FieldPropertyID:
+		return m.OldPropertyID(ctx)
+	case recordevent.FieldInventoryID:
+		return m.OldInventoryID(ctx)
+	case recordevent.FieldItemID:
+		return m.OldItemID(ctx)
+	case recordevent.FieldPhotoID:
+		return m.OldPhotoID(ctx)
+	case recordevent.FieldVersion:
+		return m.OldVersion(ctx)
+	case recordevent.FieldActor:
+		return m.OldActor(ctx)
+	}
+	return nil, fmt.Errorf("unknown RecordEvent field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RecordEventMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case recordevent.FieldCompanyID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompanyID(v)
+		return nil
+	case recordevent.FieldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	case recordevent.FieldKind:
+		v, ok := value.(recordevent.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case recordevent.FieldPropertyID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPropertyID(v)
+		return nil
+	case recordevent.FieldInventoryID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInventoryID(v)
+		return nil
+	case recordevent.FieldItemID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemID(v)
+		return nil
+	case recordevent.FieldPhotoID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhotoID(v)
+		return nil
+	case recordevent.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case recordevent.FieldActor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActor(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RecordEvent field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RecordEventMutation) AddedFields() []string {
+	var fields []string
+	if m.addversion != nil {
+		fields = append(fields, recordevent.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RecordEventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case recordevent.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RecordEventMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case recordevent.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RecordEvent numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RecordEventMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(recordevent.FieldItemID) {
+		fields = append(fields, recordevent.FieldItemID)
+	}
+	if m.FieldCleared(recordevent.FieldPhotoID) {
+		fields = append(fields, recordevent.FieldPhotoID)
+	}
+	if m.FieldCleared(recordevent.FieldVersion) {
+		fields = append(fields, recordevent.FieldVersion)
+	}
+	if m.FieldCleared(recordevent.FieldActor) {
+		fields = append(fields, recordevent.FieldActor)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RecordEventMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RecordEventMutation) ClearField(name string) error {
+	switch name {
+	case recordevent.FieldItemID:
+		m.ClearItemID()
+		return nil
+	case recordevent.FieldPhotoID:
+		m.ClearPhotoID()
+		return nil
+	case recordevent.FieldVersion:
+		m.ClearVersion()
+		return nil
+	case recordevent.FieldActor:
+		m.ClearActor()
+		return nil
+	}
+	return fmt.Errorf("unknown RecordEvent nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RecordEventMutation) ResetField(name string) error {
+	switch name {
+	case recordevent.FieldCompanyID:
+		m.ResetCompanyID()
+		return nil
+	case recordevent.FieldAt:
+		m.ResetAt()
+		return nil
+	case recordevent.FieldKind:
+		m.ResetKind()
+		return nil
+	case recordevent.FieldPropertyID:
+		m.ResetPropertyID()
+		return nil
+	case recordevent.FieldInventoryID:
+		m.ResetInventoryID()
+		return nil
+	case recordevent.FieldItemID:
+		m.ResetItemID()
+		return nil
+	case recordevent.FieldPhotoID:
+		m.ResetPhotoID()
+		return nil
+	case recordevent.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case recordevent.FieldActor:
+		m.ResetActor()
+		return nil
+	}
+	return fmt.Errorf("unknown RecordEvent field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RecordEventMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RecordEventMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RecordEventMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RecordEventMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RecordEventMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RecordEventMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RecordEventMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RecordEvent unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RecordEventMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RecordEvent edge %s", name)
 }

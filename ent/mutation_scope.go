@@ -90,3 +90,15 @@ func (m *PropertyMutation) TxKey() any {
 
 // Predicates are the conditions an update or a delete applies to the rows.
 func (m *PropertyMutation) Predicates() []predicate.Property { return m.predicates }
+
+// TxKey identifies the transaction m runs in, the same for each of its
+// mutations, or is nil outside one.
+func (m *RecordEventMutation) TxKey() any {
+	if d, ok := m.driver.(*txDriver); ok {
+		return d
+	}
+	return nil
+}
+
+// Predicates are the conditions an update or a delete applies to the rows.
+func (m *RecordEventMutation) Predicates() []predicate.RecordEvent { return m.predicates }

@@ -26,6 +26,8 @@ type Tx struct {
 	Photo *PhotoClient
 	// Property is the client for interacting with the Property builders.
 	Property *PropertyClient
+	// RecordEvent is the client for interacting with the RecordEvent builders.
+	RecordEvent *RecordEventClient
 
 	// lazily loaded.
 	client     *Client
@@ -164,6 +166,7 @@ func (tx *Tx) init() {
 	tx.Material = NewMaterialClient(tx.config)
 	tx.Photo = NewPhotoClient(tx.config)
 	tx.Property = NewPropertyClient(tx.config)
+	tx.RecordEvent = NewRecordEventClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

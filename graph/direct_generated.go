@@ -2032,6 +2032,52 @@ func (x *directExec) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, o
 		case "inventoryType":
 			v := obj.InventoryType
 			v.MarshalGQL(x.w)
+		case "itemId":
+			v := obj.ItemID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "photoId":
+			v := obj.PhotoID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "version":
+			v := obj.Version
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Int(v)
+				}
+			}
+		case "by":
+			v := obj.By
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
 		default:
 			return direct.ErrFallback
 		}

@@ -719,6 +719,14 @@ func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field
 		return ec.fieldContext_TimelineEvent_inventoryId(ctx, field)
 	case "inventoryType":
 		return ec.fieldContext_TimelineEvent_inventoryType(ctx, field)
+	case "itemId":
+		return ec.fieldContext_TimelineEvent_itemId(ctx, field)
+	case "photoId":
+		return ec.fieldContext_TimelineEvent_photoId(ctx, field)
+	case "version":
+		return ec.fieldContext_TimelineEvent_version(ctx, field)
+	case "by":
+		return ec.fieldContext_TimelineEvent_by(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TimelineEvent", field.Name)
 }
@@ -6086,6 +6094,98 @@ func (ec *executionContext) _TimelineEvent_inventoryType(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_TimelineEvent_inventoryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "InventoryType")
+}
+
+func (ec *executionContext) _TimelineEvent_itemId(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TimelineEvent_photoId(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_photoId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PhotoID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_photoId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TimelineEvent_version(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TimelineEvent_by(ctx context.Context, field graphql.CollectedField, obj *timeline.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TimelineEvent_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TimelineEvent_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TimelineEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _UpdateInventoryPayload_inventory(ctx context.Context, field graphql.CollectedField, obj *InventoryPayload) (ret graphql.Marshaler) {
@@ -11643,6 +11743,26 @@ func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.Selectio
 		case "inventoryType":
 			out.Values[i] = ec._TimelineEvent_inventoryType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "itemId":
+			out.Values[i] = ec._TimelineEvent_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "photoId":
+			out.Values[i] = ec._TimelineEvent_photoId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._TimelineEvent_version(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._TimelineEvent_by(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

@@ -18,6 +18,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
@@ -603,6 +604,12 @@ func TestOnlyWriteCredentialsWriteAndOnlyWithPOST(t *testing.T) {
 	}
 	if n := w.count(t); n != before+1 {
 		t.Errorf("inventories after a write key's mutation: %d, want %d", n, before+1)
+	}
+	// The write's event names the key that wrote it (Property.timeline's by).
+	last, err := w.st.Client.RecordEvent.Query().Order(ent.Desc(recordevent.FieldID)).
+		First(tenant.WithCompany(context.Background(), datagen.DemoCompanies[0]))
+	if err != nil || last.Kind != recordevent.KindInventoryCreated || last.Actor == nil || *last.Actor != "field-app" {
+		t.Errorf("the write key's event: %+v (%v); want inventory_created by field-app", last, err)
 	}
 	before = w.count(t)
 

@@ -93,6 +93,18 @@ func (f PropertyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PropertyMutation", m)
 }
 
+// The RecordEventFunc type is an adapter to allow the use of ordinary
+// function as RecordEvent mutator.
+type RecordEventFunc func(context.Context, *ent.RecordEventMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RecordEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RecordEventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RecordEventMutation", m)
+}
+
 // Condition is a hook condition function.
 type Condition func(context.Context, ent.Mutation) bool
 

@@ -16,6 +16,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 )
 
 // The Query interface represents an operation that queries a graph.
@@ -263,6 +264,33 @@ func (f TraverseProperty) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.PropertyQuery", q)
 }
 
+// The RecordEventFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RecordEventFunc func(context.Context, *ent.RecordEventQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RecordEventFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RecordEventQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RecordEventQuery", q)
+}
+
+// The TraverseRecordEvent type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRecordEvent func(context.Context, *ent.RecordEventQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRecordEvent) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRecordEvent) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RecordEventQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RecordEventQuery", q)
+}
+
 // NewQuery returns the generic Query interface for the given typed query.
 func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
@@ -280,6 +308,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.PhotoQuery, predicate.Photo, photo.OrderOption]{typ: ent.TypePhoto, tq: q}, nil
 	case *ent.PropertyQuery:
 		return &query[*ent.PropertyQuery, predicate.Property, property.OrderOption]{typ: ent.TypeProperty, tq: q}, nil
+	case *ent.RecordEventQuery:
+		return &query[*ent.RecordEventQuery, predicate.RecordEvent, recordevent.OrderOption]{typ: ent.TypeRecordEvent, tq: q}, nil
 	default:
 		return nil, fmt.Errorf("unknown query type %T", q)
 	}

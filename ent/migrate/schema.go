@@ -276,6 +276,42 @@ var (
 			},
 		},
 	}
+	// RecordEventsColumns holds the columns for the "record_events" table.
+	RecordEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "company_id", Type: field.TypeUUID},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"inventory_created", "inventory_updated", "photo_added", "photo_removed", "agent_signed", "owner_signed", "fully_signed", "pdf_stored", "inventory_corrected"}},
+		{Name: "property_id", Type: field.TypeUUID},
+		{Name: "inventory_id", Type: field.TypeUUID},
+		{Name: "item_id", Type: field.TypeUUID, Nullable: true},
+		{Name: "photo_id", Type: field.TypeUUID, Nullable: true},
+		{Name: "version", Type: field.TypeInt, Nullable: true},
+		{Name: "actor", Type: field.TypeString, Nullable: true, Size: 200},
+	}
+	// RecordEventsTable holds the schema information for the "record_events" table.
+	RecordEventsTable = &schema.Table{
+		Name:       "record_events",
+		Columns:    RecordEventsColumns,
+		PrimaryKey: []*schema.Column{RecordEventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "recordevent_property_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RecordEventsColumns[4], RecordEventsColumns[0]},
+			},
+			{
+				Name:    "recordevent_inventory_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RecordEventsColumns[5], RecordEventsColumns[0]},
+			},
+			{
+				Name:    "recordevent_company_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RecordEventsColumns[1], RecordEventsColumns[0]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
@@ -285,6 +321,7 @@ var (
 		MaterialsTable,
 		PhotosTable,
 		PropertiesTable,
+		RecordEventsTable,
 	}
 )
 

@@ -26,3 +26,6 @@ type Photo func(*sql.Selector)
 
 // Property is the predicate function for property builders.
 type Property func(*sql.Selector)
+
+// RecordEvent is the predicate function for recordevent builders.
+type RecordEvent func(*sql.Selector)

@@ -279,6 +279,30 @@ func (f PropertyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PropertyMutation", m)
 }
 
+// The RecordEventQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RecordEventQueryRuleFunc func(context.Context, *ent.RecordEventQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RecordEventQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RecordEventQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RecordEventQuery", q)
+}
+
+// The RecordEventMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type RecordEventMutationRuleFunc func(context.Context, *ent.RecordEventMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f RecordEventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.RecordEventMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RecordEventMutation", m)
+}
+
 type (
 	// Filter is the interface that wraps the Where function
 	// for filtering nodes in queries and mutations.
@@ -328,6 +352,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.PropertyQuery:
 		return q.Filter(), nil
+	case *ent.RecordEventQuery:
+		return q.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected query type %T for query filter", q)
 	}
@@ -348,6 +374,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.PhotoMutation:
 		return m.Filter(), nil
 	case *ent.PropertyMutation:
+		return m.Filter(), nil
+	case *ent.RecordEventMutation:
 		return m.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected mutation type %T for mutation filter", m)

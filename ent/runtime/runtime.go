@@ -14,6 +14,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/schema"
 
 	"entgo.io/ent"
@@ -402,6 +403,26 @@ func init() {
 	propertyDescID := propertyFields[0].Descriptor()
 	// property.DefaultID holds the default value on creation for the id field.
 	property.DefaultID = propertyDescID.Default.(func() uuid.UUID)
+	recordeventMixin := schema.RecordEvent{}.Mixin()
+	recordevent.Policy = privacy.NewPolicies(recordeventMixin[0], schema.RecordEvent{})
+	recordevent.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := recordevent.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	recordeventFields := schema.RecordEvent{}.Fields()
+	_ = recordeventFields
+	// recordeventDescAt is the schema descriptor for at field.
+	recordeventDescAt := recordeventFields[1].Descriptor()
+	// recordevent.DefaultAt holds the default value on creation for the at field.
+	recordevent.DefaultAt = recordeventDescAt.Default.(func() time.Time)
+	// recordeventDescActor is the schema descriptor for actor field.
+	recordeventDescActor := recordeventFields[8].Descriptor()
+	// recordevent.ActorValidator is a validator for the "actor" field. It is called by the builders before save.
+	recordevent.ActorValidator = recordeventDescActor.Validators[0].(func(string) error)
 }
 
 const (

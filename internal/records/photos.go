@@ -11,6 +11,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
@@ -70,11 +71,15 @@ func (s *Service) AddPhoto(ctx context.Context, p NewPhoto) (uuid.UUID, error) {
 		return uuid.Nil, err
 	}
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		if _, err := halfSignedIn(ctx, tx.Client(), it.Edges.Environment.InventoryID); err != nil {
+		inv, err := halfSignedIn(ctx, tx.Client(), it.Edges.Environment.InventoryID)
+		if err != nil {
 			return err
 		}
-		return tx.Photo.Create().SetID(p.ID).SetCompanyID(it.CompanyID).SetItemID(it.ID).
-			SetStorageReference(stored.Reference).SetSha256(stored.SHA256).Exec(ctx)
+		if err := tx.Photo.Create().SetID(p.ID).SetCompanyID(it.CompanyID).SetItemID(it.ID).
+			SetStorageReference(stored.Reference).SetSha256(stored.SHA256).Exec(ctx); err != nil {
+			return err
+		}
+		return Record(ctx, tx.Client(), photoEvent(recordevent.KindPhotoAdded, inv, it.ID, p.ID))
 	})
 	if err != nil {
 		// The file was stored under the photo's own id: no other record
@@ -116,10 +121,14 @@ func (s *Service) RemovePhoto(ctx context.Context, id uuid.UUID) (uuid.UUID, err
 	}
 	// The freeze hook checks the inventory unsigned again as it deletes.
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		if _, err := halfSignedIn(ctx, tx.Client(), it.Edges.Environment.InventoryID); err != nil {
+		inv, err := halfSignedIn(ctx, tx.Client(), it.Edges.Environment.InventoryID)
+		if err != nil {
 			return err
 		}
-		return tx.Photo.DeleteOneID(id).Exec(ctx)
+		if err := tx.Photo.DeleteOneID(id).Exec(ctx); err != nil {
+			return err
+		}
+		return Record(ctx, tx.Client(), photoEvent(recordevent.KindPhotoRemoved, inv, it.ID, id))
 	})
 	if ent.IsNotFound(err) {
 		return uuid.Nil, &apperr.Error{Code: apperr.NotFound, Field: fieldPhotoID, Message: fmt.Sprintf("photo %s not found", id)}
@@ -138,6 +147,12 @@ func (s *Service) RemovePhoto(ctx context.Context, id uuid.UUID) (uuid.UUID, err
 		slog.String("company", it.CompanyID.String()), slog.String("inventory", it.Edges.Environment.InventoryID.String()),
 		slog.String("item", it.ID.String()), slog.String("photo", id.String())})...)
 	return it.ID, nil
+}
+
+// photoEvent is the event of a photo's write: the inventory's version does
+// not change with its photos.
+func photoEvent(kind recordevent.Kind, inv *ent.Inventory, itemID, photoID uuid.UUID) Event {
+	return Event{Kind: kind, CompanyID: inv.CompanyID, PropertyID: inv.PropertyID, InventoryID: inv.ID, ItemID: itemID, PhotoID: photoID}
 }
 
 // writableItem is the caller's item with its environment, refused when its

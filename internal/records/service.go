@@ -18,6 +18,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
@@ -119,7 +120,11 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 		c := tx.Client()
 		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, inv)}}
 		b.AddTree(c, inv)
-		return b.Save(ctx, c)
+		if err := b.Save(ctx, c); err != nil {
+			return err
+		}
+		return Record(ctx, c, Event{Kind: recordevent.KindInventoryCreated, CompanyID: inv.CompanyID,
+			PropertyID: inv.PropertyID, InventoryID: inv.ID, Version: 1})
 	})
 }
 
@@ -192,17 +197,20 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 		if n, err := up.Save(ctx); err != nil || n == 0 {
 			return cmpErr(err, stale(inv.ID, ch.ExpectedVersion)) // changed since it was read above
 		}
-		if ch.Environments == nil {
-			return nil
+		if ch.Environments != nil {
+			// The tree is replaced: the database cascades to items and
+			// photos, and the records kept are written again under their ids.
+			if _, err := tx.Environment.Delete().Where(environment.InventoryID(inv.ID)).Exec(ctx); err != nil {
+				return err
+			}
+			var b Batch
+			b.AddTree(tx.Client(), inv)
+			if err := b.Save(ctx, tx.Client()); err != nil {
+				return err
+			}
 		}
-		// The tree is replaced: the database cascades to items and photos,
-		// and the records kept are written again under their ids.
-		if _, err := tx.Environment.Delete().Where(environment.InventoryID(inv.ID)).Exec(ctx); err != nil {
-			return err
-		}
-		var b Batch
-		b.AddTree(tx.Client(), inv)
-		return b.Save(ctx, tx.Client())
+		return Record(ctx, tx.Client(), Event{Kind: recordevent.KindInventoryUpdated, CompanyID: inv.CompanyID,
+			PropertyID: inv.PropertyID, InventoryID: inv.ID, Version: ch.ExpectedVersion + 1})
 	})
 	if ent.IsConstraintError(err) {
 		return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: APINames.Environments,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
@@ -128,26 +129,44 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 		return false, false, stale(inv.ID, *sig.ExpectedVersion)
 	}
 	now := time.Now().UTC()
-	up := s.client.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(inv.Version))
-	if sig.Party == Agent {
-		up.SetAgentSignatureDate(now).SetAgentSignerName(sig.SignerName).SetAgentSignedRemotely(sig.Remote)
-	} else {
-		up.SetOwnerSignatureDate(now).SetOwnerSignerName(sig.SignerName).SetOwnerSignedRemotely(sig.Remote)
-	}
 	complete = theirs.date != nil
+	var code string
 	if complete {
-		code, err := approvalCode()
-		if err != nil {
+		if code, err = approvalCode(); err != nil {
 			return false, false, err
 		}
-		// The later of the two dates: this one, unless the clocks of two
-		// servers disagree.
-		up.SetIsSigned(true).SetSignatureDate(later(now, theirs.date.UTC())).SetApprovalCode(code).
-			SetIsRemoteSigned(sig.Remote || theirs.remote)
 	}
-	// One statement, its own transaction: the freeze hook checks the
-	// inventory unsigned and (on PostgreSQL) locks it until the write ends.
-	n, err := up.Save(ctx)
+	event := Event{Kind: recordevent.KindAgentSigned, CompanyID: inv.CompanyID, PropertyID: inv.PropertyID,
+		InventoryID: inv.ID, Version: inv.Version + 1}
+	if sig.Party == Owner {
+		event.Kind = recordevent.KindOwnerSigned
+	}
+	// The freeze hook checks the inventory unsigned and (on PostgreSQL)
+	// locks it until the transaction ends; the events commit with it.
+	n := 0
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		up := tx.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(inv.Version))
+		if sig.Party == Agent {
+			up.SetAgentSignatureDate(now).SetAgentSignerName(sig.SignerName).SetAgentSignedRemotely(sig.Remote)
+		} else {
+			up.SetOwnerSignatureDate(now).SetOwnerSignerName(sig.SignerName).SetOwnerSignedRemotely(sig.Remote)
+		}
+		if complete {
+			// The later of the two dates: this one, unless the clocks of
+			// two servers disagree.
+			up.SetIsSigned(true).SetSignatureDate(later(now, theirs.date.UTC())).SetApprovalCode(code).
+				SetIsRemoteSigned(sig.Remote || theirs.remote)
+		}
+		var err error
+		if n, err = up.Save(ctx); err != nil || n == 0 {
+			return err
+		}
+		if err := Record(ctx, tx.Client(), event); err != nil || !complete {
+			return err
+		}
+		event.Kind = recordevent.KindFullySigned
+		return Record(ctx, tx.Client(), event)
+	})
 	if err != nil || n == 0 {
 		return false, false, err
 	}

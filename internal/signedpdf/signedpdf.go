@@ -8,13 +8,16 @@ package signedpdf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
@@ -60,10 +63,36 @@ func (k *Keeper) Store(ctx context.Context, doc report.Inventory, why string) (s
 	// Limited to the digest of a signed inventory that has none (the
 	// freeze hooks let that through once), and audited.
 	write := tenant.UnrestrictedRecord(ctx, why, id)
-	if _, err := k.client.Inventory.Update().
-		Where(inventory.ID(id), inventory.IsSigned(true), inventory.PdfSha256IsNil()).
-		SetPdfSha256(sum).Save(write); err != nil {
+	if err := k.recordDigest(write, id, sum); err != nil {
 		return "", fmt.Errorf("signedpdf: recording the digest of inventory %s: %w", id, err)
 	}
 	return sum, nil
+}
+
+// recordDigest records sum as the PDF's digest, and the event that the PDF
+// is ready, in one transaction; a digest recorded already is left, and so
+// is its event.
+func (k *Keeper) recordDigest(ctx context.Context, id uuid.UUID, sum string) error {
+	tx, err := k.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	err = func() error {
+		n, err := tx.Inventory.Update().
+			Where(inventory.ID(id), inventory.IsSigned(true), inventory.PdfSha256IsNil()).
+			SetPdfSha256(sum).Save(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+		inv, err := tx.Inventory.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		return records.Record(ctx, tx.Client(), records.Event{Kind: recordevent.KindPdfStored,
+			CompanyID: inv.CompanyID, PropertyID: inv.PropertyID, InventoryID: id, Version: inv.Version})
+	}()
+	if err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
 }

@@ -177,6 +177,15 @@ func CallerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	return attrs
 }
 
+// CallerName is the name the request's credential gives its caller (an API
+// key's name, a token's subject): empty in header mode and outside a request.
+func CallerName(ctx context.Context) string {
+	if c, ok := ctx.Value(callerKey{}).(*Caller); ok {
+		return c.Name
+	}
+	return ""
+}
+
 // Caller is who sent the request being served, for the audit lines.
 type Caller struct {
 	// Name is the caller its credential names (an API key's name, a token's

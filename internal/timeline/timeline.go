@@ -8,14 +8,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/predicate"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
 
@@ -24,14 +28,34 @@ type Kind string
 
 const (
 	Created      Kind = "INVENTORY_CREATED"
+	Updated      Kind = "INVENTORY_UPDATED"
+	PhotoAdded   Kind = "PHOTO_ADDED"
+	PhotoRemoved Kind = "PHOTO_REMOVED"
 	AgentSigned  Kind = "AGENT_SIGNED"
 	OwnerSigned  Kind = "OWNER_SIGNED"
 	FullySigned  Kind = "FULLY_SIGNED"
 	RemoteSigned Kind = "REMOTE_SIGNED"
+	Corrected    Kind = "INVENTORY_CORRECTED"
 )
 
 // order puts events at the same moment in the order they happen.
-var order = map[Kind]int{Created: 0, AgentSigned: 1, OwnerSigned: 2, FullySigned: 3, RemoteSigned: 4}
+var order = map[Kind]int{Created: 0, Updated: 1, PhotoAdded: 2, PhotoRemoved: 3, AgentSigned: 4, OwnerSigned: 5,
+	FullySigned: 6, RemoteSigned: 7, Corrected: 8}
+
+// changes are the kinds of the writes the timeline reads from the events
+// table (ent's RecordEvent), with their timeline kinds: the inventory's own
+// columns keep when it was made and signed, whoever wrote it (the import
+// and the generator included), but not what changed in between.
+var changes = map[recordevent.Kind]Kind{
+	recordevent.KindInventoryUpdated:   Updated,
+	recordevent.KindPhotoAdded:         PhotoAdded,
+	recordevent.KindPhotoRemoved:       PhotoRemoved,
+	recordevent.KindInventoryCorrected: Corrected,
+}
+
+// changeKinds are the keys of changes, in one order: the statement's text
+// is the same every time.
+var changeKinds = slices.Sorted(maps.Keys(changes))
 
 // MarshalGQL writes the kind as its GraphQL enum value.
 func (k Kind) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(k)) }
@@ -52,11 +76,21 @@ type Event struct {
 	Kind          Kind
 	InventoryID   uuid.UUID
 	InventoryType inventorytype.Type
+	// ItemID and PhotoID name the photo of a photo's event; nil otherwise.
+	ItemID, PhotoID *uuid.UUID
+	// Version is the inventory's version after a change; nil for the
+	// events read from the inventory's own columns.
+	Version *int
+	// By is who made a change: the credential's name, or the command.
+	By *string
 }
 
-// MaxInventories bounds a timeline: the events of a property's most recent
-// inventories.
-const MaxInventories = 100
+// The bounds of a timeline: the events of a property's most recent
+// inventories, and its most recent changes.
+const (
+	MaxInventories = 100
+	MaxChanges     = 500
+)
 
 // Loader reads timelines for one request: the first property asked for
 // brings those of every property the request has loaded so far (Seen), in
@@ -115,10 +149,25 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 	if err != nil {
 		return nil, err
 	}
+	changed, err := client.RecordEvent.Query().
+		Where(recordevent.PropertyIDIn(ids...), recordevent.KindIn(changeKinds...), recentChanges).
+		Order(ent.Asc(recordevent.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, id := range ids {
 		l.loaded[id] = []*Event{}
+	}
+	types := make(map[uuid.UUID]inventorytype.Type, len(invs))
+	for _, inv := range invs {
+		types[inv.ID] = inv.InventoryType
+	}
+	for _, ev := range changed {
+		l.loaded[ev.PropertyID] = append(l.loaded[ev.PropertyID], &Event{At: ev.At.UTC(), Kind: changes[ev.Kind],
+			InventoryID: ev.InventoryID, InventoryType: types[ev.InventoryID], ItemID: ev.ItemID, PhotoID: ev.PhotoID,
+			Version: ev.Version, By: ev.Actor})
 	}
 	counted := map[uuid.UUID]int{}
 	for _, inv := range invs { // newest first within a property
@@ -128,7 +177,7 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 		l.loaded[inv.PropertyID] = append(l.loaded[inv.PropertyID], events(inv)...)
 	}
 	for _, id := range ids {
-		slices.SortFunc(l.loaded[id], func(a, b *Event) int {
+		slices.SortStableFunc(l.loaded[id], func(a, b *Event) int {
 			return cmp.Or(a.At.Compare(b.At), cmp.Compare(order[a.Kind], order[b.Kind]), cmp.Compare(a.InventoryID.String(), b.InventoryID.String()))
 		})
 	}
@@ -154,3 +203,14 @@ func events(inv *ent.Inventory) []*Event {
 	}
 	return out
 }
+
+// recentChanges keeps a property's MaxChanges most recent events: those
+// from the MaxChanges-th newest of its property on (one index range per
+// property, on property_id and id). The threshold compares only events of
+// one property, which is of one company: it tells nothing of another's.
+var recentChanges = predicate.RecordEvent(func(s *sql.Selector) {
+	t := s.TableName()
+	s.Where(sql.ExprP(fmt.Sprintf(`%[1]s >= COALESCE((SELECT newer.%[2]s FROM %[3]s AS newer WHERE newer.%[4]s = %[5]s
+		ORDER BY newer.%[2]s DESC LIMIT 1 OFFSET %[6]d), 0)`,
+		s.C(recordevent.FieldID), recordevent.FieldID, t, recordevent.FieldPropertyID, s.C(recordevent.FieldPropertyID), MaxChanges-1)))
+})

@@ -24,6 +24,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
@@ -496,8 +497,22 @@ func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (bool, error) {
 		}
 		return false, dbErr("tree", err)
 	}
+	event := records.Event{Kind: recordevent.KindInventoryUpdated, CompanyID: p.tree.CompanyID,
+		PropertyID: p.prop.ID, InventoryID: p.tree.ID, Actor: importActor}
+	switch {
+	case created:
+		event.Kind = recordevent.KindInventoryCreated
+	case p.correcting:
+		event.Kind = recordevent.KindInventoryCorrected
+	}
+	if err := records.Record(ctx, tx.Client(), event); err != nil {
+		return false, dbErr("event", err)
+	}
 	return created, nil
 }
+
+// importActor names the import as the writer of its events.
+const importActor = "inventoryd import"
 
 // checkExisting refuses a record whose ids already belong to another
 // company, property or inventory: an import never moves or takes over

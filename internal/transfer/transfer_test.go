@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -370,6 +372,23 @@ func TestReimportUpdatesInsteadOfDuplicating(t *testing.T) {
 	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
 	if n, _ := st.Client.Inventory.Query().Count(ctx); n != len(lines) {
 		t.Errorf("%d inventories after re-import, want %d", n, len(lines))
+	}
+	// Each write of the import is an event, for the property's timeline:
+	// the refused line none, the correction its own kind.
+	events, err := st.Client.RecordEvent.Query().Where(recordevent.InventoryID(uuid.MustParse(rec.InventoryID))).
+		Order(ent.Asc(recordevent.FieldID)).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, ev := range events {
+		if ev.Actor == nil || *ev.Actor != "inventoryd import" {
+			t.Errorf("event %s by %v, want by inventoryd import", ev.Kind, ev.Actor)
+		}
+		kinds = append(kinds, string(ev.Kind))
+	}
+	if want := []string{"inventory_created", "inventory_corrected"}; !slices.Equal(kinds, want) {
+		t.Errorf("events of the corrected inventory: %v, want %v", kinds, want)
 	}
 	inv, err := st.Client.Inventory.Query().Where(inventory.ID(uuid.MustParse(rec.InventoryID))).
 		WithProperty().WithEnvironments().Only(ctx)
