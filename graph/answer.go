@@ -24,6 +24,13 @@ type answerBytes struct {
 	reported atomic.Bool
 }
 
+// reset starts counting a new answer (a subscription's next event).
+func (m *answerBytes) reset() {
+	m.written.Store(0)
+	m.over.Store(false)
+	m.reported.Store(false)
+}
+
 type answerBytesKey struct{}
 
 func withAnswerBytes(ctx context.Context, m *answerBytes) context.Context {

@@ -11,6 +11,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/direct"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/timeline"
@@ -778,6 +779,125 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 		case "cursor":
 			v := obj.Cursor
 			x.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, field.Selections, v).MarshalGQL(x.w)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
+func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, obj *live.Event) error {
+	fields, err := x.fields.Of(sel, inventoryEventImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"InventoryEvent\"")
+		case "cursor":
+			v := obj.Cursor
+			x.w.String(v)
+		case "at":
+			v := obj.At
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "kind":
+			v := obj.Kind
+			x.marshalNInventoryEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐKind(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "propertyId":
+			v := obj.PropertyID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "inventoryId":
+			v := obj.InventoryID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "itemId":
+			v := obj.ItemID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "photoId":
+			v := obj.PhotoID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "version":
+			v := obj.Version
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Int(v)
+				}
+			}
+		case "by":
+			v := obj.By
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "inventory":
+			ctx, fc, err := x.contexts.Of(ctx, "InventoryEvent", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.InventoryEvent().Inventory(ctx, obj)
+			if err != nil {
+				return direct.Failed(err)
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err != nil {
+					return err
+				}
+			}
 		default:
 			return direct.ErrFallback
 		}

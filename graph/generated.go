@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
@@ -44,12 +45,14 @@ type ResolverRoot interface {
 	CreateInventoryPayload() CreateInventoryPayloadResolver
 	Inventory() InventoryResolver
 	InventoryComparison() InventoryComparisonResolver
+	InventoryEvent() InventoryEventResolver
 	Mutation() MutationResolver
 	Photo() PhotoResolver
 	Property() PropertyResolver
 	Query() QueryResolver
 	RemoveItemPhotoPayload() RemoveItemPhotoPayloadResolver
 	SignInventoryPayload() SignInventoryPayloadResolver
+	Subscription() SubscriptionResolver
 	UpdateInventoryPayload() UpdateInventoryPayloadResolver
 }
 
@@ -83,6 +86,9 @@ type InventoryComparisonResolver interface {
 	From(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
 	To(ctx context.Context, obj *compare.Comparison) (*ent.Inventory, error)
 }
+type InventoryEventResolver interface {
+	Inventory(ctx context.Context, obj *live.Event) (*ent.Inventory, error)
+}
 type MutationResolver interface {
 	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
 	UpdateInventory(ctx context.Context, input UpdateInventoryInput) (*InventoryPayload, error)
@@ -113,6 +119,9 @@ type RemoveItemPhotoPayloadResolver interface {
 }
 type SignInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
+}
+type SubscriptionResolver interface {
+	InventoryEvents(ctx context.Context, propertyID *uuid.UUID, inventoryID *uuid.UUID, after *string) (<-chan *live.Event, error)
 }
 type UpdateInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
@@ -204,6 +213,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -229,7 +255,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "comparison.graphql" "ent.graphql" "mutations.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql"
+//go:embed "comparison.graphql" "ent.graphql" "live.graphql" "mutations.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -243,6 +269,7 @@ func sourceData(filename string) string {
 var sources = []*ast.Source{
 	{Name: "comparison.graphql", Input: sourceData("comparison.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
+	{Name: "live.graphql", Input: sourceData("live.graphql"), BuiltIn: false},
 	{Name: "mutations.graphql", Input: sourceData("mutations.graphql"), BuiltIn: false},
 	{Name: "records.graphql", Input: sourceData("records.graphql"), BuiltIn: false},
 	{Name: "repairs.graphql", Input: sourceData("repairs.graphql"), BuiltIn: false},
@@ -437,6 +464,32 @@ func (ec *executionContext) childFields_InventoryEdge(ctx context.Context, field
 		return ec.fieldContext_InventoryEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type InventoryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_InventoryEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_InventoryEvent_cursor(ctx, field)
+	case "at":
+		return ec.fieldContext_InventoryEvent_at(ctx, field)
+	case "kind":
+		return ec.fieldContext_InventoryEvent_kind(ctx, field)
+	case "propertyId":
+		return ec.fieldContext_InventoryEvent_propertyId(ctx, field)
+	case "inventoryId":
+		return ec.fieldContext_InventoryEvent_inventoryId(ctx, field)
+	case "itemId":
+		return ec.fieldContext_InventoryEvent_itemId(ctx, field)
+	case "photoId":
+		return ec.fieldContext_InventoryEvent_photoId(ctx, field)
+	case "version":
+		return ec.fieldContext_InventoryEvent_version(ctx, field)
+	case "by":
+		return ec.fieldContext_InventoryEvent_by(ctx, field)
+	case "inventory":
+		return ec.fieldContext_InventoryEvent_inventory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InventoryEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_InventoryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1364,6 +1417,36 @@ func (ec *executionContext) field_Query_repairs_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["where"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_inventoryEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "propertyId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["propertyId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "inventoryId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["inventoryId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -3024,6 +3107,245 @@ func (ec *executionContext) _InventoryEdge_cursor(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_InventoryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("InventoryEdge", field, false, false, "Cursor")
+}
+
+func (ec *executionContext) _InventoryEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _InventoryEvent_at(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InventoryEvent_kind(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v live.Kind) graphql.Marshaler {
+			return ec.marshalNInventoryEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "InventoryEventKind")
+}
+
+func (ec *executionContext) _InventoryEvent_propertyId(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_propertyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PropertyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_propertyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _InventoryEvent_inventoryId(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_inventoryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InventoryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_inventoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _InventoryEvent_itemId(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _InventoryEvent_photoId(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_photoId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PhotoID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_photoId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _InventoryEvent_version(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InventoryEvent_by(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _InventoryEvent_inventory(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_inventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.InventoryEvent().Inventory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Inventory) graphql.Marshaler {
+			return ec.marshalOInventory2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_inventory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InventoryEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _InventoryPage_data(ctx context.Context, field graphql.CollectedField, obj *InventoryPage) (ret graphql.Marshaler) {
@@ -6000,6 +6322,50 @@ func (ec *executionContext) fieldContext_SignInventoryPayload_inventory(_ contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Inventory(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_inventoryEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_inventoryEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().InventoryEvents(ctx, fc.Args["propertyId"].(*uuid.UUID), fc.Args["inventoryId"].(*uuid.UUID), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *live.Event) graphql.Marshaler {
+			return ec.marshalNInventoryEvent2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_inventoryEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InventoryEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_inventoryEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10655,6 +11021,85 @@ func (ec *executionContext) _InventoryEdge(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var inventoryEventImplementors = []string{"InventoryEvent"}
+
+func (ec *executionContext) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, obj *live.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, inventoryEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InventoryEvent")
+		case "cursor":
+			out.Values[i] = ec._InventoryEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._InventoryEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._InventoryEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "propertyId":
+			out.Values[i] = ec._InventoryEvent_propertyId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inventoryId":
+			out.Values[i] = ec._InventoryEvent_inventoryId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "itemId":
+			out.Values[i] = ec._InventoryEvent_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "photoId":
+			out.Values[i] = ec._InventoryEvent_photoId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._InventoryEvent_version(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "by":
+			out.Values[i] = ec._InventoryEvent_by(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inventory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._InventoryEvent_inventory(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var inventoryPageImplementors = []string{"InventoryPage"}
 
 func (ec *executionContext) _InventoryPage(ctx context.Context, sel ast.SelectionSet, obj *InventoryPage) graphql.Marshaler {
@@ -11714,6 +12159,26 @@ func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "inventoryEvents":
+		return ec._Subscription_inventoryEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var timelineEventImplementors = []string{"TimelineEvent"}
 
 func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj *timeline.Event) graphql.Marshaler {
@@ -12409,6 +12874,24 @@ func (ec *executionContext) marshalNInventoryConnection2ᚖgithubᚗcomᚋproper
 		return graphql.Null
 	}
 	return ec._InventoryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInventoryEvent2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐEvent(ctx context.Context, sel ast.SelectionSet, v *live.Event) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "InventoryEvent!")
+		return graphql.Null
+	}
+	return ec._InventoryEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNInventoryEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐKind(ctx context.Context, v any) (live.Kind, error) {
+	var res live.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInventoryEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐKind(ctx context.Context, sel ast.SelectionSet, v live.Kind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNInventoryOrderField2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐInventoryOrderField(ctx context.Context, v any) (*ent.InventoryOrderField, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/records"
 )
 
@@ -34,6 +35,9 @@ type Resolver struct {
 	records *records.Service
 	// maxPhotoBytes bounds a photo addItemPhoto takes.
 	maxPhotoBytes int64
+	// live routes the writes to the subscriptions; nil: subscriptions are
+	// refused.
+	live *live.Hub
 }
 
 // nodeTables looks up the tables of ids in one query and returns ent's node

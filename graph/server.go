@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/previous"
 	"github.com/propertyrecords/inventory/internal/records"
@@ -48,12 +49,14 @@ type ExecutorOptions struct {
 	// MaxPhotoBytes bounds a photo addItemPhoto takes
 	// (upload.DefaultMaxPhotoBytes when 0).
 	MaxPhotoBytes int64
+	// Live serves the subscriptions; nil: they are refused.
+	Live *live.Hub
 }
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto}})
+		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto, live: opts.Live}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
@@ -139,6 +142,7 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 	meter := &answerBytes{limit: int64(e.maxAnswerBytes)}
 	responses, ctx := e.Executor.DispatchOperation(withAnswerBytes(ctx, meter), opCtx)
 	answered := false
+	subscription := opCtx.Operation.Operation == ast.Subscription
 	return func(ctx context.Context) *graphql.Response {
 		res := responses(ctx)
 		if res == nil && !answered {
@@ -148,6 +152,9 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 		}
 		if res != nil && meter.over.Load() {
 			res = e.tooLarge(ctx) // what was answered before the limit is dropped whole
+		}
+		if subscription {
+			meter.reset() // each event is an answer of its own
 		}
 		if res != nil && !answered && cost != nil {
 			if res.Extensions == nil {

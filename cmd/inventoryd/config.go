@@ -16,6 +16,7 @@ import (
 
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -94,6 +95,8 @@ type Config struct {
 	// ConcurrentRequests is how many requests run at once, shared fairly
 	// between companies (0: the database pool's size plus the CPUs).
 	ConcurrentRequests int
+	// Live bounds the subscriptions (internal/live, server.LiveOptions).
+	Live LiveConfig
 	// CostBudget and CostRestoreRate are each company's budget of operation
 	// cost and its refill a second (0: none).
 	CostBudget      float64
@@ -152,6 +155,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var authMode, rateLimit, rateBurst, jwtSkew string
 	var replicaURLs, replicaMaxLag, replicaTimeout string
 	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate, accessLogSample string
+	var perCompany, perConnection, subscriptionBuffer, heartbeat, idle, recheck string
 	var timeZone, maxPhotoBytes string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
@@ -188,6 +192,12 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"concurrent-requests", "INVENTORY_CONCURRENT_REQUESTS", "", "requests served at once, shared fairly between companies (default: the database pool size plus the CPUs)", &concurrentRequests, true},
 		{"cost-budget", "INVENTORY_COST_BUDGET", "", "each company's budget of operation cost, 0 for none (default: 1000000 in apikey and jwt modes, none in header mode)", &costBudget, true},
 		{"cost-restore-rate", "INVENTORY_COST_RESTORE_RATE", strconv.Itoa(defaultCostRestoreRate), "cost points a company's budget regains each second", &costRestoreRate, true},
+		{"subscriptions-per-company", "INVENTORY_SUBSCRIPTIONS_PER_COMPANY", strconv.Itoa(live.DefaultPerCompany), "subscriptions a company may hold at once on one instance", &perCompany, true},
+		{"subscriptions-per-connection", "INVENTORY_SUBSCRIPTIONS_PER_CONNECTION", strconv.Itoa(server.DefaultSubscriptionsPerConnection), "subscriptions one WebSocket connection may hold", &perConnection, true},
+		{"subscription-buffer", "INVENTORY_SUBSCRIPTION_BUFFER", strconv.Itoa(live.DefaultBuffer), "events a subscription may fall behind before it is ended (a client too slow to read)", &subscriptionBuffer, true},
+		{"live-heartbeat", "INVENTORY_LIVE_HEARTBEAT", server.DefaultHeartbeat.String(), "how often a subscription's connection is pinged; a WebSocket client that misses two pings is gone", &heartbeat, true},
+		{"live-idle-timeout", "INVENTORY_LIVE_IDLE_TIMEOUT", server.DefaultIdle.String(), "a WebSocket connection without a subscription for this long is closed", &idle, true},
+		{"live-recheck", "INVENTORY_LIVE_RECHECK", server.DefaultRecheck.String(), "how often a subscription's credential is verified again: a revoked key's subscriptions end within it", &recheck, true},
 		{"jwt-jwks-url", "INVENTORY_JWT_JWKS_URL", "", "jwt mode: the issuer's JWKS URL (keys cached and refreshed)", &cfg.JWT.JWKSURL, true},
 		{"jwt-key-file", "INVENTORY_JWT_KEY_FILE", "", "jwt mode: a local public key (PEM) or JWKS file, instead of the URL", &cfg.JWT.KeyFile, true},
 		{"jwt-issuer", "INVENTORY_JWT_ISSUER", "", "jwt mode: the iss tokens must have", &cfg.JWT.Issuer, true},
@@ -266,6 +276,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 			{"request timeout", timeout, &cfg.RequestTimeout, false},
 			{"shutdown delay", shutdownDelay, &cfg.ShutdownDelay, true},
 			{"shutdown timeout", shutdownTimeout, &cfg.ShutdownTimeout, false},
+			{"live heartbeat", heartbeat, &cfg.Live.Heartbeat, false},
+			{"live idle timeout", idle, &cfg.Live.Idle, false},
+			{"live recheck", recheck, &cfg.Live.Recheck, false},
 		}...)
 	}
 	for _, d := range durations {
@@ -348,6 +361,18 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.MaxResponseBytes, err = strconv.Atoi(maxResponseBytes); err != nil || cfg.MaxResponseBytes < 1024 {
 			return Config{}, nil, fmt.Errorf("max response bytes %q: give a whole number of bytes from 1024", maxResponseBytes)
 		}
+		for _, bound := range []struct {
+			name, value string
+			target      *int
+		}{
+			{"subscriptions per company", perCompany, &cfg.Live.PerCompany},
+			{"subscriptions per connection", perConnection, &cfg.Live.PerConnection},
+			{"subscription buffer", subscriptionBuffer, &cfg.Live.Buffer},
+		} {
+			if *bound.target, err = strconv.Atoi(bound.value); err != nil || *bound.target < 1 || *bound.target > 1_000_000 {
+				return Config{}, nil, fmt.Errorf("%s %q: give a whole number from 1", bound.name, bound.value)
+			}
+		}
 		if concurrentRequests != "" {
 			if cfg.ConcurrentRequests, err = strconv.Atoi(concurrentRequests); err != nil || cfg.ConcurrentRequests < 1 || cfg.ConcurrentRequests > 100_000 {
 				return Config{}, nil, fmt.Errorf("concurrent requests %q: give a whole number from 1", concurrentRequests)
@@ -406,6 +431,12 @@ func (c Config) LogValue() slog.Value {
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),
 		slog.Int("access_log_sample", c.AccessLogSample),
+		slog.Int("subscriptions_per_company", c.Live.PerCompany),
+		slog.Int("subscriptions_per_connection", c.Live.PerConnection),
+		slog.Int("subscription_buffer", c.Live.Buffer),
+		slog.Duration("live_heartbeat", c.Live.Heartbeat),
+		slog.Duration("live_idle_timeout", c.Live.Idle),
+		slog.Duration("live_recheck", c.Live.Recheck),
 		slog.String("auth", string(c.Auth)),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),
@@ -464,4 +495,12 @@ func (c Config) loadsDemo() bool {
 		return !strings.HasPrefix(strings.ToLower(c.DatabaseURL), "postgres")
 	}
 	return false
+}
+
+// LiveConfig bounds the subscriptions: per company and connection, how far
+// one may fall behind, and its connection's heartbeat, idle timeout and
+// credential recheck.
+type LiveConfig struct {
+	PerCompany, PerConnection, Buffer int
+	Heartbeat, Idle, Recheck          time.Duration
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/requestid"
@@ -165,9 +166,14 @@ type Main struct {
 	// installed an exporter).
 	Tracing bool
 
-	store    *store.Store
-	files    *files.Store
-	drain    *server.Drain
+	store *store.Store
+	files *files.Store
+	drain *server.Drain
+	// live routes the writes to subscriptions; stopLive ends it, and
+	// liveDone is closed once it has.
+	live     *live.Hub
+	stopLive context.CancelFunc
+	liveDone chan struct{}
 	server   *http.Server
 	listener net.Listener
 	served   chan error
@@ -245,6 +251,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.metricsServer, err = serveMetrics(m.Config.MetricsAddr, instruments, m.Log); err != nil {
 		return err
 	}
+	m.live = live.New(st.Client, st.Dialect(), st.PrimaryConfig(), m.Log, live.Options{PerCompany: m.Config.Live.PerCompany, Buffer: m.Config.Live.Buffer})
+	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
+	m.liveDone = make(chan struct{})
+	m.stopLive = stopLive
+	go func() { m.live.Run(liveCtx); close(m.liveDone) }()
 	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
@@ -257,6 +268,8 @@ func (m *Main) Run(ctx context.Context) error {
 			Share:            share,
 			Budget:           fairshare.NewBudget(m.Config.CostBudget, m.Config.CostRestoreRate),
 			MaxResponseBytes: m.Config.MaxResponseBytes,
+			Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
+				Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -331,6 +344,10 @@ func (m *Main) close() error {
 		}
 	case m.listener != nil:
 		errs = append(errs, m.listener.Close())
+	}
+	if m.stopLive != nil {
+		m.stopLive()
+		<-m.liveDone
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())

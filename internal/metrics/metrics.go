@@ -100,6 +100,28 @@ func (m *Metrics) WatchShare(inFlight func() (running, waiting int)) {
 	)
 }
 
+// WatchLive adds the live updates' figures, read at each scrape: the
+// connections open, the subscriptions, and the events delivered and
+// dropped (a subscriber too slow is cut, its events dropped).
+func (m *Metrics) WatchLive(open func() int, hub func() LiveStats) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_live_connections", Help: "Connections carrying subscriptions (WebSocket and SSE)."},
+			func() float64 { return float64(open()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_live_subscriptions", Help: "Subscriptions open."},
+			func() float64 { return float64(hub().Subscribers) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_live_events_delivered_total", Help: "Events handed to subscriptions."},
+			func() float64 { return float64(hub().Delivered) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_live_events_dropped_total", Help: "Events dropped: their subscriber had fallen too far behind and was cut."},
+			func() float64 { return float64(hub().Dropped) }),
+	)
+}
+
+// LiveStats are the live updates' figures (internal/live).
+type LiveStats struct {
+	Subscribers        int
+	Delivered, Dropped int64
+}
+
 // Replica is what the metrics read of a standby at each scrape.
 type Replica struct {
 	Name    string

@@ -21,13 +21,32 @@ type Drain struct {
 	draining atomic.Bool
 	mu       sync.Mutex
 	inFlight map[*http.Request]time.Time
+	onStart  []func()
+}
+
+// OnStart has f called when draining starts: what would otherwise hold
+// the shutdown for as long as it lives (a subscription's connection) ends.
+func (d *Drain) OnStart(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onStart = append(d.onStart, f)
 }
 
 // NewDrain returns a Drain not started.
 func NewDrain() *Drain { return &Drain{inFlight: map[*http.Request]time.Time{}} }
 
 // Start starts draining.
-func (d *Drain) Start() { d.draining.Store(true) }
+func (d *Drain) Start() {
+	if d.draining.Swap(true) {
+		return
+	}
+	d.mu.Lock()
+	fs := slices.Clone(d.onStart)
+	d.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
 
 // Draining reports whether Start was called.
 func (d *Drain) Draining() bool { return d.draining.Load() }

@@ -82,6 +82,8 @@ type Options struct {
 	// MaxPhotoBytes bounds a photo addItemPhoto takes
 	// (upload.DefaultMaxPhotoBytes when 0).
 	MaxPhotoBytes int64
+	// Live serves subscriptions (none without a Hub).
+	Live LiveOptions
 }
 
 // Access log sampling: at moderate load a line for every request was 47 MB
@@ -113,18 +115,38 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
-		MaxPhotoBytes: opts.MaxPhotoBytes})
-	mux.Handle("/graphql", withCompany(graph.Handler(exec)))
+		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub})
 	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
+	authOptions := auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
+		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log}
+	drain := opts.Drain
+	if drain == nil {
+		drain = NewDrain()
+	}
+	liveConns := newLiveConns(opts.Live, opts.CORSOrigins, authenticator(func(next http.Handler) http.Handler {
+		return auth.Middleware(authOptions, withCompany(next))
+	}))
+	drain.OnStart(liveConns.closeAll)
+	if opts.Metrics != nil && opts.Live.Hub != nil {
+		hub := opts.Live.Hub
+		opts.Metrics.WatchLive(liveConns.Open, func() metrics.LiveStats {
+			s := hub.Stats()
+			return metrics.LiveStats{Subscribers: s.Subscribers, Delivered: s.Delivered, Dropped: s.Dropped}
+		})
+	}
+	graphQL := graph.Handler(exec)
+	mux.Handle("/graphql", withCompany(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isLive(r) && opts.Live.Hub != nil {
+			liveConns.serve(w, r, exec)
+			return
+		}
+		graphQL.ServeHTTP(w, r)
+	})))
 	api.Register(mux)
 	mux.Handle("/", api.NotFound())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	drain := opts.Drain
-	if drain == nil {
-		drain = NewDrain()
-	}
 	mux.Handle("GET /readyz", readiness(st, drain, log))
 	if opts.Metrics != nil && !opts.SeparateMetrics {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
@@ -133,8 +155,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	var authenticated http.Handler = auth.Middleware(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
-		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log},
+	var authenticated http.Handler = auth.Middleware(authOptions,
 		shared(opts.Share, openOn(mux), writeErrorFor(api, exec), withBaseURL(opts.PublicURL, opts.AllowedHosts, mux)))
 	// route names a request by the pattern of the endpoint it reaches, never
 	// by its path, whose values clients choose.
@@ -168,6 +189,9 @@ var openPatterns = map[string]bool{
 // openOn reports whether mux serves r with an open endpoint.
 func openOn(mux *http.ServeMux) func(*http.Request) bool {
 	return func(r *http.Request) bool {
+		if isLive(r) && isUpgrade(r) {
+			return true // its credential comes in connection_init (liveConns.serve)
+		}
 		_, pattern := mux.Handler(r)
 		return openPatterns[pattern]
 	}
@@ -284,6 +308,10 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 // each handler remembering to say so.
 func withDeadline(timeout, wait time.Duration, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isLive(r) { // bounded by LiveOptions instead
+			next.ServeHTTP(w, r.WithContext(patience.With(r.Context(), wait)))
+			return
+		}
 		start := time.Now()
 		deadline := start.Add(timeout)
 		ctx, cancel := context.WithDeadline(patience.With(r.Context(), wait), deadline)
@@ -379,7 +407,10 @@ func ShareOptions(st *store.Store, places int, maxWait time.Duration) fairshare.
 // the IDE's page, signed photo URLs) read no records and never wait.
 func shared(queue *fairshare.Queue, open func(*http.Request) bool, writeError func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if open(r) {
+		// A live connection holds no place: it would hold it for its life.
+		// Its subscriptions are bounded by the Hub, its events' reads by
+		// their price.
+		if open(r) || isLive(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

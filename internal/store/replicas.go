@@ -495,7 +495,7 @@ func openReplicas(urls []string, o *options) ([]*replica, error) {
 		if scheme(raw) != "postgres" && scheme(raw) != "postgresql" {
 			return nil, fmt.Errorf("store: replica %q: replicas are PostgreSQL standbys (postgres://…)", Redacted(raw))
 		}
-		name, db, _, err := openPostgres(raw, o)
+		name, db, _, _, err := openPostgres(raw, o)
 		if err != nil {
 			return nil, err
 		}

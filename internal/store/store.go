@@ -41,6 +41,8 @@ type Store struct {
 	// unbounded connects to PostgreSQL without the statement timeout, for
 	// migrations; nil when there is none.
 	unbounded *pgx.ConnConfig
+	// primary connects to the PostgreSQL primary (nil on SQLite).
+	primary *pgx.ConnConfig
 }
 
 // Option configures Open.
@@ -128,7 +130,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.connectTimeout <= 0 {
 		o.connectTimeout = DefaultConnectTimeout
 	}
-	name, db, unbounded, err := openDB(url, &o)
+	name, db, unbounded, primary, err := openDB(url, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +175,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath, unbounded: unbounded}, nil
+	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath,
+		unbounded: unbounded, primary: primary}, nil
 }
 
 // scheme is the lower-cased scheme of url ("" for a plain path).
@@ -189,25 +192,25 @@ func scheme(url string) string {
 
 // openDB opens url's database; on PostgreSQL with a statement timeout, it
 // also returns the configuration without it, for migrations.
-func openDB(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, error) {
+func openDB(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, *pgx.ConnConfig, error) {
 	switch scheme(url) {
 	case "postgres", "postgresql":
 		return openPostgres(url, o)
 	case "", "sqlite":
 		name, db, err := openSQLite(url, o)
-		return name, db, nil, err
+		return name, db, nil, nil, err
 	default:
-		return "", nil, nil, fmt.Errorf("store: unknown database URL scheme %q: use %s", scheme(url)+"://", AcceptedURLs)
+		return "", nil, nil, nil, fmt.Errorf("store: unknown database URL scheme %q: use %s", scheme(url)+"://", AcceptedURLs)
 	}
 }
 
-func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, error) {
+func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, *pgx.ConnConfig, error) {
 	// Schemes are case-insensitive (RFC 3986); pgx wants them in lower case.
 	s, rest, _ := strings.Cut(url, "://")
 	url = strings.ToLower(s) + "://" + rest
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
+		return "", nil, nil, nil, fmt.Errorf("store: opening PostgreSQL: %w", err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = o.connectTimeout
@@ -239,7 +242,7 @@ func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, err
 	}
 	setPool(db, o.poolSize)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return dialect.Postgres, db, unbounded, nil
+	return dialect.Postgres, db, unbounded, cfg.Copy(), nil
 }
 
 // setPool sizes database/sql's pool one above the guard's: the spare
@@ -287,6 +290,15 @@ func openSQLite(url string, o *options) (string, *sql.DB, error) {
 
 // Dialect is dialect.SQLite or dialect.Postgres.
 func (s *Store) Dialect() string { return s.dialect }
+
+// PrimaryConfig is a connection's configuration to the PostgreSQL primary,
+// for a connection of its own outside the pool (LISTEN); nil on SQLite.
+func (s *Store) PrimaryConfig() *pgx.ConnConfig {
+	if s.primary == nil {
+		return nil
+	}
+	return s.primary.Copy()
+}
 
 // Migrate brings the schema up to date: PostgreSQL through the versioned
 // migrations of internal/migrations, SQLite through ent's automatic

@@ -1,0 +1,304 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+
+	"github.com/propertyrecords/inventory/internal/live"
+)
+
+// LiveOptions bound the connections that carry subscriptions.
+type LiveOptions struct {
+	// Hub routes the writes to subscriptions; nil: none are served.
+	Hub *live.Hub
+	// PerConnection bounds a WebSocket connection's subscriptions
+	// (DefaultSubscriptionsPerConnection when 0).
+	PerConnection int
+	// Heartbeat is how often a connection is pinged (a graphql-transport-ws
+	// ping it must answer; an SSE comment) (DefaultHeartbeat when 0).
+	Heartbeat time.Duration
+	// Idle closes a WebSocket connection without a subscription for that
+	// long (DefaultIdle when 0).
+	Idle time.Duration
+	// Recheck is how often a connection's credential is verified again: a
+	// revoked key's subscriptions end within it (DefaultRecheck when 0).
+	Recheck time.Duration
+}
+
+// Defaults of LiveOptions.
+const (
+	DefaultSubscriptionsPerConnection = 20
+	DefaultHeartbeat                  = 15 * time.Second
+	DefaultIdle                       = 5 * time.Minute
+	DefaultRecheck                    = 30 * time.Second
+)
+
+// The graphql-transport-ws close codes the service sends: clients
+// (graphql-ws) reconnect after 1012, never after 4403.
+const (
+	closeRestart   = 1012
+	closeForbidden = 4403
+)
+
+// isLive reports whether r opens a subscription's connection: a WebSocket
+// upgrade or an SSE stream at /graphql. Such a request lives as long as its
+// subscriptions, so the request deadline and the fair share's places, made
+// for answers, do not apply; LiveOptions bound it instead.
+func isLive(r *http.Request) bool {
+	return r.URL.Path == "/graphql" && (isUpgrade(r) || sse.Supports(r))
+}
+
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+var sse = transport.SSE{}
+
+// liveConns are the connections open, closed together on shutdown.
+type liveConns struct {
+	opts LiveOptions
+	// authenticate runs a connection's headers through the authentication
+	// of every request: the context it gives, or the refusal's message.
+	authenticate func(ctx context.Context, conn *http.Request, header http.Header) (context.Context, error)
+	origins      []string
+
+	mu      sync.Mutex
+	open    map[*liveConn]struct{}
+	closing bool
+	count   atomic.Int64
+}
+
+// liveConn is one connection: its WebSocket (nil for SSE), and how to end it.
+type liveConn struct {
+	ws     transport.WebsocketConn
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// end closes the connection with code and reason.
+func (c *liveConn) end(code int, reason string) {
+	c.once.Do(func() {
+		if c.ws != nil {
+			_ = c.ws.WriteClose(code, reason)
+		}
+		c.cancel()
+	})
+}
+
+type liveConnKey struct{}
+
+func newLiveConns(opts LiveOptions, origins []string, authenticate func(context.Context, *http.Request, http.Header) (context.Context, error)) *liveConns {
+	if opts.PerConnection <= 0 {
+		opts.PerConnection = DefaultSubscriptionsPerConnection
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = DefaultIdle
+	}
+	if opts.Recheck <= 0 {
+		opts.Recheck = DefaultRecheck
+	}
+	return &liveConns{opts: opts, authenticate: authenticate, origins: origins, open: map[*liveConn]struct{}{}}
+}
+
+// closeAll ends every connection with 1012 (service restart): clients
+// reconnect, to another instance.
+func (l *liveConns) closeAll() {
+	l.mu.Lock()
+	l.closing = true
+	conns := make([]*liveConn, 0, len(l.open))
+	for c := range l.open {
+		conns = append(conns, c)
+	}
+	l.mu.Unlock()
+	for _, c := range conns {
+		c.end(closeRestart, "the server is shutting down: reconnect")
+	}
+}
+
+// Open is how many connections are open, for /metrics.
+func (l *liveConns) Open() int { return int(l.count.Load()) }
+
+// serve serves a live request, which reached here past the authentication
+// of every request (SSE) or past none (a WebSocket upgrade: browsers cannot
+// set its headers, so the credential comes in connection_init).
+func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	c := &liveConn{cancel: cancel}
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	l.open[c] = struct{}{}
+	l.mu.Unlock()
+	l.count.Add(1)
+	defer func() {
+		l.mu.Lock()
+		delete(l.open, c)
+		l.mu.Unlock()
+		l.count.Add(-1)
+	}()
+	ctx = live.WithConnection(context.WithValue(ctx, liveConnKey{}, c), l.opts.PerConnection)
+	r = r.WithContext(ctx)
+	if !isUpgrade(r) {
+		// An SSE stream outlives the server's write timeout, made for answers.
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{})
+		_ = rc.SetReadDeadline(time.Time{})
+		go l.recheck(ctx, c, r, r.Header.Clone())
+		r = r.WithContext(graphql.StartOperationTrace(ctx))
+		transport.SSE{KeepAlivePingInterval: l.opts.Heartbeat}.Do(w, r, exec)
+		return
+	}
+	header := r.Header.Clone()
+	ws := transport.Websocket{
+		Implementation: closableWebsocket{accept: l.acceptOptions()},
+		InitTimeout:    10 * time.Second,
+		// graphql-transport-ws: the server pings, and a client that does
+		// not answer within two of them is gone.
+		PingPongInterval: l.opts.Heartbeat,
+		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			h := header.Clone()
+			for key, value := range payload {
+				if s, ok := value.(string); ok {
+					h.Set(key, s)
+				}
+			}
+			authed, err := l.authenticate(ctx, r, h)
+			if err != nil {
+				ctx = transport.WithWebsocketCloseCode(ctx, closeForbidden)
+				return transport.AppendCloseReason(ctx, truncateReason(err.Error())), nil, err
+			}
+			go l.recheck(authed, c, r, h)
+			go l.closeIdle(authed, c)
+			return authed, nil, nil
+		},
+	}
+	ws.Do(w, r, exec)
+}
+
+// recheck verifies the connection's credential again every Recheck, and
+// ends the connection once it is refused (a revoked API key).
+func (l *liveConns) recheck(ctx context.Context, c *liveConn, conn *http.Request, header http.Header) {
+	tick := time.NewTicker(l.opts.Recheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := l.authenticate(ctx, conn, header); err != nil && ctx.Err() == nil {
+				c.end(closeForbidden, truncateReason(err.Error()))
+				return
+			}
+		}
+	}
+}
+
+// closeIdle ends a connection that held no subscription for Idle.
+func (l *liveConns) closeIdle(ctx context.Context, c *liveConn) {
+	idleSince := time.Now()
+	tick := time.NewTicker(min(l.opts.Idle/4, time.Second*15))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if live.Subscriptions(ctx) > 0 {
+				idleSince = now
+			} else if now.Sub(idleSince) >= l.opts.Idle {
+				c.end(int(coderws.StatusNormalClosure), "idle: no subscription")
+				return
+			}
+		}
+	}
+}
+
+// truncateReason keeps a close reason within the 123 bytes a WebSocket
+// close frame allows.
+func truncateReason(s string) string {
+	if len(s) <= 120 {
+		return s
+	}
+	return s[:117] + "..."
+}
+
+func (l *liveConns) acceptOptions() coderws.AcceptOptions {
+	// The credential is sent in connection_init, never by the browser on
+	// its own (no cookies are read), so another origin's page gains nothing
+	// a script of its own would not have.
+	if len(l.origins) == 0 || l.origins[0] == "*" {
+		return coderws.AcceptOptions{InsecureSkipVerify: true}
+	}
+	var patterns []string
+	for _, o := range l.origins {
+		patterns = append(patterns, strings.TrimPrefix(strings.TrimPrefix(o, "https://"), "http://"))
+	}
+	return coderws.AcceptOptions{OriginPatterns: patterns}
+}
+
+// closableWebsocket accepts a WebSocket with gqlgen's coder/websocket
+// adapter, and hands it to its liveConn, so that a revoked credential or a
+// shutdown can close it with the code it calls for.
+type closableWebsocket struct{ accept coderws.AcceptOptions }
+
+func (cw closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	ws, err := transport.CoderWebsocketImplementation{AcceptOptions: cw.accept}.Accept(w, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := r.Context().Value(liveConnKey{}).(*liveConn); ok {
+		c.ws = ws
+	}
+	return ws, nil
+}
+
+// authenticator runs a connection's headers through chain (the
+// authentication of every request and the company header's reading) to the
+// context it gives, or the refusal it answers.
+func authenticator(chain func(next http.Handler) http.Handler) func(context.Context, *http.Request, http.Header) (context.Context, error) {
+	return func(ctx context.Context, conn *http.Request, header http.Header) (context.Context, error) {
+		var authed context.Context
+		h := chain(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { authed = r.Context() }))
+		req := httptest.NewRequest(http.MethodPost, "/graphql", nil).WithContext(ctx)
+		req.Header, req.RemoteAddr = header.Clone(), conn.RemoteAddr
+		// Not an upgrade (which authentication lets through to here): the
+		// request of an operation, as a query's.
+		for _, h := range []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Protocol", "Sec-Websocket-Extensions"} {
+			req.Header.Del(h)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if authed == nil {
+			return ctx, errors.New(refusalMessage(rec))
+		}
+		return authed, nil
+	}
+}
+
+// refusalMessage is the message of a refusal's first GraphQL error, or its
+// status.
+func refusalMessage(rec *httptest.ResponseRecorder) string {
+	var answer struct{ Errors []struct{ Message string } }
+	if json.Unmarshal(rec.Body.Bytes(), &answer) == nil && len(answer.Errors) > 0 {
+		return answer.Errors[0].Message
+	}
+	return http.StatusText(rec.Code)
+}

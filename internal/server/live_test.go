@@ -1,0 +1,374 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
+)
+
+// instance is one server of the service with its Hub, on a database it may
+// share with others.
+type instance struct {
+	srv *apitest.Server
+	st  *store.Store
+	hub *live.Hub
+}
+
+func newInstance(t *testing.T, url string, opts server.Options) *instance {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hub := live.New(st.Client, st.Dialect(), st.PrimaryConfig(), slog.New(slog.DiscardHandler), live.Options{Poll: 20 * time.Millisecond})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	opts.Live.Hub = hub
+	if opts.Files == nil {
+		opts.Files = apitest.Files(t)
+	}
+	return &instance{srv: apitest.NewServerWith(t, st, opts), st: st, hub: hub}
+}
+
+// wsClient is a graphql-transport-ws client, as graphql-ws speaks it.
+type wsClient struct {
+	t    *testing.T
+	conn *websocket.Conn
+}
+
+type wsMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// dialLive opens a connection and sends connection_init with payload;
+// the error is the close of a refused connection.
+func dialLive(t *testing.T, base string, payload map[string]any) (*wsClient, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.CloseNow() })
+	c := &wsClient{t: t, conn: conn}
+	init, _ := json.Marshal(payload)
+	c.send(wsMessage{Type: "connection_init", Payload: init})
+	for {
+		m, err := c.next(5 * time.Second)
+		if err != nil {
+			return nil, err
+		}
+		if m.Type == "connection_ack" {
+			return c, nil
+		}
+	}
+}
+
+func (c *wsClient) send(m wsMessage) {
+	c.t.Helper()
+	if err := wsjson.Write(context.Background(), c.conn, m); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// next reads the next message other than a ping (answered) or pong.
+func (c *wsClient) next(within time.Duration) (wsMessage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	for {
+		var m wsMessage
+		if err := wsjson.Read(ctx, c.conn, &m); err != nil {
+			return m, err
+		}
+		switch m.Type {
+		case "ping":
+			_ = wsjson.Write(ctx, c.conn, wsMessage{Type: "pong"})
+		case "pong":
+		default:
+			return m, nil
+		}
+	}
+}
+
+func (c *wsClient) subscribe(id, query string, vars map[string]any) {
+	payload, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	c.send(wsMessage{ID: id, Type: "subscribe", Payload: payload})
+}
+
+type liveEvent struct {
+	Cursor, Kind, InventoryID string
+	PropertyID                *string
+	Inventory                 *struct {
+		ID           string
+		Version      int
+		Environments []struct{ Name string }
+	}
+}
+
+// event reads the next event of subscription id.
+func (c *wsClient) event(id string, within time.Duration) (liveEvent, error) {
+	c.t.Helper()
+	m, err := c.next(within)
+	if err != nil {
+		return liveEvent{}, err
+	}
+	if m.Type != "next" || m.ID != id {
+		return liveEvent{}, fmt.Errorf("message %s of %q: %s", m.Type, m.ID, m.Payload)
+	}
+	var res struct {
+		Data struct {
+			InventoryEvents liveEvent
+		}
+		Errors []apitest.Error
+	}
+	if err := json.Unmarshal(m.Payload, &res); err != nil || len(res.Errors) > 0 {
+		return liveEvent{}, fmt.Errorf("next: %s (%v)", m.Payload, err)
+	}
+	return res.Data.InventoryEvents, nil
+}
+
+const eventsSubscription = `subscription($property: ID, $after: String) { inventoryEvents(propertyId: $property, after: $after) {
+	cursor kind inventoryId propertyId inventory { id version environments { name } } } }`
+
+const createOne = `mutation($input: CreateInventoryInput!) { createInventory(input: $input) { inventory { id version } } }`
+
+// createOn makes an inventory of one room on srv as company A and returns its id.
+func createOn(t *testing.T, srv *apitest.Server, prop string) string {
+	t.Helper()
+	var got struct {
+		CreateInventory struct{ Inventory struct{ ID string } }
+	}
+	srv.MustData(t, company, createOne, map[string]any{"input": map[string]any{"propertyId": prop, "inventoryType": "CAPTACION",
+		"rentalPrice": "1000000.00", "environments": []any{map[string]any{"name": "Sala", "level": 1, "items": []any{}}}}}, &got)
+	return got.CreateInventory.Inventory.ID
+}
+
+func aPropertyOf(t *testing.T, st *store.Store, c uuid.UUID) string {
+	t.Helper()
+	p, err := st.Client.Property.Query().Order(property.ByID()).First(tenant.WithCompany(context.Background(), c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.ID.String()
+}
+
+// A write on one instance reaches the subscribers of its company on
+// another (two servers on one database: PostgreSQL's LISTEN/NOTIFY, or
+// SQLite's table read by each), each receiving the event once with the
+// inventory as it selected it; another company's subscriber receives
+// nothing, and a subscriber of another property nothing either.
+func TestAWriteOnOneInstanceReachesSubscribersOnAnother(t *testing.T) {
+	url := testdb.DemoRecords.URL(t)
+	one, two := newInstance(t, url, server.Options{}), newInstance(t, url, server.Options{})
+	prop := aPropertyOf(t, one.st, datagen.DemoCompanies[0])
+
+	mine, err := dialLive(t, two.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine.subscribe("1", eventsSubscription, map[string]any{"property": prop})
+	theirs, err := dialLive(t, two.srv.URL, map[string]any{"x-company-id": datagen.DemoCompanies[1].String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs.subscribe("1", eventsSubscription, nil)
+	other, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.subscribe("1", eventsSubscription, map[string]any{"property": uuid.NewString()})
+	time.Sleep(100 * time.Millisecond) // the subscriptions are registered
+
+	id := createOn(t, one.srv, prop)
+	ev, err := mine.event("1", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != "INVENTORY_CREATED" || ev.InventoryID != id || ev.PropertyID == nil || *ev.PropertyID != prop ||
+		ev.Inventory == nil || ev.Inventory.ID != id || len(ev.Inventory.Environments) != 1 || ev.Inventory.Environments[0].Name != "Sala" {
+		t.Fatalf("event: %+v; want the creation of %s with its room", ev, id)
+	}
+	if m, err := mine.next(500 * time.Millisecond); err == nil {
+		t.Errorf("a second message after one write: %s %s", m.Type, m.Payload)
+	}
+	for name, c := range map[string]*wsClient{"another company's subscriber": theirs, "another property's subscriber": other} {
+		if m, err := c.next(300 * time.Millisecond); err == nil {
+			t.Errorf("%s received %s %s", name, m.Type, m.Payload)
+		}
+	}
+
+	// Resuming after the creation's cursor: the events since, then live.
+	upd := `mutation($id: ID!, $v: Int!) { updateInventory(input: {id: $id, expectedVersion: $v, rentalPrice: "1200000.00"}) { inventory { version } } }`
+	one.srv.MustData(t, company, upd, map[string]any{"id": id, "v": 1}, &struct{}{})
+	late, err := dialLive(t, two.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.subscribe("7", eventsSubscription, map[string]any{"property": prop, "after": ev.Cursor})
+	if got, err := late.event("7", 10*time.Second); err != nil || got.Kind != "INVENTORY_UPDATED" || got.Inventory == nil || got.Inventory.Version != 2 {
+		t.Fatalf("resumed after the creation: %+v %v; want the update, then live", got, err)
+	}
+	one.srv.MustData(t, company, upd, map[string]any{"id": id, "v": 2}, &struct{}{})
+	if got, err := late.event("7", 10*time.Second); err != nil || got.Kind != "INVENTORY_UPDATED" || got.Inventory.Version != 3 {
+		t.Fatalf("live after the replay: %+v %v", got, err)
+	}
+}
+
+// A subscription over GraphQL over SSE (graphql-sse's distinct connections
+// mode) receives the event as a "next" event.
+func TestASubscriptionOverSSE(t *testing.T) {
+	url := testdb.DemoRecords.URL(t)
+	one := newInstance(t, url, server.Options{})
+	prop := aPropertyOf(t, one.st, datagen.DemoCompanies[0])
+	body, _ := json.Marshal(map[string]any{"query": eventsSubscription, "variables": map[string]any{"property": prop}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, one.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-Company-Id", company)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("SSE: HTTP %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	events := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+		close(events)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	id := createOn(t, one.srv, prop)
+	select {
+	case data := <-events:
+		if !strings.Contains(data, id) || !strings.Contains(data, "INVENTORY_CREATED") {
+			t.Errorf("SSE event: %s; want the creation of %s", data, id)
+		}
+	case <-ctx.Done():
+		t.Fatal("no SSE event within 20 s")
+	}
+}
+
+// The credential is the connection's, established at connection_init as
+// for queries: a bad key is refused with 4403, and a key revoked while its
+// subscription runs ends it within the recheck interval, with 4403.
+func TestARevokedKeysSubscriptionsEnd(t *testing.T) {
+	url := testdb.DemoRecords.URL(t)
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	keys := auth.NewKeys(st.Client)
+	key, _, err := keys.Create(context.Background(), datagen.DemoCompanies[0], "dashboard", auth.ScopeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := newInstance(t, url, server.Options{Auth: auth.APIKey, Verifier: keys, Live: server.LiveOptions{Recheck: 200 * time.Millisecond}})
+	if _, err := dialLive(t, one.srv.URL, map[string]any{"X-Api-Key": "inv_not_a_key"}); websocket.CloseStatus(err) != 4403 {
+		t.Errorf("connection_init with a bad key: %v; want closed with 4403", err)
+	}
+	c, err := dialLive(t, one.srv.URL, map[string]any{"Authorization": "Bearer " + key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.subscribe("1", eventsSubscription, nil)
+	if _, err := keys.Revoke(context.Background(), "dashboard"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		_, err := c.next(5 * time.Second)
+		if err == nil {
+			continue
+		}
+		if websocket.CloseStatus(err) != 4403 {
+			t.Fatalf("after the revocation: %v; want closed with 4403", err)
+		}
+		break
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the revoked key's subscription ended after %s", took)
+	}
+}
+
+// Shutting down ends the connections with 1012, on which graphql-ws
+// clients reconnect (to another instance).
+func TestShutdownEndsSubscriptionsSoClientsReconnect(t *testing.T) {
+	drain := server.NewDrain()
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{Drain: drain})
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.subscribe("1", eventsSubscription, nil)
+	time.Sleep(50 * time.Millisecond)
+	drain.Start()
+	for err == nil {
+		_, err = c.next(5 * time.Second)
+	}
+	if websocket.CloseStatus(err) != 1012 {
+		t.Fatalf("at shutdown: %v; want closed with 1012", err)
+	}
+}
+
+// A connection holds a bounded number of subscriptions.
+func TestAConnectionsSubscriptionsAreBounded(t *testing.T) {
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{Live: server.LiveOptions{PerConnection: 2}})
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		c.subscribe(id, eventsSubscription, nil)
+	}
+	// One of the three (they start at once) is refused; the others stay.
+	m, err := c.next(5 * time.Second)
+	if err != nil || !strings.Contains(string(m.Payload), "RATE_LIMITED") {
+		t.Fatalf("three subscriptions on a connection of two: %s %s %v; want one refused, RATE_LIMITED", m.Type, m.Payload, err)
+	}
+	if m, err := c.next(300 * time.Millisecond); err == nil && m.Type != "complete" {
+		t.Errorf("after the refusal: %s %s; want the other two running", m.Type, m.Payload)
+	}
+}
