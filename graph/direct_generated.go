@@ -2022,6 +2022,102 @@ func (x *directExec) _RemoveItemPhotoPayload(ctx context.Context, sel ast.Select
 	return nil
 }
 
+func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj *live.RepairEvent) error {
+	fields, err := x.fields.Of(sel, repairEventImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"RepairEvent\"")
+		case "cursor":
+			v := obj.Cursor
+			x.w.String(v)
+		case "at":
+			v := obj.At
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "kind":
+			v := obj.Kind
+			x.marshalNRepairEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐRepairKind(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "propertyId":
+			v := obj.PropertyID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "city":
+			v := obj.City
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "inventoryId":
+			v := obj.InventoryID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "itemId":
+			v := obj.ItemID
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					if v == uuid.Nil {
+						return direct.ErrFallback
+					}
+					x.w.UUID(v)
+				}
+			}
+		case "item":
+			ctx, fc, err := x.contexts.Of(ctx, "RepairEvent", field, true, true, nil)
+			if err != nil {
+				return err
+			}
+			_ = fc
+			v, err := x.Resolvers.RepairEvent().Item(ctx, obj)
+			if err != nil {
+				return direct.Failed(err)
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				if err := x._Item(ctx, field.Selections, v); err != nil {
+					return err
+				}
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.w.Byte('}')
+	return nil
+}
+
 func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj *RepairPage) error {
 	fields, err := x.fields.Of(sel, repairPageImplementors)
 	if err != nil {

@@ -51,6 +51,7 @@ type ResolverRoot interface {
 	Property() PropertyResolver
 	Query() QueryResolver
 	RemoveItemPhotoPayload() RemoveItemPhotoPayloadResolver
+	RepairEvent() RepairEventResolver
 	SignInventoryPayload() SignInventoryPayloadResolver
 	Subscription() SubscriptionResolver
 	UpdateInventoryPayload() UpdateInventoryPayloadResolver
@@ -117,11 +118,15 @@ type QueryResolver interface {
 type RemoveItemPhotoPayloadResolver interface {
 	Item(ctx context.Context, obj *RemovedPhoto) (*ent.Item, error)
 }
+type RepairEventResolver interface {
+	Item(ctx context.Context, obj *live.RepairEvent) (*ent.Item, error)
+}
 type SignInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
 }
 type SubscriptionResolver interface {
 	InventoryEvents(ctx context.Context, propertyID *uuid.UUID, inventoryID *uuid.UUID, after *string) (<-chan *live.Event, error)
+	RepairEvents(ctx context.Context, city *string, after *string) (<-chan *live.RepairEvent, error)
 }
 type UpdateInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
@@ -732,6 +737,28 @@ func (ec *executionContext) childFields_RemoveItemPhotoPayload(ctx context.Conte
 		return ec.fieldContext_RemoveItemPhotoPayload_item(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoveItemPhotoPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RepairEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RepairEvent_cursor(ctx, field)
+	case "at":
+		return ec.fieldContext_RepairEvent_at(ctx, field)
+	case "kind":
+		return ec.fieldContext_RepairEvent_kind(ctx, field)
+	case "propertyId":
+		return ec.fieldContext_RepairEvent_propertyId(ctx, field)
+	case "city":
+		return ec.fieldContext_RepairEvent_city(ctx, field)
+	case "inventoryId":
+		return ec.fieldContext_RepairEvent_inventoryId(ctx, field)
+	case "itemId":
+		return ec.fieldContext_RepairEvent_itemId(ctx, field)
+	case "item":
+		return ec.fieldContext_RepairEvent_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RepairEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_RepairPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1447,6 +1474,28 @@ func (ec *executionContext) field_Subscription_inventoryEvents_args(ctx context.
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_repairEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "city",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["city"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -6124,6 +6173,199 @@ func (ec *executionContext) fieldContext_RemoveItemPhotoPayload_item(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _RepairEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _RepairEvent_at(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _RepairEvent_kind(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v live.RepairKind) graphql.Marshaler {
+			return ec.marshalNRepairEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐRepairKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "RepairEventKind")
+}
+
+func (ec *executionContext) _RepairEvent_propertyId(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_propertyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PropertyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_propertyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RepairEvent_city(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _RepairEvent_inventoryId(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_inventoryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InventoryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_inventoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RepairEvent_itemId(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepairEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RepairEvent_item(ctx context.Context, field graphql.CollectedField, obj *live.RepairEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepairEvent_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RepairEvent().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
+			return ec.marshalOItem2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RepairEvent_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepairEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Item(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RepairPage_data(ctx context.Context, field graphql.CollectedField, obj *RepairPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6364,6 +6606,50 @@ func (ec *executionContext) fieldContext_Subscription_inventoryEvents(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_inventoryEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_repairEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_repairEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RepairEvents(ctx, fc.Args["city"].(*string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *live.RepairEvent) graphql.Marshaler {
+			return ec.marshalNRepairEvent2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐRepairEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_repairEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RepairEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_repairEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12061,6 +12347,75 @@ func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast
 	return out
 }
 
+var repairEventImplementors = []string{"RepairEvent"}
+
+func (ec *executionContext) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj *live.RepairEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, repairEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RepairEvent")
+		case "cursor":
+			out.Values[i] = ec._RepairEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._RepairEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._RepairEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "propertyId":
+			out.Values[i] = ec._RepairEvent_propertyId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "city":
+			out.Values[i] = ec._RepairEvent_city(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inventoryId":
+			out.Values[i] = ec._RepairEvent_inventoryId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "itemId":
+			out.Values[i] = ec._RepairEvent_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "item":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RepairEvent_item(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var repairPageImplementors = []string{"RepairPage"}
 
 func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj *RepairPage) graphql.Marshaler {
@@ -12174,6 +12529,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "inventoryEvents":
 		return ec._Subscription_inventoryEvents(ctx, fields[0])
+	case "repairEvents":
+		return ec._Subscription_repairEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -13132,6 +13489,24 @@ func (ec *executionContext) marshalNPropertyPage2ᚖgithubᚗcomᚋpropertyrecor
 func (ec *executionContext) unmarshalNPropertyWhereInput2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPropertyWhereInput(ctx context.Context, v any) (*ent.PropertyWhereInput, error) {
 	res, err := ec.unmarshalInputPropertyWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRepairEvent2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐRepairEvent(ctx context.Context, sel ast.SelectionSet, v *live.RepairEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RepairEvent!")
+		return graphql.Null
+	}
+	return ec._RepairEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRepairEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐRepairKind(ctx context.Context, v any) (live.RepairKind, error) {
+	var res live.RepairKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRepairEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋliveᚐRepairKind(ctx context.Context, sel ast.SelectionSet, v live.RepairKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNRepairPage2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRepairPage(ctx context.Context, sel ast.SelectionSet, v *RepairPage) graphql.Marshaler {

@@ -26,6 +26,18 @@ func (r *inventoryEventResolver) Inventory(ctx context.Context, obj *live.Event)
 	return inv, err
 }
 
+// Item is the resolver for the item field.
+func (r *repairEventResolver) Item(ctx context.Context, obj *live.RepairEvent) (*ent.Item, error) {
+	if obj.ItemID == nil {
+		return nil, nil
+	}
+	it, err := r.payloadItem(ctx, *obj.ItemID)
+	if ent.IsNotFound(err) {
+		return nil, nil // gone since (its tree replaced by the import): the event stands
+	}
+	return it, err
+}
+
 // InventoryEvents is the resolver for the inventoryEvents field.
 func (r *subscriptionResolver) InventoryEvents(ctx context.Context, propertyID *uuid.UUID, inventoryID *uuid.UUID, after *string) (<-chan *live.Event, error) {
 	if r.live == nil {
@@ -34,13 +46,25 @@ func (r *subscriptionResolver) InventoryEvents(ctx context.Context, propertyID *
 	return r.live.InventoryEvents(ctx, live.Filter{Property: propertyID, Inventory: inventoryID}, after)
 }
 
+// RepairEvents is the resolver for the repairEvents field.
+func (r *subscriptionResolver) RepairEvents(ctx context.Context, city *string, after *string) (<-chan *live.RepairEvent, error) {
+	if r.live == nil {
+		return nil, apperr.Errorf(apperr.Unavailable, "this service does not serve subscriptions")
+	}
+	return r.live.RepairEvents(ctx, city, after)
+}
+
 // InventoryEvent returns InventoryEventResolver implementation.
 func (r *Resolver) InventoryEvent() InventoryEventResolver { return &inventoryEventResolver{r} }
+
+// RepairEvent returns RepairEventResolver implementation.
+func (r *Resolver) RepairEvent() RepairEventResolver { return &repairEventResolver{r} }
 
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
 	inventoryEventResolver struct{ *Resolver }
+	repairEventResolver    struct{ *Resolver }
 	subscriptionResolver   struct{ *Resolver }
 )

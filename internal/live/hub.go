@@ -217,6 +217,18 @@ func (h *Hub) Replay(ctx context.Context, after int64) (events []*ent.RecordEven
 	return events, false, nil
 }
 
+// newest is the id of the newest event ctx's company has (0: none).
+func (h *Hub) newest(ctx context.Context) (int64, error) {
+	ev, err := h.client.RecordEvent.Query().Order(ent.Desc(recordevent.FieldID)).Select(recordevent.FieldID).First(ctx)
+	if ent.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return ev.ID, nil
+}
+
 // Run reads the events as they commit until ctx ends.
 func (h *Hub) Run(ctx context.Context) {
 	// Once for the Hub's life: it reads every company's events to route

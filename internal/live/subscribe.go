@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -91,9 +92,24 @@ func (f Filter) matches(ev *ent.RecordEvent) bool {
 }
 
 // InventoryEvents is the subscription inventoryEvents: the events of the
-// caller's company that f matches, from the id after (when given) on, until
-// ctx ends or the subscriber falls behind.
+// caller's company that f matches, from the cursor after (when given) on,
+// until ctx ends or the subscriber falls behind.
 func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-chan *Event, error) {
+	return stream(ctx, h, after,
+		func(_ context.Context, ev *ent.RecordEvent) ([]*Event, error) {
+			if !f.matches(ev) {
+				return nil, nil
+			}
+			return []*Event{eventOf(ev)}, nil
+		},
+		func(cursor string) *Event { return &Event{Cursor: cursor, At: time.Now().UTC(), Kind: Refetch} })
+}
+
+// stream follows the caller's company's events from the cursor after (when
+// given) and sends what translate makes of each, until ctx ends or the
+// subscriber falls behind; refetch is what says that after is too far back.
+func stream[T any](ctx context.Context, h *Hub, after *string, translate func(context.Context, *ent.RecordEvent) ([]T, error),
+	refetch func(cursor string) T) (<-chan T, error) {
 	company, err := tenant.CompanyFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -101,7 +117,7 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 	var from int64
 	if after != nil {
 		if from, err = strconv.ParseInt(*after, 10, 64); err != nil || from < 0 {
-			return nil, apperr.InvalidField("after", "%q is not an event's cursor (the cursor of an InventoryEvent)", *after)
+			return nil, apperr.InvalidField("after", "%q is not an event's cursor (the cursor of an event received)", *after)
 		}
 	}
 	release, err := holdPlace(ctx)
@@ -118,32 +134,55 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 	var replay []*ent.RecordEvent
 	stale := false
 	if after != nil {
-		if replay, stale, err = h.Replay(ctx, from); err != nil {
-			sub.Close()
-			release()
-			return nil, err
-		}
+		replay, stale, err = h.Replay(ctx, from)
 	}
-	out := make(chan *Event)
+	if err == nil && (after == nil || stale) {
+		// From now: what committed before is what the subscriber reads
+		// (or refetches), though the Hub may hand it over after this.
+		from, err = h.newest(ctx)
+	}
+	if err != nil {
+		sub.Close()
+		release()
+		return nil, err
+	}
+	out := make(chan T)
 	go func() {
 		defer release()
 		defer close(out)
 		defer sub.Close()
-		send := func(ev *Event) bool {
-			select {
-			case out <- ev:
-				return true
-			case <-ctx.Done():
+		// handle sends what ev makes; false: the subscription ends.
+		handle := func(ev *ent.RecordEvent) bool {
+			made, err := translate(ctx, ev)
+			if err != nil {
+				if ctx.Err() == nil {
+					h.log.LogAttrs(ctx, slog.LevelWarn, "live: reading what an event tells", slog.Int64("event", ev.ID), slog.String("error", err.Error()))
+					transport.AddSubscriptionError(ctx, &gqlerror.Error{
+						Message:    "the event could not be read: subscribe again with after set to the last cursor received",
+						Extensions: map[string]any{"code": string(apperr.Unavailable)}})
+				}
 				return false
 			}
+			for _, m := range made {
+				select {
+				case out <- m:
+				case <-ctx.Done():
+					return false
+				}
+			}
+			return true
 		}
 		last := from
-		if stale && !send(&Event{Cursor: strconv.FormatInt(from, 10), At: time.Now().UTC(), Kind: Refetch}) {
-			return
+		if stale {
+			select {
+			case out <- refetch(strconv.FormatInt(from, 10)):
+			case <-ctx.Done():
+				return
+			}
 		}
 		for _, ev := range replay {
 			last = ev.ID
-			if f.matches(ev) && !send(eventOf(ev)) {
+			if !handle(ev) {
 				return
 			}
 		}
@@ -153,14 +192,14 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 				return
 			case <-sub.Cut():
 				transport.AddSubscriptionError(ctx, &gqlerror.Error{
-					Message:    fmt.Sprintf("the subscription fell %d events behind and was ended: subscribe again with after set to the last event's id", h.opts.Buffer),
+					Message:    fmt.Sprintf("the subscription fell %d events behind and was ended: subscribe again with after set to the last cursor received", h.opts.Buffer),
 					Extensions: map[string]any{"code": string(apperr.RateLimited)}})
 				return
 			case ev := <-sub.Events():
-				if ev.ID <= last || !f.matches(ev) {
+				if ev.ID <= last {
 					continue
 				}
-				if !send(eventOf(ev)) {
+				if !handle(ev) {
 					return
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,10 +23,12 @@ import (
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/internal/transfer"
 )
 
 // instance is one server of the service with its Hub, on a database it may
@@ -38,6 +41,11 @@ type instance struct {
 
 func newInstance(t *testing.T, url string, opts server.Options) *instance {
 	t.Helper()
+	return newInstanceWith(t, url, opts, live.Options{})
+}
+
+func newInstanceWith(t *testing.T, url string, opts server.Options, liveOpts live.Options) *instance {
+	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +54,8 @@ func newInstance(t *testing.T, url string, opts server.Options) *instance {
 	if _, err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	hub := live.New(st.Client, st.Dialect(), st.PrimaryConfig(), slog.New(slog.DiscardHandler), live.Options{Poll: 20 * time.Millisecond})
+	liveOpts.Poll = 20 * time.Millisecond
+	hub := live.New(st.Client, st.Dialect(), st.PrimaryConfig(), slog.New(slog.DiscardHandler), liveOpts)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { hub.Run(ctx); close(done) }()
@@ -58,10 +67,15 @@ func newInstance(t *testing.T, url string, opts server.Options) *instance {
 	return &instance{srv: apitest.NewServerWith(t, st, opts), st: st, hub: hub}
 }
 
-// wsClient is a graphql-transport-ws client, as graphql-ws speaks it.
+// wsClient is a graphql-transport-ws client, as graphql-ws speaks it. Its
+// messages are read as they come (a read that times out would close the
+// connection), pings answered.
 type wsClient struct {
-	t    *testing.T
-	conn *websocket.Conn
+	t        *testing.T
+	conn     *websocket.Conn
+	messages chan wsMessage
+	// closed holds why reading stopped, once it has.
+	closed chan error
 }
 
 type wsMessage struct {
@@ -69,6 +83,9 @@ type wsMessage struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
+
+// errNone is next's error when no message came within the time.
+var errNone = errors.New("no message within the time")
 
 // dialLive opens a connection and sends connection_init with payload;
 // the error is the close of a refused connection.
@@ -82,7 +99,24 @@ func dialLive(t *testing.T, base string, payload map[string]any) (*wsClient, err
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.CloseNow() })
-	c := &wsClient{t: t, conn: conn}
+	c := &wsClient{t: t, conn: conn, messages: make(chan wsMessage, 1000), closed: make(chan error, 1)}
+	go func() {
+		for {
+			var m wsMessage
+			if err := wsjson.Read(context.Background(), conn, &m); err != nil {
+				c.closed <- err
+				close(c.messages)
+				return
+			}
+			switch m.Type {
+			case "ping":
+				_ = wsjson.Write(context.Background(), conn, wsMessage{Type: "pong"})
+			case "pong":
+			default:
+				c.messages <- m
+			}
+		}
+	}()
 	init, _ := json.Marshal(payload)
 	c.send(wsMessage{Type: "connection_init", Payload: init})
 	for {
@@ -103,22 +137,19 @@ func (c *wsClient) send(m wsMessage) {
 	}
 }
 
-// next reads the next message other than a ping (answered) or pong.
+// next returns the next message other than a ping or pong; errNone when
+// none came within the time, or why the connection closed.
 func (c *wsClient) next(within time.Duration) (wsMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	for {
-		var m wsMessage
-		if err := wsjson.Read(ctx, c.conn, &m); err != nil {
+	select {
+	case m, ok := <-c.messages:
+		if !ok {
+			err := <-c.closed
+			c.closed <- err
 			return m, err
 		}
-		switch m.Type {
-		case "ping":
-			_ = wsjson.Write(ctx, c.conn, wsMessage{Type: "pong"})
-		case "pong":
-		default:
-			return m, nil
-		}
+		return m, nil
+	case <-time.After(within):
+		return wsMessage{}, errNone
 	}
 }
 
@@ -370,5 +401,247 @@ func TestAConnectionsSubscriptionsAreBounded(t *testing.T) {
 	}
 	if m, err := c.next(300 * time.Millisecond); err == nil && m.Type != "complete" {
 		t.Errorf("after the refusal: %s %s; want the other two running", m.Type, m.Payload)
+	}
+}
+
+// newProperty registers a property of company in city, directly: the API
+// has no mutation for properties.
+func newProperty(t *testing.T, st *store.Store, c uuid.UUID, city string) string {
+	t.Helper()
+	ctx := tenant.Unrestricted(context.Background(), "test: a property of its own")
+	p, err := st.Client.Property.Create().SetCompanyID(c).SetAddress("Carrera 23 # 65-11").SetCity(city).SetPropertyType("Casa").Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.ID.String()
+}
+
+// makeSigned creates an inventory of prop with one room of items (name to
+// to-repair) through the API and signs it for both parties.
+func makeSigned(t *testing.T, srv *apitest.Server, st *store.Store, prop string, items map[string]bool) string {
+	t.Helper()
+	m, err := st.Client.Material.Query().First(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []any
+	for _, name := range []string{"Puerta", "Ventana", "Piso"} {
+		if repair, ok := items[name]; ok {
+			rating := 5
+			if repair {
+				rating = 2
+			}
+			list = append(list, map[string]any{"name": name, "materialId": m.ID.String(), "rating": rating, "toRepair": repair})
+		}
+	}
+	var made struct {
+		CreateInventory struct{ Inventory struct{ ID string } }
+	}
+	srv.MustData(t, company, createOne, map[string]any{"input": map[string]any{"propertyId": prop, "inventoryType": "COLOCACION",
+		"rentalPrice": "1000000.00", "environments": []any{map[string]any{"name": "Sala", "level": 1, "items": list}}}}, &made)
+	id := made.CreateInventory.Inventory.ID
+	for _, party := range []string{"AGENT", "OWNER"} {
+		srv.MustData(t, company, `mutation($input: SignInventoryInput!) { signInventory(input: $input) { inventory { id } } }`,
+			map[string]any{"input": map[string]any{"inventoryId": id, "party": party, "signerName": "Firma " + party}}, &struct{}{})
+	}
+	return id
+}
+
+type repairEvent struct {
+	Cursor, Kind, InventoryID, ItemID string
+	City                              string
+	Item                              *struct{ Name string }
+}
+
+func (c *wsClient) repairs(id string, within time.Duration) (map[string]string, error) {
+	c.t.Helper()
+	got := map[string]string{}
+	for {
+		m, err := c.next(within)
+		if err == errNone {
+			return got, nil // no more within the time
+		}
+		if err != nil {
+			return got, err
+		}
+		var res struct {
+			Data   struct{ RepairEvents repairEvent }
+			Errors []apitest.Error
+		}
+		if m.Type != "next" || m.ID != id || json.Unmarshal(m.Payload, &res) != nil || len(res.Errors) > 0 || res.Data.RepairEvents.Item == nil {
+			return got, fmt.Errorf("message %s of %q: %s", m.Type, m.ID, m.Payload)
+		}
+		got[res.Data.RepairEvents.Item.Name] = res.Data.RepairEvents.Kind
+		within = 500 * time.Millisecond
+	}
+}
+
+// The repair list's changes as inventories are signed: the first signed
+// inventory of a property flags its items to repair; the next one tells
+// which were repaired and which are newly to repair. Another city's
+// subscriber hears nothing.
+func TestRepairEventsTellWhatEachSignatureFlagsAndRepairs(t *testing.T) {
+	url := testdb.DemoRecords.URL(t)
+	one := newInstance(t, url, server.Options{})
+	prop := newProperty(t, one.st, datagen.DemoCompanies[0], "Manizales")
+	const sub = `subscription($city: String) { repairEvents(city: $city) { cursor kind inventoryId itemId city item { name } } }`
+	here, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	here.subscribe("r", sub, map[string]any{"city": "MANIZALES"})
+	elsewhere, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere.subscribe("r", sub, map[string]any{"city": "Pasto"})
+	time.Sleep(100 * time.Millisecond)
+
+	makeSigned(t, one.srv, one.st, prop, map[string]bool{"Puerta": false, "Ventana": true})
+	if got, err := here.repairs("r", 10*time.Second); err != nil || len(got) != 1 || got["Ventana"] != "FLAGGED" {
+		t.Fatalf("the first signed inventory: %v %v; want Ventana FLAGGED", got, err)
+	}
+	makeSigned(t, one.srv, one.st, prop, map[string]bool{"Puerta": true, "Ventana": false, "Piso": true})
+	if got, err := here.repairs("r", 10*time.Second); err != nil || len(got) != 3 || got["Ventana"] != "REPAIRED" ||
+		got["Puerta"] != "FLAGGED" || got["Piso"] != "FLAGGED" {
+		t.Fatalf("the next signed inventory: %v %v; want Ventana REPAIRED, Puerta and Piso FLAGGED", got, err)
+	}
+	if m, err := elsewhere.next(300 * time.Millisecond); err == nil {
+		t.Errorf("another city's subscriber received %s %s", m.Type, m.Payload)
+	}
+}
+
+// A subscriber resuming from further back than the window kept is told to
+// refetch, then follows the events from there.
+func TestResumingTooFarBackSaysRefetch(t *testing.T) {
+	one := newInstanceWith(t, testdb.DemoRecords.URL(t), server.Options{}, live.Options{Window: 2})
+	prop := aPropertyOf(t, one.st, datagen.DemoCompanies[0])
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.subscribe("1", eventsSubscription, map[string]any{"property": prop})
+	time.Sleep(100 * time.Millisecond)
+	first := createOn(t, one.srv, prop)
+	ev, err := c.event("1", 10*time.Second)
+	if err != nil || ev.InventoryID != first {
+		t.Fatalf("the first event: %+v %v", ev, err)
+	}
+	for range 3 {
+		createOn(t, one.srv, prop)
+	}
+	late, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.subscribe("2", eventsSubscription, map[string]any{"property": prop, "after": ev.Cursor})
+	if got, err := late.event("2", 10*time.Second); err != nil || got.Kind != "REFETCH" || got.Inventory != nil {
+		t.Fatalf("resuming 3 events back with a window of 2: %+v %v; want REFETCH", got, err)
+	}
+	next := createOn(t, one.srv, prop)
+	if got, err := late.event("2", 10*time.Second); err != nil || got.Kind != "INVENTORY_CREATED" || got.InventoryID != next {
+		t.Fatalf("after REFETCH: %+v %v; want the next write", got, err)
+	}
+	if _, err := dialLiveAndSubscribeBad(t, one.srv.URL); err != nil {
+		t.Error(err)
+	}
+}
+
+// dialLiveAndSubscribeBad subscribes with a cursor that is no cursor: an
+// INVALID_ARGUMENT naming after, not a closed connection.
+func dialLiveAndSubscribeBad(t *testing.T, base string) (wsMessage, error) {
+	c, err := dialLive(t, base, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		return wsMessage{}, err
+	}
+	c.subscribe("9", eventsSubscription, map[string]any{"after": "yesterday"})
+	m, err := c.next(5 * time.Second)
+	if err != nil || !strings.Contains(string(m.Payload), "INVALID_ARGUMENT") || !strings.Contains(string(m.Payload), `"field":"after"`) {
+		return m, fmt.Errorf("a subscription after %q: %s %s %v; want INVALID_ARGUMENT on after", "yesterday", m.Type, m.Payload, err)
+	}
+	return m, nil
+}
+
+// A connection that holds no subscription is closed once idle for the
+// setting; /metrics counts the connections open.
+func TestAnIdleConnectionIsClosedAndConnectionsAreCounted(t *testing.T) {
+	instruments := metrics.New()
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{Metrics: instruments, Live: server.LiveOptions{Idle: 300 * time.Millisecond}})
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, body := one.srv.Get(t, "/metrics", nil); res.StatusCode != http.StatusOK || !strings.Contains(string(body), "inventory_live_connections 1") ||
+		!strings.Contains(string(body), "inventory_live_events_dropped_total 0") {
+		t.Errorf("/metrics with one connection open: HTTP %d, live series:\n%s", res.StatusCode, grepLines(string(body), "inventory_live_"))
+	}
+	start := time.Now()
+	_, err = c.next(5 * time.Second)
+	if websocket.CloseStatus(err) != websocket.StatusNormalClosure || time.Since(start) > 2*time.Second {
+		t.Fatalf("an idle connection: %v after %s; want closed (1000) within about 300 ms", err, time.Since(start))
+	}
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// The import's writes reach subscribers as the API's do: the import runs
+// as a process of its own (here a store of its own) on the same database.
+func TestTheImportsWritesReachSubscribers(t *testing.T) {
+	url := testdb.DemoRecords.URL(t)
+	one := newInstance(t, url, server.Options{})
+	var exported bytes.Buffer
+	if _, err := (&transfer.Exporter{Client: one.st.Client}).Export(context.Background(), datagen.DemoCompanies[0], &exported); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	var rec struct {
+		InventoryID string `json:"InventoryId"`
+		IsSigned    bool
+	}
+	for l := range strings.SplitSeq(exported.String(), "\n") {
+		if json.Unmarshal([]byte(l), &rec) == nil && !rec.IsSigned && rec.InventoryID != "" {
+			line = l
+			break
+		}
+	}
+	if line == "" {
+		t.Fatal("no unsigned inventory in the demo's export")
+	}
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.subscribe("1", `subscription { inventoryEvents { kind inventoryId by } }`, nil)
+	time.Sleep(100 * time.Millisecond)
+
+	importer, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer importer.Close()
+	sum, err := (&transfer.Importer{Client: importer.Client}).Import(context.Background(), strings.NewReader(line+"\n"))
+	if err != nil || sum.Updated != 1 {
+		t.Fatalf("import: %+v %v", sum, err)
+	}
+	m, err := c.next(10 * time.Second)
+	var res struct {
+		Data struct {
+			InventoryEvents struct {
+				Kind, InventoryID string
+				By                *string
+			}
+		}
+	}
+	if err != nil || json.Unmarshal(m.Payload, &res) != nil || res.Data.InventoryEvents.Kind != "INVENTORY_UPDATED" ||
+		res.Data.InventoryEvents.InventoryID != rec.InventoryID || res.Data.InventoryEvents.By == nil || *res.Data.InventoryEvents.By != "inventoryd import" {
+		t.Fatalf("the import's write: %s %v; want INVENTORY_UPDATED of %s by inventoryd import", m.Payload, err, rec.InventoryID)
 	}
 }
