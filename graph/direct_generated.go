@@ -101,6 +101,12 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ComparedPhoto\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "storageReference":
 			v := obj.StorageReference
 			x.w.String(v)
@@ -157,6 +163,12 @@ func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSe
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ComparisonSummary\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "unchanged":
 			v := obj.Unchanged
 			x.w.Int(v)
@@ -327,6 +339,12 @@ func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"EnvironmentComparison\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "name":
 			v := obj.Name
 			x.w.String(v)
@@ -645,6 +663,12 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryComparison\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "from":
 			ctx, fc, err := x.contexts.Of(ctx, "InventoryComparison", field, true, true, nil)
 			if err != nil {
@@ -996,6 +1020,12 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ItemComparison\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "name":
 			v := obj.Name
 			x.w.String(v)

@@ -265,6 +265,8 @@ func (ec *executionContext) childFields_AddItemPhotoPayload(ctx context.Context,
 
 func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ComparedPhoto_id(ctx, field)
 	case "storageReference":
 		return ec.fieldContext_ComparedPhoto_storageReference(ctx, field)
 	case "sha256":
@@ -279,6 +281,8 @@ func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field
 
 func (ec *executionContext) childFields_ComparisonSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ComparisonSummary_id(ctx, field)
 	case "unchanged":
 		return ec.fieldContext_ComparisonSummary_unchanged(ctx, field)
 	case "worse":
@@ -329,6 +333,8 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 
 func (ec *executionContext) childFields_EnvironmentComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_EnvironmentComparison_id(ctx, field)
 	case "name":
 		return ec.fieldContext_EnvironmentComparison_name(ctx, field)
 	case "level":
@@ -405,6 +411,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 
 func (ec *executionContext) childFields_InventoryComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_InventoryComparison_id(ctx, field)
 	case "from":
 		return ec.fieldContext_InventoryComparison_from(ctx, field)
 	case "to":
@@ -493,6 +501,8 @@ func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.
 
 func (ec *executionContext) childFields_ItemComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ItemComparison_id(ctx, field)
 	case "name":
 		return ec.fieldContext_ItemComparison_name(ctx, field)
 	case "change":
@@ -1465,6 +1475,29 @@ func (ec *executionContext) fieldContext_AddItemPhotoPayload_photo(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _ComparedPhoto_id(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedPhoto_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedPhoto_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedPhoto", field, false, false, "ID")
+}
+
 func (ec *executionContext) _ComparedPhoto_storageReference(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1555,6 +1588,29 @@ func (ec *executionContext) _ComparedPhoto_url(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_ComparedPhoto_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ComparedPhoto", field, true, true, "String")
+}
+
+func (ec *executionContext) _ComparisonSummary_id(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ComparisonSummary_unchanged(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
@@ -1962,6 +2018,29 @@ func (ec *executionContext) fieldContext_Environment_items(ctx context.Context, 
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _EnvironmentComparison_id(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "ID")
 }
 
 func (ec *executionContext) _EnvironmentComparison_name(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
@@ -2748,6 +2827,29 @@ func (ec *executionContext) fieldContext_Inventory_previous(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _InventoryComparison_id(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryComparison_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryComparison_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryComparison", field, false, false, "ID")
+}
+
 func (ec *executionContext) _InventoryComparison_from(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3524,6 +3626,29 @@ func (ec *executionContext) fieldContext_Item_photos(ctx context.Context, field 
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ItemComparison_id(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ItemComparison_name(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
@@ -9996,6 +10121,11 @@ func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.Selectio
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ComparedPhoto")
+		case "id":
+			out.Values[i] = ec._ComparedPhoto_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "storageReference":
 			out.Values[i] = ec._ComparedPhoto_storageReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10046,6 +10176,11 @@ func (ec *executionContext) _ComparisonSummary(ctx context.Context, sel ast.Sele
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ComparisonSummary")
+		case "id":
+			out.Values[i] = ec._ComparisonSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "unchanged":
 			out.Values[i] = ec._ComparisonSummary_unchanged(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10213,6 +10348,11 @@ func (ec *executionContext) _EnvironmentComparison(ctx context.Context, sel ast.
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("EnvironmentComparison")
+		case "id":
+			out.Values[i] = ec._EnvironmentComparison_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "name":
 			out.Values[i] = ec._EnvironmentComparison_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10435,6 +10575,11 @@ func (ec *executionContext) _InventoryComparison(ctx context.Context, sel ast.Se
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("InventoryComparison")
+		case "id":
+			out.Values[i] = ec._InventoryComparison_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "from":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -10726,6 +10871,11 @@ func (ec *executionContext) _ItemComparison(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ItemComparison")
+		case "id":
+			out.Values[i] = ec._ItemComparison_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "name":
 			out.Values[i] = ec._ItemComparison_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
