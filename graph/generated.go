@@ -10088,7 +10088,7 @@ func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AddItemPhotoPayload")
 		case "photo":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AddItemPhotoPayload_photo(ctx, field, obj)
@@ -10105,6 +10105,7 @@ func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.Se
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10137,13 +10138,13 @@ func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.Selectio
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "contentType":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ComparedPhoto_contentType(ctx, field, obj)
 				})
 		case "url":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ComparedPhoto_url(ctx, field, obj)
@@ -10160,6 +10161,7 @@ func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10223,6 +10225,7 @@ func (ec *executionContext) _ComparisonSummary(ctx context.Context, sel ast.Sele
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10240,7 +10243,7 @@ func (ec *executionContext) _CreateInventoryPayload(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CreateInventoryPayload")
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._CreateInventoryPayload_inventory(ctx, field, obj)
@@ -10257,6 +10260,7 @@ func (ec *executionContext) _CreateInventoryPayload(ctx context.Context, sel ast
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10309,13 +10313,13 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_inventory(ctx, field, obj)
 				})
 		case "items":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_items(ctx, field, obj)
@@ -10332,6 +10336,7 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10395,6 +10400,7 @@ func (ec *executionContext) _EnvironmentComparison(ctx context.Context, sel ast.
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10512,37 +10518,37 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "property":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_property(ctx, field, obj)
 				})
 		case "environments":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_environments(ctx, field, obj)
 				})
 		case "inventoryTypeCode":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_inventoryTypeCode(ctx, field, obj)
 				})
 		case "inventoryTypeName":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_inventoryTypeName(ctx, field, obj)
 				})
 		case "pdfUrl":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_pdfUrl(ctx, field, obj)
 				})
 		case "previous":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_previous(ctx, field, obj)
@@ -10559,6 +10565,7 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10581,13 +10588,13 @@ func (ec *executionContext) _InventoryComparison(ctx context.Context, sel ast.Se
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "from":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryComparison_from(ctx, field, obj)
 				})
 		case "to":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryComparison_to(ctx, field, obj)
@@ -10614,6 +10621,7 @@ func (ec *executionContext) _InventoryComparison(ctx context.Context, sel ast.Se
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10657,6 +10665,7 @@ func (ec *executionContext) _InventoryConnection(ctx context.Context, sel ast.Se
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10695,6 +10704,7 @@ func (ec *executionContext) _InventoryEdge(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10712,7 +10722,7 @@ func (ec *executionContext) _InventoryPage(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("InventoryPage")
 		case "data":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryPage_data(ctx, field, obj)
@@ -10759,6 +10769,7 @@ func (ec *executionContext) _InventoryPage(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10826,19 +10837,19 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "environment":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_environment(ctx, field, obj)
 				})
 		case "material":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_material(ctx, field, obj)
 				})
 		case "photos":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_photos(ctx, field, obj)
@@ -10855,6 +10866,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10968,6 +10980,7 @@ func (ec *executionContext) _ItemComparison(ctx context.Context, sel ast.Selecti
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11011,6 +11024,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11049,6 +11063,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11076,7 +11091,7 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "items":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Material_items(ctx, field, obj)
@@ -11093,6 +11108,7 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11164,6 +11180,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11212,6 +11229,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11254,19 +11272,19 @@ func (ec *executionContext) _Photo(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "item":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_item(ctx, field, obj)
 				})
 		case "contentType":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_contentType(ctx, field, obj)
 				})
 		case "url":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_url(ctx, field, obj)
@@ -11283,6 +11301,7 @@ func (ec *executionContext) _Photo(ctx context.Context, sel ast.SelectionSet, ob
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11350,13 +11369,13 @@ func (ec *executionContext) _Property(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "inventories":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Property_inventories(ctx, field, obj)
 				})
 		case "timeline":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Property_timeline(ctx, field, obj)
@@ -11373,6 +11392,7 @@ func (ec *executionContext) _Property(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11416,6 +11436,7 @@ func (ec *executionContext) _PropertyConnection(ctx context.Context, sel ast.Sel
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11454,6 +11475,7 @@ func (ec *executionContext) _PropertyEdge(ctx context.Context, sel ast.Selection
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11471,7 +11493,7 @@ func (ec *executionContext) _PropertyPage(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PropertyPage")
 		case "data":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._PropertyPage_data(ctx, field, obj)
@@ -11518,6 +11540,7 @@ func (ec *executionContext) _PropertyPage(ctx context.Context, sel ast.Selection
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11622,6 +11645,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11644,7 +11668,7 @@ func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "item":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RemoveItemPhotoPayload_item(ctx, field, obj)
@@ -11661,6 +11685,7 @@ func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11678,7 +11703,7 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RepairPage")
 		case "data":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RepairPage_data(ctx, field, obj)
@@ -11725,6 +11750,7 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11742,7 +11768,7 @@ func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SignInventoryPayload")
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._SignInventoryPayload_inventory(ctx, field, obj)
@@ -11759,6 +11785,7 @@ func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.S
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11807,6 +11834,7 @@ func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11824,7 +11852,7 @@ func (ec *executionContext) _UpdateInventoryPayload(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("UpdateInventoryPayload")
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._UpdateInventoryPayload_inventory(ctx, field, obj)
@@ -11841,6 +11869,7 @@ func (ec *executionContext) _UpdateInventoryPayload(ctx context.Context, sel ast
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11894,6 +11923,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11942,6 +11972,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12000,6 +12031,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12058,6 +12090,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12116,6 +12149,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12199,6 +12233,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
