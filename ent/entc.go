@@ -45,7 +45,7 @@ func main() {
 	descending := gen.MustParse(gen.NewTemplate("descending_sort").
 		Funcs(template.FuncMap{"descendingSorts": descendingSorts}).
 		ParseFiles("ent/template/descending_sort.tmpl"))
-	config := &gen.Config{Templates: []*gen.Template{descending}, Hooks: []gen.Hook{pagersSwapDescendingFields}}
+	config := &gen.Config{Templates: []*gen.Template{descending}, Hooks: []gen.Hook{pagersSwapDescendingFields, collectionReadsPagesForPageInfo}}
 	if err := entc.Generate("./ent/schema", config, opts...); err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
@@ -413,6 +413,37 @@ func pagersSwapDescendingFields(next gen.Generator) gen.Generator {
 				fmt.Sprintf("\t\tpager.order = Default%[1]sOrder\n\t}\n\tpager.order = pager.order.forPaging()\n\treturn pager, nil\n", n.Name), 1))
 		}
 		return os.WriteFile(path, code, 0o644)
+	})
+}
+
+// collectionReadsPagesForPageInfo makes entgql's field collection read a
+// nested connection's page when its pageInfo is asked without its edges:
+// entgql skips the page then and loads only the count, so startCursor and
+// endCursor were null and hasNextPage false, and a client paging with
+// pageInfo alone could not go on (the root connections have
+// paging.ReadPageForPageInfo). The page is read as it is with edges, one
+// statement for all parents (a window per parent), loading nothing below
+// its rows. entgql's collection template has no hook for it, so the one
+// condition is rewritten in the generated file, once per connection edge;
+// generation fails if entgql's collection changes shape.
+func collectionReadsPagesForPageInfo(next gen.Generator) gen.Generator {
+	return gen.GenerateFunc(func(g *gen.Graph) error {
+		if err := next.Generate(g); err != nil {
+			return err
+		}
+		path := filepath.Join(g.Config.Target, "gql_collection.go")
+		code, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		// Each nested connection reads its arguments once.
+		connections := strings.Count(string(code), "PaginateArgs(fieldArgs(ctx, ")
+		const skip = "			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {\n"
+		const read = "			if ignoredEdges && !hasCollectedField(ctx, append(path, pageInfoField)...) || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {\n"
+		if n := strings.Count(string(code), skip); n != connections || n == 0 {
+			return fmt.Errorf("gql_collection.go: %d nested connections skip their page as expected, want %d; see collectionReadsPagesForPageInfo", n, connections)
+		}
+		return os.WriteFile(path, []byte(strings.ReplaceAll(string(code), skip, read)), 0o644)
 	})
 }
 

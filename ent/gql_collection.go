@@ -580,7 +580,7 @@ func (_q *MaterialQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					})
 				}
 			}
-			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+			if ignoredEdges && !hasCollectedField(ctx, append(path, pageInfoField)...) || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
 				continue
 			}
 			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
@@ -822,7 +822,7 @@ func (_q *PropertyQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					})
 				}
 			}
-			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+			if ignoredEdges && !hasCollectedField(ctx, append(path, pageInfoField)...) || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
 				continue
 			}
 			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {

@@ -2,7 +2,11 @@
 
 package ent
 
-import "context"
+import (
+	"context"
+
+	"github.com/propertyrecords/inventory/internal/paging"
+)
 
 // The bounds of the list edges, from their ListSize annotations in
 // ent/schema: what GraphQL returns of each list, and what an import accepts.
@@ -54,13 +58,19 @@ func (_m *Item) BoundedPhotos(ctx context.Context, first int) ([]*Photo, error) 
 }
 
 // PagedItems is GraphQL's Material.items: a connection paged
-// forward only, so that first always applies (it has a default).
+// forward only, so that first always applies (it has a default). Asked for
+// its pageInfo without edges, it still reads its page, for the cursors: the
+// field collection does (entc.go: collectionReadsPagesForPageInfo), and so
+// does the query this falls back to when the material was not collected.
 func (_m *Material) PagedItems(ctx context.Context, after *Cursor, first int, orderBy *ItemOrder, where *ItemWhereInput) (*ItemConnection, error) {
-	return _m.Items(ctx, after, &first, nil, nil, orderBy, where)
+	return _m.Items(paging.ReadPageForPageInfo(ctx), after, &first, nil, nil, orderBy, where)
 }
 
 // PagedInventories is GraphQL's Property.inventories: a connection paged
-// forward only, so that first always applies (it has a default).
+// forward only, so that first always applies (it has a default). Asked for
+// its pageInfo without edges, it still reads its page, for the cursors: the
+// field collection does (entc.go: collectionReadsPagesForPageInfo), and so
+// does the query this falls back to when the property was not collected.
 func (_m *Property) PagedInventories(ctx context.Context, after *Cursor, first int, orderBy *InventoryOrder, where *InventoryWhereInput) (*InventoryConnection, error) {
-	return _m.Inventories(ctx, after, &first, nil, nil, orderBy, where)
+	return _m.Inventories(paging.ReadPageForPageInfo(ctx), after, &first, nil, nil, orderBy, where)
 }

@@ -3,8 +3,12 @@ package graph_test
 import (
 	"encoding/json"
 	"io"
+	"maps"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,4 +63,82 @@ func TestDeferIsDeliveredInPartsOrRefused(t *testing.T) {
 		t.Fatalf("GET: %d %s: %v", getRes.StatusCode, getBody, err)
 	}
 	refused("GET", got)
+}
+
+// The fields a part defers are absent from the parts before it, not null
+// (a null in property: Property! reads to Apollo Client as the answer),
+// and arrive in a later part, as the incremental delivery proposal has it.
+func TestDeferredFieldsAreAbsentUntilTheirPart(t *testing.T) {
+	srv, _ := demo(t)
+	query := `{ inventories(first: 2) { edges { node { id currency ... @defer { inventoryTypeName property { address } } } } } }`
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/graphql", strings.NewReader(`{"query":"`+query+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824, application/json")
+	req.Header.Set("X-Company-Id", companyA)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	_, params, err := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		t.Fatalf("%d %s: not multipart (%v)", res.StatusCode, res.Header.Get("Content-Type"), err)
+	}
+	var payloads []map[string]json.RawMessage
+	parts := multipart.NewReader(res.Body, params["boundary"])
+	for {
+		part, err := parts.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var payload map[string]json.RawMessage
+		if err := json.NewDecoder(part).Decode(&payload); err != nil {
+			t.Fatal(err)
+		}
+		payloads = append(payloads, payload)
+	}
+	if len(payloads) < 2 {
+		t.Fatalf("%d parts, want the first and the deferred ones", len(payloads))
+	}
+	var first struct {
+		Inventories struct {
+			Edges []struct{ Node map[string]json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal(payloads[0]["data"], &first); err != nil || len(first.Inventories.Edges) != 2 {
+		t.Fatalf("the first part: %s (%v)", payloads[0]["data"], err)
+	}
+	for _, e := range first.Inventories.Edges {
+		keys := slices.Sorted(maps.Keys(e.Node))
+		if !slices.Equal(keys, []string{"currency", "id"}) {
+			t.Errorf("a node of the first part has %v, want id and currency alone (the deferred fields absent): %s", keys, payloads[0]["data"])
+		}
+	}
+	later := 0
+	for _, p := range payloads[1:] {
+		var parts []struct {
+			Data struct {
+				InventoryTypeName *string
+				Property          *struct{ Address string }
+			}
+		}
+		if err := json.Unmarshal(p["incremental"], &parts); err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range parts {
+			if part.Data.InventoryTypeName == nil || part.Data.Property == nil || part.Data.Property.Address == "" {
+				t.Errorf("a deferred part: %s, want both deferred fields", p["incremental"])
+			}
+			later++
+		}
+	}
+	if later != 2 {
+		t.Errorf("%d deferred parts, want one for each node", later)
+	}
 }

@@ -102,6 +102,12 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ComparedPhoto\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "storageReference":
 			v := obj.StorageReference
 			x.w.String(v)
@@ -158,6 +164,12 @@ func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSe
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ComparisonSummary\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "unchanged":
 			v := obj.Unchanged
 			x.w.Int(v)
@@ -328,6 +340,12 @@ func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"EnvironmentComparison\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "name":
 			v := obj.Name
 			x.w.String(v)
@@ -646,6 +664,12 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryComparison\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "from":
 			ctx, fc, err := x.contexts.Of(ctx, "InventoryComparison", field, true, true, nil)
 			if err != nil {
@@ -1116,6 +1140,12 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ItemComparison\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
 		case "name":
 			v := obj.Name
 			x.w.String(v)

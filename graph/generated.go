@@ -297,6 +297,8 @@ func (ec *executionContext) childFields_AddItemPhotoPayload(ctx context.Context,
 
 func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ComparedPhoto_id(ctx, field)
 	case "storageReference":
 		return ec.fieldContext_ComparedPhoto_storageReference(ctx, field)
 	case "sha256":
@@ -311,6 +313,8 @@ func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field
 
 func (ec *executionContext) childFields_ComparisonSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ComparisonSummary_id(ctx, field)
 	case "unchanged":
 		return ec.fieldContext_ComparisonSummary_unchanged(ctx, field)
 	case "worse":
@@ -361,6 +365,8 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 
 func (ec *executionContext) childFields_EnvironmentComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_EnvironmentComparison_id(ctx, field)
 	case "name":
 		return ec.fieldContext_EnvironmentComparison_name(ctx, field)
 	case "level":
@@ -437,6 +443,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 
 func (ec *executionContext) childFields_InventoryComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_InventoryComparison_id(ctx, field)
 	case "from":
 		return ec.fieldContext_InventoryComparison_from(ctx, field)
 	case "to":
@@ -551,6 +559,8 @@ func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.
 
 func (ec *executionContext) childFields_ItemComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ItemComparison_id(ctx, field)
 	case "name":
 		return ec.fieldContext_ItemComparison_name(ctx, field)
 	case "change":
@@ -1605,6 +1615,29 @@ func (ec *executionContext) fieldContext_AddItemPhotoPayload_photo(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _ComparedPhoto_id(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedPhoto_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedPhoto_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedPhoto", field, false, false, "ID")
+}
+
 func (ec *executionContext) _ComparedPhoto_storageReference(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1695,6 +1728,29 @@ func (ec *executionContext) _ComparedPhoto_url(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_ComparedPhoto_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ComparedPhoto", field, true, true, "String")
+}
+
+func (ec *executionContext) _ComparisonSummary_id(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparisonSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparisonSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparisonSummary", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ComparisonSummary_unchanged(ctx context.Context, field graphql.CollectedField, obj *compare.Summary) (ret graphql.Marshaler) {
@@ -2102,6 +2158,29 @@ func (ec *executionContext) fieldContext_Environment_items(ctx context.Context, 
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _EnvironmentComparison_id(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvironmentComparison_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvironmentComparison_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvironmentComparison", field, false, false, "ID")
 }
 
 func (ec *executionContext) _EnvironmentComparison_name(ctx context.Context, field graphql.CollectedField, obj *compare.Environment) (ret graphql.Marshaler) {
@@ -2886,6 +2965,29 @@ func (ec *executionContext) fieldContext_Inventory_previous(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _InventoryComparison_id(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryComparison_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryComparison_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InventoryComparison", field, false, false, "ID")
 }
 
 func (ec *executionContext) _InventoryComparison_from(ctx context.Context, field graphql.CollectedField, obj *compare.Comparison) (ret graphql.Marshaler) {
@@ -3903,6 +4005,29 @@ func (ec *executionContext) fieldContext_Item_photos(ctx context.Context, field 
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ItemComparison_id(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemComparison_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemComparison_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemComparison", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ItemComparison_name(ctx context.Context, field graphql.CollectedField, obj *compare.Item) (ret graphql.Marshaler) {
@@ -10715,7 +10840,7 @@ func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AddItemPhotoPayload")
 		case "photo":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AddItemPhotoPayload_photo(ctx, field, obj)
@@ -10732,6 +10857,7 @@ func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.Se
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10748,6 +10874,11 @@ func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.Selectio
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ComparedPhoto")
+		case "id":
+			out.Values[i] = ec._ComparedPhoto_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "storageReference":
 			out.Values[i] = ec._ComparedPhoto_storageReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10759,13 +10890,13 @@ func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.Selectio
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "contentType":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ComparedPhoto_contentType(ctx, field, obj)
 				})
 		case "url":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ComparedPhoto_url(ctx, field, obj)
@@ -10782,6 +10913,7 @@ func (ec *executionContext) _ComparedPhoto(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10798,6 +10930,11 @@ func (ec *executionContext) _ComparisonSummary(ctx context.Context, sel ast.Sele
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ComparisonSummary")
+		case "id":
+			out.Values[i] = ec._ComparisonSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "unchanged":
 			out.Values[i] = ec._ComparisonSummary_unchanged(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10840,6 +10977,7 @@ func (ec *executionContext) _ComparisonSummary(ctx context.Context, sel ast.Sele
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10857,7 +10995,7 @@ func (ec *executionContext) _CreateInventoryPayload(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CreateInventoryPayload")
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._CreateInventoryPayload_inventory(ctx, field, obj)
@@ -10874,6 +11012,7 @@ func (ec *executionContext) _CreateInventoryPayload(ctx context.Context, sel ast
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10926,13 +11065,13 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_inventory(ctx, field, obj)
 				})
 		case "items":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_items(ctx, field, obj)
@@ -10949,6 +11088,7 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -10965,6 +11105,11 @@ func (ec *executionContext) _EnvironmentComparison(ctx context.Context, sel ast.
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("EnvironmentComparison")
+		case "id":
+			out.Values[i] = ec._EnvironmentComparison_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "name":
 			out.Values[i] = ec._EnvironmentComparison_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11007,6 +11152,7 @@ func (ec *executionContext) _EnvironmentComparison(ctx context.Context, sel ast.
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11124,37 +11270,37 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "property":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_property(ctx, field, obj)
 				})
 		case "environments":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_environments(ctx, field, obj)
 				})
 		case "inventoryTypeCode":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_inventoryTypeCode(ctx, field, obj)
 				})
 		case "inventoryTypeName":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_inventoryTypeName(ctx, field, obj)
 				})
 		case "pdfUrl":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_pdfUrl(ctx, field, obj)
 				})
 		case "previous":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_previous(ctx, field, obj)
@@ -11171,6 +11317,7 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11187,14 +11334,19 @@ func (ec *executionContext) _InventoryComparison(ctx context.Context, sel ast.Se
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("InventoryComparison")
+		case "id":
+			out.Values[i] = ec._InventoryComparison_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "from":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryComparison_from(ctx, field, obj)
 				})
 		case "to":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryComparison_to(ctx, field, obj)
@@ -11221,6 +11373,7 @@ func (ec *executionContext) _InventoryComparison(ctx context.Context, sel ast.Se
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11264,6 +11417,7 @@ func (ec *executionContext) _InventoryConnection(ctx context.Context, sel ast.Se
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11302,6 +11456,7 @@ func (ec *executionContext) _InventoryEdge(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11364,7 +11519,7 @@ func (ec *executionContext) _InventoryEvent(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryEvent_inventory(ctx, field, obj)
@@ -11381,6 +11536,7 @@ func (ec *executionContext) _InventoryEvent(ctx context.Context, sel ast.Selecti
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11398,7 +11554,7 @@ func (ec *executionContext) _InventoryPage(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("InventoryPage")
 		case "data":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryPage_data(ctx, field, obj)
@@ -11445,6 +11601,7 @@ func (ec *executionContext) _InventoryPage(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11512,19 +11669,19 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "environment":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_environment(ctx, field, obj)
 				})
 		case "material":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_material(ctx, field, obj)
 				})
 		case "photos":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Item_photos(ctx, field, obj)
@@ -11541,6 +11698,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11557,6 +11715,11 @@ func (ec *executionContext) _ItemComparison(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ItemComparison")
+		case "id":
+			out.Values[i] = ec._ItemComparison_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "name":
 			out.Values[i] = ec._ItemComparison_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11649,6 +11812,7 @@ func (ec *executionContext) _ItemComparison(ctx context.Context, sel ast.Selecti
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11692,6 +11856,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11730,6 +11895,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11757,7 +11923,7 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "items":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Material_items(ctx, field, obj)
@@ -11774,6 +11940,7 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11845,6 +12012,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11893,6 +12061,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -11935,19 +12104,19 @@ func (ec *executionContext) _Photo(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "item":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_item(ctx, field, obj)
 				})
 		case "contentType":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_contentType(ctx, field, obj)
 				})
 		case "url":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Photo_url(ctx, field, obj)
@@ -11964,6 +12133,7 @@ func (ec *executionContext) _Photo(ctx context.Context, sel ast.SelectionSet, ob
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12031,13 +12201,13 @@ func (ec *executionContext) _Property(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "inventories":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Property_inventories(ctx, field, obj)
 				})
 		case "timeline":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Property_timeline(ctx, field, obj)
@@ -12054,6 +12224,7 @@ func (ec *executionContext) _Property(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12097,6 +12268,7 @@ func (ec *executionContext) _PropertyConnection(ctx context.Context, sel ast.Sel
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12135,6 +12307,7 @@ func (ec *executionContext) _PropertyEdge(ctx context.Context, sel ast.Selection
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12152,7 +12325,7 @@ func (ec *executionContext) _PropertyPage(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PropertyPage")
 		case "data":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._PropertyPage_data(ctx, field, obj)
@@ -12199,6 +12372,7 @@ func (ec *executionContext) _PropertyPage(ctx context.Context, sel ast.Selection
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12303,6 +12477,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12325,7 +12500,7 @@ func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "item":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RemoveItemPhotoPayload_item(ctx, field, obj)
@@ -12342,6 +12517,7 @@ func (ec *executionContext) _RemoveItemPhotoPayload(ctx context.Context, sel ast
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12394,7 +12570,7 @@ func (ec *executionContext) _RepairEvent(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "item":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RepairEvent_item(ctx, field, obj)
@@ -12411,6 +12587,7 @@ func (ec *executionContext) _RepairEvent(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12428,7 +12605,7 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RepairPage")
 		case "data":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._RepairPage_data(ctx, field, obj)
@@ -12475,6 +12652,7 @@ func (ec *executionContext) _RepairPage(ctx context.Context, sel ast.SelectionSe
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12492,7 +12670,7 @@ func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SignInventoryPayload")
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._SignInventoryPayload_inventory(ctx, field, obj)
@@ -12509,6 +12687,7 @@ func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.S
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12599,6 +12778,7 @@ func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.Selectio
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12616,7 +12796,7 @@ func (ec *executionContext) _UpdateInventoryPayload(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("UpdateInventoryPayload")
 		case "inventory":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._UpdateInventoryPayload_inventory(ctx, field, obj)
@@ -12633,6 +12813,7 @@ func (ec *executionContext) _UpdateInventoryPayload(ctx context.Context, sel ast
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12686,6 +12867,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12734,6 +12916,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12792,6 +12975,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12850,6 +13034,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12908,6 +13093,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out
@@ -12991,6 +13177,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 	if n := len(deferred.Defers); n > 0 {
 		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
 		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
 	}
 
 	return out

@@ -7,7 +7,10 @@
 package main
 
 import (
+	"fmt"
 	"log"
+	"os"
+	"strings"
 
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen/config"
@@ -33,4 +36,36 @@ func main() {
 	if err := api.Generate(cfg, api.AddPlugin(direct)); err != nil {
 		log.Fatalf("running gqlgen: %v", err)
 	}
+	if err := leaveDeferredFieldsOut(cfg.Exec.Filename); err != nil {
+		log.Fatalf("%s: %v", cfg.Exec.Filename, err)
+	}
+}
+
+// leaveDeferredFieldsOut makes the generated object marshalers leave the
+// fields they defer out of the payload before them, where gqlgen writes them
+// as null (see graph/deferred.go): each concurrent field goes through
+// resolveConcurrently, which marks the deferred ones, and an object that
+// deferred any is written by withoutDeferred. gqlgen has no hook for either,
+// so the generated code is rewritten, and generation fails if it no longer
+// has the shape rewritten (once per object marshaler).
+func leaveDeferredFieldsOut(path string) error {
+	code, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	src := string(code)
+	const (
+		call     = "out.ResolveConcurrently(ec.OperationContext, &deferred, i,"
+		ours     = "resolveConcurrently(out, field, ec.OperationContext, &deferred, i,"
+		group    = "deferred := graphql.NewDeferredGroup(ctx)"
+		written  = "\t\tec.ProcessDeferredGroup(deferred)\n\t}\n\n\treturn out\n}"
+		leaveOut = "\t\tec.ProcessDeferredGroup(deferred)\n\t\treturn withoutDeferred(fields, out)\n\t}\n\n\treturn out\n}"
+	)
+	objects := strings.Count(src, group)
+	if strings.Count(src, call) == 0 || strings.Count(src, written) != objects {
+		return fmt.Errorf("gqlgen's object marshalers no longer have the shape leaveDeferredFieldsOut rewrites (%d objects)", objects)
+	}
+	src = strings.ReplaceAll(src, call, ours)
+	src = strings.ReplaceAll(src, written, leaveOut)
+	return os.WriteFile(path, []byte(src), 0o644)
 }

@@ -17,7 +17,7 @@ import (
 
 // Repairs is the resolver for the repairs field.
 func (r *queryResolver) Repairs(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, where *repairs.Filter) (*ent.ItemConnection, error) {
-	return repairs.Query(r.client, where).Paginate(paging.ReadPageForPageInfo(ctx), after, first, nil, nil)
+	return repairs.Page(ctx, r.client, where, after, first)
 }
 
 // RepairPage is the resolver for the repairPage field.
@@ -27,6 +27,5 @@ func (r *queryResolver) RepairPage(ctx context.Context, page int, pageSize int, 
 	if err != nil {
 		return nil, err
 	}
-	q, err = q.OffsetPage(meta.Offset(), meta.PageSize)
-	return &RepairPage{Meta: meta, query: q}, err
+	return &RepairPage{Meta: meta, query: q.Offset(meta.Offset()).Limit(meta.PageSize)}, nil
 }

@@ -1,21 +1,27 @@
 package graph_test
 
 import (
+	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"entgo.io/contrib/entgql"
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 // wantRepairs computes the repair list the long way: every inventory of the
 // company read whole, the latest signed one of each property picked in Go,
-// its items flagged to repair kept. Ids, sorted.
+// its items flagged to repair kept. Ids, in the list's order: by property
+// (code, then id), room (order, then id) and item (order, those without one
+// last, then name, then id), sorted here.
 func wantRepairs(t *testing.T, client *ent.Client, company uuid.UUID, keep func(*ent.Inventory) bool) []string {
 	t.Helper()
 	ctx := tenant.WithCompany(context.Background(), company)
@@ -32,7 +38,12 @@ func wantRepairs(t *testing.T, client *ent.Client, company uuid.UUID, keep func(
 			latest[inv.PropertyID] = inv
 		}
 	}
-	var ids []string
+	type place struct {
+		inv *ent.Inventory
+		env *ent.Environment
+		it  *ent.Item
+	}
+	var list []place
 	for _, inv := range latest {
 		if !keep(inv) {
 			continue
@@ -40,12 +51,31 @@ func wantRepairs(t *testing.T, client *ent.Client, company uuid.UUID, keep func(
 		for _, env := range inv.Edges.Environments {
 			for _, it := range env.Edges.Items {
 				if it.ToRepair {
-					ids = append(ids, it.ID.String())
+					list = append(list, place{inv, env, it})
 				}
 			}
 		}
 	}
-	slices.Sort(ids)
+	itemOrder := func(it *ent.Item) int {
+		if it.Order == nil {
+			return math.MaxInt
+		}
+		return *it.Order
+	}
+	slices.SortFunc(list, func(a, b place) int {
+		return cmp.Or(
+			cmp.Compare(a.inv.Edges.Property.Code, b.inv.Edges.Property.Code),
+			cmp.Compare(a.inv.PropertyID.String(), b.inv.PropertyID.String()),
+			cmp.Compare(a.env.Order, b.env.Order),
+			cmp.Compare(a.env.ID.String(), b.env.ID.String()),
+			cmp.Compare(itemOrder(a.it), itemOrder(b.it)),
+			cmp.Compare(a.it.Name, b.it.Name),
+			cmp.Compare(a.it.ID.String(), b.it.ID.String()))
+	})
+	ids := make([]string, len(list))
+	for i, p := range list {
+		ids[i] = p.it.ID.String()
+	}
 	return ids
 }
 
@@ -101,7 +131,7 @@ func TestRepairsAreTheLatestSignedInventoriesFlaggedItems(t *testing.T) {
 		return nil, nil
 	}
 	got, nodes := walk(nil)
-	if !slices.IsSorted(got) || !slices.Equal(got, all) {
+	if !slices.Equal(got, all) {
 		t.Fatalf("by cursor: %d repairs %v\nwant %d %v", len(got), got, len(all), all)
 	}
 	for _, n := range nodes {
@@ -144,5 +174,23 @@ func TestRepairsAreTheLatestSignedInventoriesFlaggedItems(t *testing.T) {
 	bySince, _ := walk(map[string]any{"since": since})
 	if want := wantRepairs(t, st.Client, company, func(inv *ent.Inventory) bool { return inv.SignatureDate.Format("2006-01-02") >= "2025-06-01" }); !slices.Equal(bySince, want) {
 		t.Errorf("since %s: %d, want %d", since, len(bySince), len(want))
+	}
+
+	// A cursor names the last item read, whose place is read again: one
+	// naming no item of the company (another company's, or none) is refused.
+	var theirs struct {
+		Repairs struct{ Edges []struct{ Cursor string } }
+	}
+	srv.MustData(t, companyB, `{ repairs(first: 1) { edges { cursor } } }`, nil, &theirs)
+	if len(theirs.Repairs.Edges) != 1 {
+		t.Fatalf("company B's repairs: %+v", theirs)
+	}
+	var none strings.Builder
+	scalar.MarshalCursor(entgql.Cursor[uuid.UUID]{ID: uuid.New()}).MarshalGQL(&none)
+	for _, cursor := range []string{theirs.Repairs.Edges[0].Cursor, strings.Trim(none.String(), `"`)} {
+		res := srv.GraphQL(t, companyA, `query($after: Cursor) { repairs(first: 2, after: $after) { edges { cursor } } }`, map[string]any{"after": cursor})
+		if len(res.Errors) != 1 || res.Errors[0].Code() != "INVALID_ARGUMENT" || res.Errors[0].Extensions["field"] != "after" {
+			t.Errorf("after %s: got %+v, want INVALID_ARGUMENT on after", cursor, res.Errors)
+		}
 	}
 }

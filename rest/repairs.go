@@ -113,7 +113,7 @@ type repairPage struct {
 }
 
 // repairsCSV streams the whole repair list as CSV: one count, then pages
-// by id, each written (and flushed) as it is read, so that the export holds
+// by keyset in the list's order (after the last row read), each written (and flushed) as it is read, so that the export holds
 // one page in memory whatever its length, and its first rows reach the
 // client while the later ones are read. Every page is a GraphQL operation
 // on the executor /graphql serves, as every REST call is.

@@ -67,7 +67,8 @@ func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) { a.
 // it without one.
 //
 // With credentials (mode apikey or jwt) its security schemes are those of
-// the mode instead of the company header's, on every operation that had them.
+// the mode instead of the company header's, on every operation that had
+// them, and group B's x-company-id is no longer required.
 func openAPIFor(baseURL string, mode auth.Mode) []byte {
 	doc := bytes.ReplaceAll(openAPIDocument, []byte(`"`+DefaultBaseURL+`/`), []byte(`"`+baseURL+`/`))
 	if mode == auth.Header || mode == "" {
@@ -90,6 +91,14 @@ func openAPIFor(baseURL string, mode auth.Mode) []byte {
 		for _, op := range item.(map[string]any) {
 			if op, ok := op.(map[string]any); ok && strings.Contains(fmt.Sprint(op["security"]), "companyHeader") {
 				op["security"] = required
+				// The credential names the company: group B's parameter,
+				// required in header mode, may be left out.
+				for _, param := range op["parameters"].([]any) {
+					if param := param.(map[string]any); param["name"] == "x-company-id" && param["in"] == "query" {
+						param["required"] = false
+						param["description"] = "Your company: optional, since your credential names it; if sent, it must be that company."
+					}
+				}
 			}
 		}
 	}

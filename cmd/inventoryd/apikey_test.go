@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -64,33 +66,51 @@ func TestAPIKeyCommandsAndTheServerThatTakesThem(t *testing.T) {
 	}
 }
 
-// The server says how it authenticates, and warns when header mode listens
-// beyond this machine: anyone who reaches it may name any company.
-func TestTheServerLogsItsAuthenticationMode(t *testing.T) {
+// Header mode refuses to serve beyond this machine unless a gateway in
+// front sets X-Company-Id (INVENTORY_BEHIND_GATEWAY=on): anyone who reached
+// it could name any company. On loopback, and in the credential modes, it
+// serves; the refusal names the setting. The start's line names the mode.
+func TestHeaderModeBeyondLoopbackNeedsAGateway(t *testing.T) {
 	for _, tt := range []struct {
-		addr string
-		mode auth.Mode
-		warn bool
+		addr, gateway string
+		mode          auth.Mode
+		refused       bool
 	}{
-		{"127.0.0.1:0", auth.Header, false},
-		{"0.0.0.0:0", auth.Header, true},
-		{"0.0.0.0:0", auth.APIKey, false},
+		{"127.0.0.1:0", "off", auth.Header, false},
+		{"0.0.0.0:0", "off", auth.Header, true},
+		{":0", "off", auth.Header, true},
+		{"0.0.0.0:0", "on", auth.Header, false},
+		{"0.0.0.0:0", "off", auth.APIKey, false},
 	} {
 		listener, err := net.Listen("tcp", tt.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var logs apitest.LogBuffer
-		m := &Main{Config: Config{Auth: tt.mode}, Log: logs.Logger(0), listener: listener}
+		m := &Main{Config: Config{Auth: tt.mode, BehindGateway: tt.gateway}, Log: logs.Logger(0), listener: listener}
+		err = m.refuseAnOpenHeaderMode()
 		m.logAuthentication()
 		listener.Close()
-		lines := logs.String()
-		if !strings.Contains(lines, `"msg":"authentication","mode":"`+string(tt.mode)+`"`) {
+		if refused := err != nil; refused != tt.refused || refused && !strings.Contains(err.Error(), "INVENTORY_BEHIND_GATEWAY=on") {
+			t.Errorf("%s on %s, behind a gateway %s: got %v, want refused %v, naming INVENTORY_BEHIND_GATEWAY", tt.mode, tt.addr, tt.gateway, err, tt.refused)
+		}
+		if lines := logs.String(); !strings.Contains(lines, `"msg":"authentication","mode":"`+string(tt.mode)+`"`) {
 			t.Errorf("%s on %s: no line naming the mode:\n%.1500s", tt.mode, tt.addr, lines)
 		}
-		if warned := strings.Contains(lines, `"level":"WARN","msg":"auth is header`); warned != tt.warn {
-			t.Errorf("%s on %s: warned %v, want %v", tt.mode, tt.addr, warned, tt.warn)
-		}
+	}
+
+	// The program itself, as the container starts it: refused before it
+	// opens a database, and served with the setting.
+	dir := t.TempDir()
+	env := map[string]string{"INVENTORY_ADDR": "0.0.0.0:0", "INVENTORY_DATA_DIR": dir, "INVENTORY_DEMO": "off", "INVENTORY_SHUTDOWN_DELAY": "0s"}
+	getenv := func(k string) string { return env[k] }
+	var out, errOut strings.Builder
+	err := run(t.Context(), nil, getenv, stdio{nil, &out, &errOut})
+	if err == nil || !strings.Contains(err.Error(), "INVENTORY_BEHIND_GATEWAY") {
+		t.Fatalf("serving header mode on 0.0.0.0: %v, want a refusal naming INVENTORY_BEHIND_GATEWAY", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(dir, "inventory.db")); statErr == nil {
+		t.Errorf("the refused start made a database")
 	}
 }
 

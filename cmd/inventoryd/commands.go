@@ -129,7 +129,7 @@ func (s span) Set(v string) error {
 func generateCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
 	size := datagen.Demo
 	seed := uint64(1)
-	var withFiles bool
+	var withFiles, demoCompanies bool
 	cmd := generateCommand
 	cmd.flags = func(fs *flag.FlagSet) {
 		fs.Uint64Var(&seed, "seed", seed, "seed: the same seed and size give the same records, ids included")
@@ -140,6 +140,7 @@ func generateCmd(ctx context.Context, args []string, getenv func(string) string,
 		fs.Var(span{&size.MinItems, &size.MaxItems}, "items", "items per environment, MIN-MAX")
 		fs.IntVar(&size.MaxPhotos, "photos", size.MaxPhotos, "at most this many photos per item")
 		fs.BoolVar(&withFiles, "files", false, "also render each signed inventory's PDF and store each photo (slow for large sizes)")
+		fs.BoolVar(&demoCompanies, "demo-companies", false, "write the first two companies' records into the demo companies (11111111-…, 22222222-…) rather than companies of the dataset's own, drawn from the seed")
 	}
 	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
 	if err != nil {
@@ -172,9 +173,11 @@ func generateCmd(ctx context.Context, args []string, getenv func(string) string,
 	properties := int64(size.Companies * size.PropertiesPerCompany)
 	shown := newProgress(std, false, instruments.Job("generate", "properties", properties), "generating", "properties", properties)
 	started := time.Now()
-	stats, err := datagen.Load(ctx, st.Client, fstore, seed, size, datagen.WithProgress(func(s datagen.Stats) {
-		shown.set(int64(s.Properties))
-	}))
+	opts := []datagen.Option{datagen.WithProgress(func(s datagen.Stats) { shown.set(int64(s.Properties)) })}
+	if !demoCompanies {
+		opts = append(opts, datagen.OwnCompanies())
+	}
+	stats, err := datagen.Load(ctx, st.Client, fstore, seed, size, opts...)
 	shown.clear()
 	if err != nil {
 		return err
@@ -186,6 +189,10 @@ func generateCmd(ctx context.Context, args []string, getenv func(string) string,
 	rows := stats.Rows()
 	fmt.Fprintf(std.out, "generated seed %d: %d companies, %d properties, %d inventories, %d environments, %d items, %d photos\n",
 		seed, stats.Companies, stats.Properties, stats.Inventories, stats.Environments, stats.Items, stats.Photos)
+	// The companies' ids, which every request names (X-Company-Id).
+	for _, id := range stats.CompanyIDs {
+		fmt.Fprintf(std.out, "company %s\n", id)
+	}
 	fmt.Fprintf(std.out, "%d rows in %s: %.0f rows/s; %s\n",
 		rows, elapsed.Round(time.Millisecond), float64(rows)/elapsed.Seconds(), memoryNote())
 	return nil

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -51,10 +52,11 @@ func TestGenerateExportImportCommands(t *testing.T) {
 		t.Errorf("generating the same seed twice: got %v, want a refusal", err)
 	}
 
-	// Into a folder that does not exist yet, as the README's example does.
+	// Into a folder that does not exist yet, as the README's example does;
+	// the first company generate printed.
 	exportDir := filepath.Join(t.TempDir(), "out")
 	file := filepath.Join(exportDir, "company.ndjson")
-	company := datagen.DemoCompanies[0].String()
+	company := printedCompanies(t, out)[0]
 	if _, errOut, err := runCommand(t, source, data, "", "export", "--company", company, "--files", exportDir, file); err != nil || !strings.Contains(errOut, "exported 6 inventories") {
 		t.Fatalf("export: %q, %v", errOut, err)
 	}
@@ -67,7 +69,7 @@ func TestGenerateExportImportCommands(t *testing.T) {
 	target, targetData := testdb.URL(t), t.TempDir()
 	out, importLog, err := runCommand(t, target, targetData, "", "import", file)
 	if err != nil || !strings.Contains(out, "imported 6 inventories (6 created, 0 updated), rejected 0") {
-		t.Fatalf("import: %q, %v", out, err)
+		t.Fatalf("import: %q, %v\n%s", out, err, importLog)
 	}
 	// Its audit line is the server's JSON, not Go's default text logger.
 	if !strings.Contains(importLog, `{"time":`) || !strings.Contains(importLog, `"msg":"tenancy: unrestricted context"`) {
@@ -136,5 +138,67 @@ func TestCommandsRefuseBadArguments(t *testing.T) {
 	err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, stdio{nil, &bytes.Buffer{}, &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Errorf("unknown command: got %v", err)
+	}
+}
+
+// printedCompanies are the company ids generate printed, one a line.
+func printedCompanies(t *testing.T, out string) []string {
+	t.Helper()
+	var ids []string
+	for _, m := range regexp.MustCompile(`(?m)^company ([0-9a-f-]{36})$`).FindAllStringSubmatch(out, -1) {
+		ids = append(ids, m[1])
+	}
+	if len(ids) == 0 {
+		t.Fatalf("generate printed no company: %q", out)
+	}
+	return ids
+}
+
+// generate writes companies of its own, drawn from the seed (the same seed,
+// the same companies; never the demo's well-known ids), and prints them;
+// asked for the demo companies, it writes into them, and a second dataset
+// written into a company repeats none of its property codes.
+func TestGenerateMakesCompaniesOfItsOwnAndNoDuplicateCodes(t *testing.T) {
+	gen := func(url, data string, seed string, more ...string) []string {
+		t.Helper()
+		args := append([]string{"generate", "--seed", seed, "--companies", "2", "--properties", "9", "--inventories", "1",
+			"--environments", "1-1", "--items", "1-1", "--photos", "0"}, more...)
+		out, _, err := runCommand(t, url, data, "", args...)
+		if err != nil {
+			t.Fatalf("generate %v: %q, %v", args, out, err)
+		}
+		return printedCompanies(t, out)
+	}
+	url, data := testdb.URL(t), t.TempDir()
+	own := gen(url, data, "3")
+	again := gen(testdb.URL(t), t.TempDir(), "3")
+	other := gen(url, data, "4")
+	demo := []string{datagen.DemoCompanies[0].String(), datagen.DemoCompanies[1].String()}
+	if len(own) != 2 || !slices.Equal(own, again) || slices.ContainsFunc(own, func(id string) bool { return slices.Contains(demo, id) || slices.Contains(other, id) }) {
+		t.Errorf("companies of seeds 3, 3 again and 4: %v, %v, %v; want two of seed 3's own, the same again, none the demo's %v or seed 4's", own, again, other, demo)
+	}
+	if got := gen(url, data, "5", "--demo-companies"); !slices.Equal(got, demo) {
+		t.Errorf("--demo-companies: %v, want %v", got, demo)
+	}
+	gen(url, data, "6", "--demo-companies")
+
+	st := testdb.OpenURL(t, url)
+	props, err := st.Client.Property.Query().All(tenant.Unrestricted(context.Background(), "test: every company's codes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int{}
+	for _, p := range props {
+		if p.Code != "" { // a property without a code has none to repeat
+			codes[p.CompanyID.String()+" "+p.Code]++
+		}
+	}
+	for code, n := range codes {
+		if n > 1 {
+			t.Errorf("company and code %s: %d properties", code, n)
+		}
+	}
+	if want := 2*9*4 - 2*4; len(codes) != want { // one property in 7 has no code
+		t.Errorf("%d coded properties, want %d", len(codes), want)
 	}
 }

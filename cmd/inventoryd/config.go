@@ -77,6 +77,10 @@ type Config struct {
 	TimeZone *time.Location
 	// Writes is whether clients may write (GraphQL mutations): on or off.
 	Writes string
+	// BehindGateway says that a gateway in front authenticates callers and
+	// sets X-Company-Id (on or off): header mode serves beyond loopback only
+	// with it on.
+	BehindGateway string
 	// MaxPhotoBytes bounds a photo sent to addItemPhoto.
 	MaxPhotoBytes int64
 	// Demo says whether an empty database gets the demo companies: on, off,
@@ -185,6 +189,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"metrics-addr", "INVENTORY_METRICS_ADDR", "", "address to serve /metrics on, apart from the API (default: on --addr); import and generate serve their progress there", &cfg.MetricsAddr, true},
 		{"access-log", "INVENTORY_ACCESS_LOG", "sampled", "which requests get a log line, with its request id: sampled (at info, every failed or slow one and one in --access-log-sample of the others), info or debug (every one), or off", &cfg.AccessLog, true},
 		{"access-log-sample", "INVENTORY_ACCESS_LOG_SAMPLE", strconv.Itoa(server.DefaultAccessLogSample), "sampled access log: one in how many successful requests under a second is logged", &accessLogSample, true},
+		{"behind-gateway", "INVENTORY_BEHIND_GATEWAY", "off", "on when a gateway in front authenticates callers and sets X-Company-Id: header mode refuses to listen beyond loopback without it", &cfg.BehindGateway, true},
 		{"auth", "INVENTORY_AUTH", "header", "how callers are authenticated: header (X-Company-Id, set by a gateway), apikey or jwt", &authMode, true},
 		{"rate-limit", "INVENTORY_RATE_LIMIT", "", "requests per second per caller, 0 for none (default: 50 per credential in apikey and jwt modes, none in header mode)", &rateLimit, true},
 		{"rate-burst", "INVENTORY_RATE_BURST", "100", "requests a caller may send at once before the rate applies", &rateBurst, true},
@@ -326,6 +331,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.Writes != "on" && cfg.Writes != "off" {
 			return Config{}, nil, fmt.Errorf("writes %q: use on or off", cfg.Writes)
 		}
+		if cfg.BehindGateway != "on" && cfg.BehindGateway != "off" {
+			return Config{}, nil, fmt.Errorf("behind gateway %q: use on or off", cfg.BehindGateway)
+		}
 		if n, err := strconv.ParseInt(maxPhotoBytes, 10, 64); err != nil || n < 1024 {
 			return Config{}, nil, fmt.Errorf("max photo bytes %q: give a number of bytes, at least 1024", maxPhotoBytes)
 		} else {
@@ -438,6 +446,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("live_idle_timeout", c.Live.Idle),
 		slog.Duration("live_recheck", c.Live.Recheck),
 		slog.String("auth", string(c.Auth)),
+		slog.String("behind_gateway", c.BehindGateway),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),
 	)

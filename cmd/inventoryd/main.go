@@ -195,6 +195,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := m.refuseAnOpenHeaderMode(); err != nil {
+		return err
+	}
 	// No statement of a request outlives the request: PostgreSQL holds it
 	// to that too, should cancelling it fail. The long commands open the
 	// store without it, and migrations run without it here too.
@@ -361,9 +364,6 @@ func (m *Main) close() error {
 	return errors.Join(errs...)
 }
 
-// logAuthentication says how callers are authenticated, and warns when
-// header mode listens beyond this machine: anyone who reaches it may name
-// any company.
 // warnOfInstanceState says what an instance keeps of its own that several
 // instances of one PostgreSQL database must share: a URL signing key kept in
 // its data folder (a photo URL one instance signs fails on another) and a
@@ -381,12 +381,28 @@ func (m *Main) warnOfInstanceState() {
 	}
 }
 
+// logAuthentication says how callers are authenticated (header mode beyond
+// this machine never gets this far without a gateway in front: see
+// refuseAnOpenHeaderMode).
 func (m *Main) logAuthentication() {
-	m.Log.Info("authentication", "mode", m.Config.Auth, "rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
-	if m.Config.Auth == auth.Header && !loopback(m.listener.Addr()) {
-		m.Log.Warn("auth is header: any client that reaches this address may name any company in X-Company-Id; " +
-			"serve it only behind a gateway that sets that header, or use --auth apikey or jwt")
+	m.Log.Info("authentication", "mode", m.Config.Auth, "behind_gateway", m.Config.BehindGateway,
+		"rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
+}
+
+// refuseAnOpenHeaderMode refuses to serve header mode beyond this machine
+// unless the operator says a gateway in front authenticates callers and sets
+// X-Company-Id (INVENTORY_BEHIND_GATEWAY=on): without one, anyone who
+// reaches the address may name any company, and `docker run -p 8080:8080`
+// would serve every company's records to whoever finds the port. Checked
+// on the bound listener, before anything is opened or written, so that
+// ":8080" and a host name count as what they resolve to.
+func (m *Main) refuseAnOpenHeaderMode() error {
+	if m.Config.Auth != auth.Header || m.Config.BehindGateway == "on" || loopback(m.listener.Addr()) {
+		return nil
 	}
+	return fmt.Errorf("auth is header and %s takes connections from beyond this machine: anyone who reaches it could name any company in X-Company-Id. "+
+		"Behind a gateway that authenticates callers and sets that header, set INVENTORY_BEHIND_GATEWAY=on (--behind-gateway on); "+
+		"otherwise use INVENTORY_AUTH=apikey or jwt, or listen on 127.0.0.1 (docs/deployment.md)", m.listener.Addr())
 }
 
 // verifier checks the credentials of the configured mode: the API keys in

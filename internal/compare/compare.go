@@ -55,6 +55,10 @@ const (
 // Comparison is the answer: the two inventories, their environments side
 // by side, and the counts.
 type Comparison struct {
+	// ID, and the IDs of its parts, are stable keys for clients' normalized
+	// caches (see key): the same comparison, environment or item gets the
+	// same id in every answer.
+	ID           uuid.UUID
 	FromID, ToID uuid.UUID
 	Environments []*Environment
 	Summary      Summary
@@ -62,12 +66,14 @@ type Comparison struct {
 
 // Summary counts the items by change, and those newly flagged to repair.
 type Summary struct {
+	ID                                       uuid.UUID // the comparison's
 	Unchanged, Worse, Better, Added, Removed int
 	NewlyToRepair                            int
 }
 
 // Environment is a room matched across the two inventories.
 type Environment struct {
+	ID                                 uuid.UUID
 	Name                               string
 	Level                              int
 	Presence                           Presence
@@ -78,6 +84,7 @@ type Environment struct {
 // Item is an item matched across the two inventories; the From fields are
 // empty for an added item, the To fields for a removed one.
 type Item struct {
+	ID                             uuid.UUID
 	Name                           string
 	Change                         Change
 	FromItemID, ToItemID           *uuid.UUID
@@ -125,7 +132,8 @@ func Load(ctx context.Context, client *ent.Client, from, to uuid.UUID) (*Compari
 // environments and items in its order, then what only the earlier one has,
 // in the earlier one's order.
 func Compare(from, to *ent.Inventory) *Comparison {
-	c := &Comparison{FromID: from.ID, ToID: to.ID, Environments: []*Environment{}}
+	c := &Comparison{ID: key("comparison", &from.ID, &to.ID), FromID: from.ID, ToID: to.ID, Environments: []*Environment{}}
+	c.Summary.ID = c.ID
 	fromEnvs, toEnvs := from.Edges.Environments, to.Edges.Environments
 	pairs := match(fromEnvs, toEnvs, func(e *ent.Environment) envKey { return envKey{normalize(e.Name), e.Level} }, envOrder)
 	for _, p := range pairs {
@@ -143,14 +151,37 @@ func Compare(from, to *ent.Inventory) *Comparison {
 		if p.to != nil {
 			env.Name, env.Level, env.ToEnvironmentID, toItems = p.to.Name, p.to.Level, &p.to.ID, p.to.Edges.Items
 		}
+		env.ID = key("environment", &from.ID, &to.ID, env.FromEnvironmentID, env.ToEnvironmentID)
 		for _, ip := range match(fromItems, toItems, func(i *ent.Item) string { return normalize(i.Name) }, itemOrder) {
 			item := compareItems(ip.from, ip.to)
+			item.ID = key("item", &from.ID, &to.ID, item.FromItemID, item.ToItemID)
 			c.Summary.count(item)
 			env.Items = append(env.Items, item)
 		}
 		c.Environments = append(c.Environments, env)
 	}
 	return c
+}
+
+// keySpace is the namespace of the comparison's keys (a random UUID, fixed).
+var keySpace = uuid.MustParse("6f1e9a52-3c1d-4b7e-9a0f-5d2c8e4b7a31")
+
+// key is the stable id of a part of a comparison: a name-based UUID (version
+// 5) of what it is and the records it sets side by side (nil for a side
+// without one). The parts are not records, so node(id:) does not read them;
+// the ids are keys for clients' caches (Apollo, urql's graphcache), which
+// key an object by __typename and id, and ids are UUIDs everywhere in this
+// API.
+func key(kind string, ids ...*uuid.UUID) uuid.UUID {
+	name := kind
+	for _, id := range ids {
+		part := "-"
+		if id != nil {
+			part = id.String()
+		}
+		name += "/" + part
+	}
+	return uuid.NewSHA1(keySpace, []byte(name))
 }
 
 func compareItems(from, to *ent.Item) *Item {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +83,8 @@ func (s Size) Validate() error {
 // Stats counts what was written.
 type Stats struct {
 	Companies, Properties, Inventories, Environments, Items, Photos int
+	// CompanyIDs are the companies written to, in order.
+	CompanyIDs []uuid.UUID
 }
 
 // Rows is the number of database rows written.
@@ -91,6 +94,14 @@ func (s Stats) Rows() int {
 
 // Option tunes Load.
 type Option func(*generator)
+
+// OwnCompanies gives the dataset companies of its own, drawn from the seed
+// like every other id, where by default its first two are the demo
+// companies (DemoCompanies), whose ids the README and the IDE name: what
+// `inventoryd generate` writes unless asked for the demo ones.
+func OwnCompanies() Option {
+	return func(g *generator) { g.ownCompanies = true }
+}
 
 // WithProgress calls report after each batch written, at most twice a second.
 func WithProgress(report func(Stats)) Option {
@@ -152,6 +163,10 @@ type generator struct {
 	lastProgress time.Time
 	seed         uint64
 	checked      bool // refuseReload has run
+	ownCompanies bool // OwnCompanies
+	// codesAfter is the highest number of the company's INM-NNNN property
+	// codes already in the database: the new properties number on from it.
+	codesAfter int
 
 	materials  map[string]uuid.UUID
 	properties []*ent.PropertyCreate
@@ -168,11 +183,15 @@ func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
 		return Stats{}, err
 	}
 	for c := 0; c < size.Companies; c++ {
-		company := g.id()
-		if c < len(DemoCompanies) {
+		company := g.id() // drawn either way, so the ids after it are the same
+		if c < len(DemoCompanies) && !g.ownCompanies {
 			company = DemoCompanies[c]
 		}
+		if err := g.numberCodesAfterExisting(ctx, company); err != nil {
+			return Stats{}, err
+		}
 		g.stats.Companies++
+		g.stats.CompanyIDs = append(g.stats.CompanyIDs, company)
 		for p := 0; p < size.PropertiesPerCompany; p++ {
 			g.property(company, p, size)
 			if err := g.flush(ctx, false); err != nil {
@@ -182,6 +201,30 @@ func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
 	}
 	return g.stats, g.flush(ctx, true)
 }
+
+// numberCodesAfterExisting makes the company's new property codes follow
+// the highest INM-NNNN code it already has, so that a dataset written into
+// a company with properties (the demo companies, asked for again with
+// another seed) repeats none of their codes. An empty company numbers from
+// INM-0001, as it always did.
+func (g *generator) numberCodesAfterExisting(ctx context.Context, company uuid.UUID) error {
+	codes, err := g.tx.Property.Query().
+		Where(property.CompanyID(company), property.CodeHasPrefix(codePrefix)).
+		Select(property.FieldCode).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	g.codesAfter = 0
+	for _, code := range codes {
+		if n, err := strconv.Atoi(strings.TrimPrefix(code, codePrefix)); err == nil && n > g.codesAfter {
+			g.codesAfter = n
+		}
+	}
+	return nil
+}
+
+// codePrefix starts every generated property code.
+const codePrefix = "INM-"
 
 // refuseReload fails, before anything is written, when the dataset's first
 // property (whose id depends on the seed alone) is already in the database.
@@ -245,7 +288,7 @@ func (g *generator) property(company uuid.UUID, n int, size Size) {
 	id := g.id()
 	levels := g.between(kind.minLevels, kind.maxLevels)
 	created := epoch.Add(time.Duration(g.rng.IntN(365*24*3600)) * time.Second)
-	code := fmt.Sprintf("INM-%04d", n+1)
+	code := fmt.Sprintf("%s%04d", codePrefix, g.codesAfter+n+1)
 	if n%7 == 6 {
 		code = "" // some companies do not code every property
 	}
@@ -263,6 +306,12 @@ func (g *generator) property(company uuid.UUID, n int, size Size) {
 	}
 	g.properties = append(g.properties, create)
 	g.stats.Properties++
+	// Refused before this property's files are written: a dataset written
+	// again (numbering its codes after its own) must not overwrite the
+	// files its records already name.
+	if err := g.refuseReload(g.ctx); err != nil && g.err == nil {
+		g.err = err
+	}
 	p := create.Mutation()
 	info := report.Inventory{PropertyCode: code, PropertyType: kind.name, City: place.name, PropertyLevels: levels}
 	info.Address, _ = p.Address()

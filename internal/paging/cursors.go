@@ -38,3 +38,40 @@ func ReadPageForPageInfo(ctx context.Context) context.Context {
 	widened.Field = graphql.CollectedField{Field: &field, Selections: field.SelectionSet}
 	return graphql.WithFieldContext(ctx, &widened)
 }
+
+// Selected reports whether the field of ctx selects a field of this name
+// (any alias); true outside a GraphQL operation, where everything is wanted.
+func Selected(ctx context.Context, name string) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return true
+	}
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeContext returns ctx as seen from the node of a connection field's
+// edges (`edges { node { … } }`), for ent's CollectFields to eager-load what
+// the nodes select; false when no node is selected.
+func NodeContext(ctx context.Context) (context.Context, bool) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return ctx, false
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	for _, edges := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
+		if edges.Name != "edges" {
+			continue
+		}
+		for _, node := range graphql.CollectFields(opCtx, edges.Selections, nil) {
+			if node.Name == "node" {
+				return graphql.WithFieldContext(ctx, &graphql.FieldContext{Parent: fc, Object: node.ObjectDefinition.Name, Field: node}), true
+			}
+		}
+	}
+	return ctx, false
+}

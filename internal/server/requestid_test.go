@@ -95,7 +95,12 @@ func TestTheSampledAccessLogKeepsFailuresAndSlowRequests(t *testing.T) {
 			continue
 		}
 		status, _ := line["status"].(float64)
-		duration, _ := line["duration"].(float64)
+		// The duration's key names its unit: milliseconds, as a number.
+		ms, ok := line["duration_ms"].(float64)
+		if _, unitless := line["duration"]; !ok || unitless {
+			t.Errorf("an access line without duration_ms, or with a duration of no unit: %v", line)
+		}
+		duration := time.Duration(ms * float64(time.Millisecond))
 		switch {
 		case line["path"] == "/healthz":
 			sampled++
@@ -104,10 +109,10 @@ func TestTheSampledAccessLogKeepsFailuresAndSlowRequests(t *testing.T) {
 			}
 		case status >= 400:
 			failed++
-		case time.Duration(duration) >= slow:
+		case duration >= slow:
 			slowLines++
 		}
-		if status >= 400 || time.Duration(duration) >= slow {
+		if status >= 400 || duration >= slow {
 			if _, ok := line["sample"]; ok {
 				t.Errorf("a failed or slow request's line says it is sampled: %v", line)
 			}

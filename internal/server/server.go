@@ -581,7 +581,7 @@ func logRequests(log *slog.Logger, access accessLog, next http.Handler) http.Han
 				return
 			}
 			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status), slog.Duration("duration", elapsed), slog.String("remote_addr", r.RemoteAddr)}
+				slog.Int("status", rec.status), slog.Float64("duration_ms", durationMS(elapsed)), slog.String("remote_addr", r.RemoteAddr)}
 			if weight > 1 {
 				attrs = append(attrs, slog.Int("sample", weight))
 			}
@@ -593,4 +593,11 @@ func logRequests(log *slog.Logger, access accessLog, next http.Handler) http.Han
 		next.ServeHTTP(rec, r)
 		returned = true
 	})
+}
+
+// durationMS is d in milliseconds to the microsecond, the access log's
+// duration_ms: a key that names its unit, where slog's Duration wrote
+// nanoseconds under "duration" in JSON and a Go duration string in text.
+func durationMS(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
 }
