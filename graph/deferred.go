@@ -34,10 +34,13 @@ func (deferExtension) ExtensionName() string                   { return "DeferNe
 func (deferExtension) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (deferExtension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if get, _ := ctx.Value(queriesOnlyKey{}).(bool); get && opCtx.Operation.Operation != ast.Query {
+		return badRequest("GET requests only allow query operations: send a %s with POST", opCtx.Operation.Operation)
+	}
 	if ok, _ := ctx.Value(incrementalDeliveryKey{}).(bool); ok || !defers(opCtx.Operation.SelectionSet, map[string]bool{}) {
 		return nil
 	}
-	return badRequest("@defer is answered in parts: send the operation with POST and Accept: multipart/mixed (Apollo Client and urql do), or leave @defer out")
+	return badRequest("@defer is answered in parts: send the operation with Accept: multipart/mixed, with POST or GET (Apollo Client and urql do), or leave @defer out")
 }
 
 // defers reports whether a selection set, or a fragment it spreads, defers.

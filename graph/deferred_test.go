@@ -62,7 +62,26 @@ func TestDeferIsDeliveredInPartsOrRefused(t *testing.T) {
 	if err := json.Unmarshal(getBody, &got); err != nil {
 		t.Fatalf("GET: %d %s: %v", getRes.StatusCode, getBody, err)
 	}
-	refused("GET", got)
+	refused("GET without multipart/mixed", got)
+
+	// urql sends queries with GET by default, accepting multipart/mixed:
+	// the same parts. A mutation sent so is refused, as any GET's is.
+	accept := http.Header{"X-Company-Id": {companyA}, "Accept": {"multipart/mixed;deferSpec=20220824, application/json"}}
+	getRes, getBody = srv.Get(t, "/graphql?query="+url.QueryEscape(deferred)+"&variables=%7B%7D", accept)
+	parts = string(getBody)
+	if getRes.StatusCode != http.StatusOK || !strings.HasPrefix(getRes.Header.Get("Content-Type"), "multipart/mixed") ||
+		strings.Count(parts, `"data":{"inventoryTypeName":"`) != 2 || !strings.Contains(parts, `"hasNext":false`) || strings.Contains(parts, `"errors"`) {
+		t.Errorf("@defer over GET accepting multipart/mixed: got %d %s:\n%q", getRes.StatusCode, getRes.Header.Get("Content-Type"), parts)
+	}
+	mutation := `mutation { removeItemPhoto(photoId: "00000000-0000-0000-0000-000000000001") { photoId } }`
+	getRes, getBody = srv.Get(t, "/graphql?query="+url.QueryEscape(mutation), accept)
+	if !strings.Contains(string(getBody), "GET requests only allow query operations") || strings.Contains(string(getBody), "photoId\":") {
+		t.Errorf("a mutation over GET accepting multipart/mixed: %d %s; want it refused", getRes.StatusCode, getBody)
+	}
+	getRes, getBody = srv.Get(t, "/graphql?query="+url.QueryEscape(deferred)+"&variables=%7Bnot", accept)
+	if getRes.StatusCode != http.StatusBadRequest || !strings.Contains(string(getBody), "variables in the URL is not JSON") {
+		t.Errorf("bad variables over GET: %d %s; want 400 saying so", getRes.StatusCode, getBody)
+	}
 }
 
 // The fields a part defers are absent from the parts before it, not null

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
@@ -56,6 +57,16 @@ func Handler(exec *Executor) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes) // bodies of unknown length too
+		if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "multipart/mixed") {
+			// urql sends queries with GET by default (preferGetMethod), @defer
+			// too: the same parts, the operation read from the URL.
+			post, err := getAsPost(r)
+			if err != nil {
+				writeGraphQLError(w, http.StatusBadRequest, err)
+				return
+			}
+			r = post
+		}
 		if incremental.Supports(r) {
 			incremental.Do(w, r.WithContext(withIncrementalDelivery(r.Context())), retryingExecutor{Executor: exec, header: w.Header()})
 			return
@@ -476,3 +487,33 @@ func bodyTooLarge() *gqlerror.Error {
 	err.Extensions = map[string]any{"code": "QUERY_TOO_LARGE", "limit": MaxRequestBytes}
 	return err
 }
+
+// getAsPost is a GET's operation as the JSON POST that asks for the same
+// (query, operationName, variables, extensions from the URL), marked so
+// that it runs queries only, as a GET does.
+func getAsPost(r *http.Request) (*http.Request, *gqlerror.Error) {
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, badRequest("the URL's query string does not parse: %v", err)
+	}
+	params := map[string]any{"query": values.Get("query"), "operationName": values.Get("operationName")}
+	for _, key := range []string{"variables", "extensions"} {
+		if raw := values.Get(key); raw != "" {
+			if !json.Valid([]byte(raw)) {
+				return nil, badRequest("%s in the URL is not JSON", key)
+			}
+			params[key] = json.RawMessage(raw)
+		}
+	}
+	body, _ := json.Marshal(params)
+	if len(body) > MaxRequestBytes {
+		return nil, bodyTooLarge()
+	}
+	post := r.Clone(context.WithValue(r.Context(), queriesOnlyKey{}, true))
+	post.Method, post.Body, post.ContentLength = http.MethodPost, io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	post.Header.Set("Content-Type", "application/json")
+	return post, nil
+}
+
+// queriesOnlyKey marks an operation sent with GET: it may only read.
+type queriesOnlyKey struct{}
