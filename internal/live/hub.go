@@ -101,13 +101,21 @@ func New(client *ent.Client, dialectName string, listen *pgx.ConnConfig, log *sl
 		subs: map[uuid.UUID]map[*Subscriber]struct{}{}, seen: map[int64]bool{}}
 }
 
-// Subscriber receives the events of one company.
+// Subscriber receives the events of one company: through its own buffered
+// channel (Subscribe), or handed straight to a subscription's channel by
+// the Hub (see InventoryEvents), which costs no goroutine of its own.
 type Subscriber struct {
 	hub     *Hub
 	company uuid.UUID
-	events  chan *ent.RecordEvent
-	cut     chan struct{}
-	once    sync.Once
+	// offer takes an event without waiting, under the Hub's lock; false:
+	// no room, and the subscriber is cut.
+	offer func(*ent.RecordEvent) bool
+	// onCut tells the subscriber it was cut, under the Hub's lock.
+	onCut func()
+	// events and cut are a Subscribe's.
+	events chan *ent.RecordEvent
+	cut    chan struct{}
+	gone   bool // removed from the Hub: cut or closed
 }
 
 // Events are the company's events, in the order they committed.
@@ -121,38 +129,67 @@ func (s *Subscriber) Cut() <-chan struct{} { return s.cut }
 func (s *Subscriber) Close() {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
-	if subs := s.hub.subs[s.company]; subs != nil {
+	s.hub.remove(s)
+}
+
+// remove takes s out of the Hub, under its lock; it reports whether s was
+// still in.
+func (h *Hub) remove(s *Subscriber) bool {
+	if s.gone {
+		return false
+	}
+	s.gone = true
+	if subs := h.subs[s.company]; subs != nil {
 		delete(subs, s)
 		if len(subs) == 0 {
-			delete(s.hub.subs, s.company)
+			delete(h.subs, s.company)
 		}
 	}
+	return true
 }
 
 // ErrTooMany refuses a subscription over the company's bound.
 var ErrTooMany = errors.New("live: too many subscriptions")
 
-// Subscribe starts receiving company's events; it is refused when the
-// company holds Options.PerCompany subscriptions already.
+// Subscribe starts receiving company's events in a buffer of
+// Options.Buffer; it is refused when the company holds Options.PerCompany
+// subscriptions already.
 func (h *Hub) Subscribe(company uuid.UUID) (*Subscriber, error) {
+	s := &Subscriber{hub: h, company: company, events: make(chan *ent.RecordEvent, h.opts.Buffer), cut: make(chan struct{})}
+	s.offer = func(ev *ent.RecordEvent) bool {
+		select {
+		case s.events <- ev:
+			return true
+		default:
+			return false
+		}
+	}
+	s.onCut = func() { close(s.cut) }
+	if err := h.add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// add registers s, within its company's bound.
+func (h *Hub) add(s *Subscriber) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	subs := h.subs[company]
+	subs := h.subs[s.company]
 	if len(subs) >= h.opts.PerCompany {
-		return nil, &apperr.Error{Code: apperr.RateLimited, Cause: ErrTooMany,
+		return &apperr.Error{Code: apperr.RateLimited, Cause: ErrTooMany,
 			Message: fmt.Sprintf("your company holds %d subscriptions on this instance, the most it may: end one first", h.opts.PerCompany)}
 	}
 	if subs == nil {
 		subs = map[*Subscriber]struct{}{}
-		h.subs[company] = subs
+		h.subs[s.company] = subs
 	}
-	s := &Subscriber{hub: h, company: company, events: make(chan *ent.RecordEvent, h.opts.Buffer), cut: make(chan struct{})}
 	subs[s] = struct{}{}
-	return s, nil
+	return nil
 }
 
-// deliver hands each event to its company's subscribers; one whose buffer
-// is full is cut rather than waited for.
+// deliver hands each event to its company's subscribers; one without room
+// is cut rather than waited for.
 func (h *Hub) deliver(events []*ent.RecordEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -167,18 +204,24 @@ func (h *Hub) deliver(events []*ent.RecordEvent) {
 		h.seen[ev.ID] = true
 		h.ring = append(h.ring, ev.ID)
 		for s := range h.subs[ev.CompanyID] {
-			select {
-			case s.events <- ev:
+			if s.offer(ev) {
 				h.delivered.Add(1)
-			default:
-				h.dropped.Add(1)
-				delete(h.subs[ev.CompanyID], s)
-				s.once.Do(func() { close(s.cut); h.cut.Add(1) })
+				continue
 			}
+			h.dropped.Add(1)
+			h.cutOff(s)
 		}
 		if ev.ID > h.last.Load() {
 			h.last.Store(ev.ID)
 		}
+	}
+}
+
+// cutOff removes s for falling behind, and tells it; under the Hub's lock.
+func (h *Hub) cutOff(s *Subscriber) {
+	if h.remove(s) {
+		h.cut.Add(1)
+		s.onCut()
 	}
 }
 

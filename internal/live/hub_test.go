@@ -1,12 +1,16 @@
 package live
 
 import (
+	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
 // A subscriber that does not read is cut once Buffer events wait for it:
@@ -46,5 +50,45 @@ func TestASlowSubscriberIsCutNotWaitedFor(t *testing.T) {
 	}
 	if s := h.Stats(); s.Cut != 1 || s.Dropped != 1 || s.Delivered != 8 || s.Subscribers != 2 {
 		t.Errorf("stats: %+v; want 1 cut, 1 dropped, 8 delivered (5 + the slow one's 3), 2 subscribers left", s)
+	}
+}
+
+// A subscription the Hub feeds directly (inventoryEvents) is ended when
+// its channel is full, and leaves the Hub when its context ends.
+func TestADirectSubscriptionIsCutWhenFullAndLeavesWithItsContext(t *testing.T) {
+	st := testdb.Open(t)
+	h := New(st.Client, st.Dialect(), nil, slog.New(slog.DiscardHandler), Options{Buffer: 2})
+	company := uuid.New()
+	ctx, cancel := context.WithCancel(tenant.WithCompany(context.Background(), company))
+	defer cancel()
+	out, err := h.InventoryEvents(ctx, Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1001); id <= 1003; id++ {
+		h.deliver([]*ent.RecordEvent{{ID: id, CompanyID: company, Kind: "inventory_created"}})
+	}
+	var got []string
+	for ev := range out {
+		got = append(got, ev.Cursor)
+	}
+	if len(got) != 2 || got[0] != "1001" || h.Stats().Cut != 1 || h.Stats().Subscribers != 0 {
+		t.Fatalf("a subscription of buffer 2 handed 3 events unread: received %v, stats %+v; want 2, then cut", got, h.Stats())
+	}
+
+	other, stop := context.WithCancel(tenant.WithCompany(context.Background(), company))
+	if _, err := h.InventoryEvents(other, Filter{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if h.Stats().Subscribers != 1 {
+		t.Fatalf("subscribers: %d, want 1", h.Stats().Subscribers)
+	}
+	stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Stats().Subscribers != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := h.Stats().Subscribers; n != 0 {
+		t.Errorf("after its context ended the subscription is still in: %d", n)
 	}
 }

@@ -93,16 +93,149 @@ func (f Filter) matches(ev *ent.RecordEvent) bool {
 
 // InventoryEvents is the subscription inventoryEvents: the events of the
 // caller's company that f matches, from the cursor after (when given) on,
-// until ctx ends or the subscriber falls behind.
+// until ctx ends or the subscriber falls behind. The Hub hands each event
+// straight to the subscription's channel: an idle subscription costs no
+// goroutine beyond gqlgen's.
 func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-chan *Event, error) {
-	return stream(ctx, h, after,
-		func(_ context.Context, ev *ent.RecordEvent) ([]*Event, error) {
-			if !f.matches(ev) {
-				return nil, nil
+	company, from, err := start(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	release, err := holdPlace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Registered before the replay is read, holding what comes meanwhile;
+	// then, under the Hub's lock, the replay and what was held go out in
+	// order, and the Hub hands over the rest as it comes.
+	var (
+		out     chan *Event
+		pending []*ent.RecordEvent
+		holding = true
+		last    = from
+	)
+	sub := &Subscriber{hub: h, company: company}
+	sub.offer = func(ev *ent.RecordEvent) bool {
+		if holding {
+			pending = append(pending, ev)
+			return len(pending) <= h.opts.Buffer
+		}
+		if ev.ID <= last || !f.matches(ev) {
+			return true
+		}
+		select {
+		case out <- eventOf(ev):
+			return true
+		default:
+			return false
+		}
+	}
+	sub.onCut = func() {
+		if out != nil { // else the subscription is refused as it starts
+			addError(ctx, fellBehind(h.opts.Buffer))
+			close(out)
+		}
+	}
+	if err := h.add(sub); err != nil {
+		release()
+		return nil, err
+	}
+	replay, followFrom, stale, err := h.catchUp(ctx, after, from)
+	if err != nil {
+		sub.Close()
+		release()
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sub.gone { // cut while the replay was read
+		release()
+		return nil, &apperr.Error{Code: apperr.RateLimited, Message: fellBehind(h.opts.Buffer).Message}
+	}
+	room := h.opts.Buffer + len(replay)
+	if stale {
+		room++
+	}
+	out = make(chan *Event, room)
+	if stale {
+		out <- &Event{Cursor: strconv.FormatInt(followFrom, 10), At: time.Now().UTC(), Kind: Refetch}
+	}
+	for _, ev := range replay {
+		if f.matches(ev) {
+			out <- eventOf(ev)
+		}
+	}
+	last = followFrom
+	holding = false
+	for _, ev := range pending {
+		if !sub.offer(ev) {
+			h.dropped.Add(1)
+			h.cutOff(sub)
+			break
+		}
+	}
+	pending = nil
+	context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.remove(sub) {
+			close(out)
+		}
+		release()
+	})
+	return out, nil
+}
+
+// addError says why a subscription ends, where the transport can: in a
+// graphql-transport-ws error message. gqlgen's SSE transport has no place
+// for it (its stream just completes), and AddSubscriptionError then finds
+// nothing to add to and panics; that is all the recover catches.
+func addError(ctx context.Context, err *gqlerror.Error) {
+	defer func() { _ = recover() }()
+	transport.AddSubscriptionError(ctx, err)
+}
+
+// fellBehind is the error of a subscription cut for falling behind.
+func fellBehind(buffer int) *gqlerror.Error {
+	return &gqlerror.Error{
+		Message:    fmt.Sprintf("the subscription fell %d events behind and was ended: subscribe again with after set to the last cursor received", buffer),
+		Extensions: map[string]any{"code": string(apperr.RateLimited)}}
+}
+
+// start reads the caller's company and the cursor after (0 when nil).
+func start(ctx context.Context, after *string) (uuid.UUID, int64, error) {
+	company, err := tenant.CompanyFrom(ctx)
+	if err != nil {
+		return uuid.Nil, 0, err
+	}
+	var from int64
+	if after != nil {
+		if from, err = strconv.ParseInt(*after, 10, 64); err != nil || from < 0 {
+			return uuid.Nil, 0, apperr.InvalidField("after", "%q is not an event's cursor (the cursor of an event received)", *after)
+		}
+	}
+	return company, from, nil
+}
+
+// catchUp reads what a subscription starts from: the events after the
+// cursor after, and the id it follows on from (the last of them). When
+// after is nil, or too far back (stale: it must refetch), none, and the
+// newest id: what committed before is what the subscriber reads, though
+// the Hub may hand it over after this.
+func (h *Hub) catchUp(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, stale bool, err error) {
+	if after != nil {
+		if replay, stale, err = h.Replay(ctx, from); err != nil {
+			return nil, 0, false, err
+		}
+		if !stale {
+			if len(replay) > 0 {
+				from = replay[len(replay)-1].ID
 			}
-			return []*Event{eventOf(ev)}, nil
-		},
-		func(cursor string) *Event { return &Event{Cursor: cursor, At: time.Now().UTC(), Kind: Refetch} })
+			return replay, from, false, nil
+		}
+	}
+	newest, err := h.newest(ctx)
+	return nil, newest, stale, err
 }
 
 // stream follows the caller's company's events from the cursor after (when
@@ -110,15 +243,9 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 // subscriber falls behind; refetch is what says that after is too far back.
 func stream[T any](ctx context.Context, h *Hub, after *string, translate func(context.Context, *ent.RecordEvent) ([]T, error),
 	refetch func(cursor string) T) (<-chan T, error) {
-	company, err := tenant.CompanyFrom(ctx)
+	company, from, err := start(ctx, after)
 	if err != nil {
 		return nil, err
-	}
-	var from int64
-	if after != nil {
-		if from, err = strconv.ParseInt(*after, 10, 64); err != nil || from < 0 {
-			return nil, apperr.InvalidField("after", "%q is not an event's cursor (the cursor of an event received)", *after)
-		}
 	}
 	release, err := holdPlace(ctx)
 	if err != nil {
@@ -131,21 +258,13 @@ func stream[T any](ctx context.Context, h *Hub, after *string, translate func(co
 		release()
 		return nil, err
 	}
-	var replay []*ent.RecordEvent
-	stale := false
-	if after != nil {
-		replay, stale, err = h.Replay(ctx, from)
-	}
-	if err == nil && (after == nil || stale) {
-		// From now: what committed before is what the subscriber reads
-		// (or refetches), though the Hub may hand it over after this.
-		from, err = h.newest(ctx)
-	}
+	replay, followFrom, stale, err := h.catchUp(ctx, after, from)
 	if err != nil {
 		sub.Close()
 		release()
 		return nil, err
 	}
+	from = followFrom
 	out := make(chan T)
 	go func() {
 		defer release()
@@ -157,7 +276,7 @@ func stream[T any](ctx context.Context, h *Hub, after *string, translate func(co
 			if err != nil {
 				if ctx.Err() == nil {
 					h.log.LogAttrs(ctx, slog.LevelWarn, "live: reading what an event tells", slog.Int64("event", ev.ID), slog.String("error", err.Error()))
-					transport.AddSubscriptionError(ctx, &gqlerror.Error{
+					addError(ctx, &gqlerror.Error{
 						Message:    "the event could not be read: subscribe again with after set to the last cursor received",
 						Extensions: map[string]any{"code": string(apperr.Unavailable)}})
 				}
@@ -191,9 +310,7 @@ func stream[T any](ctx context.Context, h *Hub, after *string, translate func(co
 			case <-ctx.Done():
 				return
 			case <-sub.Cut():
-				transport.AddSubscriptionError(ctx, &gqlerror.Error{
-					Message:    fmt.Sprintf("the subscription fell %d events behind and was ended: subscribe again with after set to the last cursor received", h.opts.Buffer),
-					Extensions: map[string]any{"code": string(apperr.RateLimited)}})
+				addError(ctx, fellBehind(h.opts.Buffer))
 				return
 			case ev := <-sub.Events():
 				if ev.ID <= last {

@@ -44,8 +44,11 @@ const (
 	DefaultRecheck                    = 30 * time.Second
 )
 
-// The graphql-transport-ws close codes the service sends: clients
-// (graphql-ws) reconnect after 1012, never after 4403.
+// The close codes the service sends: 1012 (service restart) at shutdown,
+// on which graphql-ws reconnects (to another instance); 4403 for a
+// credential refused or revoked, on which graphql-ws retries a few times
+// by default (Forbidden may change), so clients should not retry it
+// (shouldRetry), as the README's example does.
 const (
 	closeRestart   = 1012
 	closeForbidden = 4403

@@ -39,12 +39,12 @@ type instance struct {
 	hub *live.Hub
 }
 
-func newInstance(t *testing.T, url string, opts server.Options) *instance {
+func newInstance(t testing.TB, url string, opts server.Options) *instance {
 	t.Helper()
 	return newInstanceWith(t, url, opts, live.Options{})
 }
 
-func newInstanceWith(t *testing.T, url string, opts server.Options, liveOpts live.Options) *instance {
+func newInstanceWith(t testing.TB, url string, opts server.Options, liveOpts live.Options) *instance {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
@@ -196,7 +196,7 @@ const eventsSubscription = `subscription($property: ID, $after: String) { invent
 const createOne = `mutation($input: CreateInventoryInput!) { createInventory(input: $input) { inventory { id version } } }`
 
 // createOn makes an inventory of one room on srv as company A and returns its id.
-func createOn(t *testing.T, srv *apitest.Server, prop string) string {
+func createOn(t testing.TB, srv *apitest.Server, prop string) string {
 	t.Helper()
 	var got struct {
 		CreateInventory struct{ Inventory struct{ ID string } }
@@ -206,7 +206,7 @@ func createOn(t *testing.T, srv *apitest.Server, prop string) string {
 	return got.CreateInventory.Inventory.ID
 }
 
-func aPropertyOf(t *testing.T, st *store.Store, c uuid.UUID) string {
+func aPropertyOf(t testing.TB, st *store.Store, c uuid.UUID) string {
 	t.Helper()
 	p, err := st.Client.Property.Query().Order(property.ByID()).First(tenant.WithCompany(context.Background(), c))
 	if err != nil {
