@@ -122,7 +122,10 @@ type Executor struct {
 }
 
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
-	ctx = previous.WithLoader(timeline.WithLoader(ctx))
+	subscription := opCtx.Operation.Operation == ast.Subscription
+	if !subscription { // a subscription's loaders are its events' (below): each reads the records as they are then
+		ctx = withLoaders(ctx)
+	}
 	cost := costExtensions(opCtx)
 	data, err := e.runDirect(ctx, opCtx)
 	switch unavailable := (*unavailableError)(nil); {
@@ -142,8 +145,10 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 	meter := &answerBytes{limit: int64(e.maxAnswerBytes)}
 	responses, ctx := e.Executor.DispatchOperation(withAnswerBytes(ctx, meter), opCtx)
 	answered := false
-	subscription := opCtx.Operation.Operation == ast.Subscription
 	return func(ctx context.Context) *graphql.Response {
+		if subscription {
+			ctx = withLoaders(ctx)
+		}
 		res := responses(ctx)
 		if res == nil && !answered {
 			if expired, ok := apperr.Expired(ctx); ok {
@@ -163,9 +168,15 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 				maps.Copy(res.Extensions, cost)
 			}
 		}
-		answered = true
+		answered, cost = true, nil // reported once: a subscription holds it no longer
 		return res
 	}, ctx
+}
+
+// withLoaders gives ctx the loaders that read a field for every record of
+// an answer at once (Property.timeline, Inventory.previous).
+func withLoaders(ctx context.Context) context.Context {
+	return previous.WithLoader(timeline.WithLoader(ctx))
 }
 
 // costExtensions are the extensions that report opCtx's cost, nil when it

@@ -140,7 +140,7 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 		release()
 		return nil, err
 	}
-	replay, followFrom, stale, err := h.catchUp(ctx, after, from)
+	replay, followFrom, stale, err := h.catchUpAside(ctx, after, from)
 	if err != nil {
 		sub.Close()
 		release()
@@ -215,6 +215,20 @@ func start(ctx context.Context, after *string) (uuid.UUID, int64, error) {
 		}
 	}
 	return company, from, nil
+}
+
+// catchUpAside is catchUp on a goroutine of its own: the database driver's
+// calls grow a goroutine's stack several times over, and the subscription's
+// goroutine (gqlgen's), which then waits as long as the subscription lives,
+// would keep that stack (most of an idle subscription's memory).
+func (h *Hub) catchUpAside(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, stale bool, err error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		replay, followFrom, stale, err = h.catchUp(ctx, after, from)
+	}()
+	<-done
+	return replay, followFrom, stale, err
 }
 
 // catchUp reads what a subscription starts from: the events after the

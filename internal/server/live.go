@@ -164,7 +164,7 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Time{})
 		_ = rc.SetReadDeadline(time.Time{})
-		go l.recheck(ctx, c, r, r.Header.Clone())
+		go l.watch(ctx, c, r, r.Header.Clone(), false)
 		r = r.WithContext(graphql.StartOperationTrace(ctx))
 		transport.SSE{KeepAlivePingInterval: l.opts.Heartbeat}.Do(w, r, exec)
 		return
@@ -188,42 +188,36 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 				ctx = transport.WithWebsocketCloseCode(ctx, closeForbidden)
 				return transport.AppendCloseReason(ctx, truncateReason(err.Error())), nil, err
 			}
-			go l.recheck(authed, c, r, h)
-			go l.closeIdle(authed, c)
+			go l.watch(authed, c, r, h, true)
 			return authed, nil, nil
 		},
 	}
 	ws.Do(w, r, exec)
 }
 
-// recheck verifies the connection's credential again every Recheck, and
-// ends the connection once it is refused (a revoked API key).
-func (l *liveConns) recheck(ctx context.Context, c *liveConn, conn *http.Request, header http.Header) {
-	tick := time.NewTicker(l.opts.Recheck)
-	defer tick.Stop()
+// watch ends the connection when its credential is refused on a recheck
+// (every Recheck: a revoked API key), and, when idle counts (WebSocket),
+// once it has held no subscription for Idle. One goroutine a connection.
+func (l *liveConns) watch(ctx context.Context, c *liveConn, conn *http.Request, header http.Header, idle bool) {
+	recheck := time.NewTicker(l.opts.Recheck)
+	defer recheck.Stop()
+	var idleTick <-chan time.Time
+	if idle {
+		t := time.NewTicker(min(l.opts.Idle/4, 15*time.Second))
+		defer t.Stop()
+		idleTick = t.C
+	}
+	idleSince := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-recheck.C:
 			if _, err := l.authenticate(ctx, conn, header); err != nil && ctx.Err() == nil {
 				c.end(closeForbidden, truncateReason(err.Error()))
 				return
 			}
-		}
-	}
-}
-
-// closeIdle ends a connection that held no subscription for Idle.
-func (l *liveConns) closeIdle(ctx context.Context, c *liveConn) {
-	idleSince := time.Now()
-	tick := time.NewTicker(min(l.opts.Idle/4, time.Second*15))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
+		case now := <-idleTick:
 			if live.Subscriptions(ctx) > 0 {
 				idleSince = now
 			} else if now.Sub(idleSince) >= l.opts.Idle {
