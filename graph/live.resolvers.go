@@ -19,7 +19,7 @@ func (r *inventoryEventResolver) Inventory(ctx context.Context, obj *live.Event)
 	if obj.InventoryID == nil {
 		return nil, nil
 	}
-	inv, err := r.payloadInventory(ctx, *obj.InventoryID)
+	inv, err := r.eventLoads.inventory(ctx, obj.Cursor, func() (*ent.Inventory, error) { return r.payloadInventory(ctx, *obj.InventoryID) })
 	if ent.IsNotFound(err) {
 		return nil, nil // gone since (its tree replaced by the import): the event stands
 	}

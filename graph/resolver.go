@@ -36,8 +36,10 @@ type Resolver struct {
 	// maxPhotoBytes bounds a photo addItemPhoto takes.
 	maxPhotoBytes int64
 	// live routes the writes to the subscriptions; nil: subscriptions are
-	// refused.
-	live *live.Hub
+	// refused. eventLoads reads an event's inventory once for the
+	// subscriptions that select it alike.
+	live       *live.Hub
+	eventLoads *sharedLoads
 }
 
 // nodeTables looks up the tables of ids in one query and returns ent's node

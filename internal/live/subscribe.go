@@ -140,7 +140,7 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 		release()
 		return nil, err
 	}
-	replay, followFrom, stale, err := h.catchUpAside(ctx, after, from)
+	replay, followFrom, refetchAt, err := h.catchUpAside(ctx, after, from)
 	if err != nil {
 		sub.Close()
 		release()
@@ -153,12 +153,12 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 		return nil, &apperr.Error{Code: apperr.RateLimited, Message: fellBehind(h.opts.Buffer).Message}
 	}
 	room := h.opts.Buffer + len(replay)
-	if stale {
+	if refetchAt != nil {
 		room++
 	}
 	out = make(chan *Event, room)
-	if stale {
-		out <- &Event{Cursor: strconv.FormatInt(followFrom, 10), At: time.Now().UTC(), Kind: Refetch}
+	if refetchAt != nil {
+		out <- &Event{Cursor: strconv.FormatInt(*refetchAt, 10), At: time.Now().UTC(), Kind: Refetch}
 	}
 	for _, ev := range replay {
 		if f.matches(ev) {
@@ -221,35 +221,39 @@ func start(ctx context.Context, after *string) (uuid.UUID, int64, error) {
 // calls grow a goroutine's stack several times over, and the subscription's
 // goroutine (gqlgen's), which then waits as long as the subscription lives,
 // would keep that stack (most of an idle subscription's memory).
-func (h *Hub) catchUpAside(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, stale bool, err error) {
+func (h *Hub) catchUpAside(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, refetchAt *int64, err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		replay, followFrom, stale, err = h.catchUp(ctx, after, from)
+		replay, followFrom, refetchAt, err = h.catchUp(ctx, after, from)
 	}()
 	<-done
-	return replay, followFrom, stale, err
+	return replay, followFrom, refetchAt, err
 }
 
-// catchUp reads what a subscription starts from: the events after the
-// cursor after, and the id it follows on from (the last of them). When
-// after is nil, or too far back (stale: it must refetch), none, and the
-// newest id: what committed before is what the subscriber reads, though
-// the Hub may hand it over after this.
-func (h *Hub) catchUp(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, stale bool, err error) {
-	if after != nil {
-		if replay, stale, err = h.Replay(ctx, from); err != nil {
-			return nil, 0, false, err
-		}
-		if !stale {
-			if len(replay) > 0 {
-				from = replay[len(replay)-1].ID
-			}
-			return replay, from, false, nil
-		}
+// catchUp reads what a subscription registered with the Hub starts from:
+// the events after the cursor after, and the id it follows on from (the
+// last of them: what the Hub hands over is passed up to it). Without after
+// nothing is read: the subscription follows what the Hub hands over from
+// its registration on. When after is too far back (stale), the subscriber
+// must refetch; refetchAt is the newest id, its cursor, and followed on from.
+func (h *Hub) catchUp(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, refetchAt *int64, err error) {
+	if after == nil {
+		return nil, 0, nil, nil
 	}
+	replay, stale, err := h.Replay(ctx, from)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if !stale {
+		if len(replay) > 0 {
+			from = replay[len(replay)-1].ID
+		}
+		return replay, from, nil, nil
+	}
+	// Followed from the newest on: what committed before, the refetch reads.
 	newest, err := h.newest(ctx)
-	return nil, newest, stale, err
+	return nil, newest, &newest, err
 }
 
 // stream follows the caller's company's events from the cursor after (when
@@ -272,7 +276,7 @@ func stream[T any](ctx context.Context, h *Hub, after *string, translate func(co
 		release()
 		return nil, err
 	}
-	replay, followFrom, stale, err := h.catchUp(ctx, after, from)
+	replay, followFrom, refetchAt, err := h.catchUp(ctx, after, from)
 	if err != nil {
 		sub.Close()
 		release()
@@ -306,9 +310,9 @@ func stream[T any](ctx context.Context, h *Hub, after *string, translate func(co
 			return true
 		}
 		last := from
-		if stale {
+		if refetchAt != nil {
 			select {
-			case out <- refetch(strconv.FormatInt(from, 10)):
+			case out <- refetch(strconv.FormatInt(*refetchAt, 10)):
 			case <-ctx.Done():
 				return
 			}

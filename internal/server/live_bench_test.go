@@ -139,9 +139,12 @@ func waitForSubscribers(b *testing.B, hub *live.Hub, n int) {
 }
 
 type subscribers struct {
-	cmd   *exec.Cmd
-	lines *bufio.Scanner
-	once  sync.Once
+	cmd *exec.Cmd
+	// latency has each delivery's latency as the child prints it, read as
+	// it comes (a pipe not read would hold the child up, and the latencies
+	// with it).
+	latency chan time.Duration
+	once    sync.Once
 }
 
 func startSubscribers(b *testing.B, url string, n, perConnection int, query string) *subscribers {
@@ -157,32 +160,32 @@ func startSubscribers(b *testing.B, url string, n, perConnection int, query stri
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	s := &subscribers{cmd: cmd, lines: bufio.NewScanner(out)}
+	s := &subscribers{cmd: cmd, latency: make(chan time.Duration, 1<<20)}
+	go func() {
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			if rest, ok := strings.CutPrefix(lines.Text(), "latency "); ok {
+				d, _ := time.ParseDuration(rest)
+				s.latency <- d
+			}
+		}
+	}()
 	b.Cleanup(s.stop)
 	return s
 }
 
-// latencies reads n delivery latencies the child prints, one a line.
+// latencies waits for n delivery latencies.
 func (s *subscribers) latencies(b *testing.B, n int) []time.Duration {
 	b.Helper()
-	var out []time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for len(out) < n && s.lines.Scan() {
-			if rest, ok := strings.CutPrefix(s.lines.Text(), "latency "); ok {
-				d, _ := time.ParseDuration(rest)
-				out = append(out, d)
-			}
+	out := make([]time.Duration, 0, n)
+	timeout := time.After(time.Minute)
+	for len(out) < n {
+		select {
+		case d := <-s.latency:
+			out = append(out, d)
+		case <-timeout:
+			b.Fatalf("%d of %d deliveries after a minute", len(out), n)
 		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		b.Fatalf("%d of %d deliveries after a minute", len(out), n)
-	}
-	if len(out) < n {
-		b.Fatalf("%d of %d deliveries", len(out), n)
 	}
 	return out
 }
