@@ -41,6 +41,21 @@ var ComparisonQuery string
 //go:embed capture.graphql
 var CaptureQuery string
 
+// LiveQuery is the IDE's tab beside the capture tab: the property's writes
+// as they commit.
+//
+//go:embed live.graphql
+var LiveQuery string
+
+// LiveVariables are the live tab's variables: the capture tab's property.
+func LiveVariables(ex Examples) map[string]any {
+	property := "<a property id>"
+	if ex.Property != uuid.Nil {
+		property = ex.Property.String()
+	}
+	return map[string]any{"propertyId": property}
+}
+
 // Examples are the records the IDE's example tabs open on; a zero id has no
 // record, and its tab opens on a placeholder.
 type Examples struct {
@@ -89,8 +104,8 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 // Page serves the IDE, opened on ExampleQuery with the X-Company-Id header of
 // company already filled in; or, when the server takes credentials
 // (withCredential), an Authorization header for the user to paste a key or
-// token into. Its second tab compares two inventories, and its third makes
-// and signs one: examples, asked at the first page served, names the
+// token into. Its second tab compares two inventories, its third follows a
+// property's writes live, and its fourth makes and signs one: examples, asked at the first page served, names the
 // records they open on; placeholders stand in for those it finds none of.
 func Page(endpoint string, company uuid.UUID, withCredential bool, examples func(context.Context) Examples) http.Handler {
 	initial := map[string]string{"X-Company-Id": company.String()}
@@ -111,10 +126,12 @@ func Page(endpoint string, company uuid.UUID, withCredential bool, examples func
 		}
 		variables, _ := json.MarshalIndent(vars, "", "  ")
 		capture, _ := json.MarshalIndent(CaptureVariables(ex), "", "  ")
+		liveVariables, _ := json.MarshalIndent(LiveVariables(ex), "", "  ")
 		var buf bytes.Buffer
 		err := page.Execute(&buf, map[string]string{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers),
 			"ComparisonQuery": ComparisonQuery, "ComparisonVariables": string(variables),
-			"CaptureQuery": CaptureQuery, "CaptureVariables": string(capture)})
+			"CaptureQuery": CaptureQuery, "CaptureVariables": string(capture),
+			"LiveQuery": LiveQuery, "LiveVariables": string(liveVariables)})
 		if err != nil {
 			panic(err) // the template and its data are fixed at build time
 		}

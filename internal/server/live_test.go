@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -643,5 +644,46 @@ func TestTheImportsWritesReachSubscribers(t *testing.T) {
 	if err != nil || json.Unmarshal(m.Payload, &res) != nil || res.Data.InventoryEvents.Kind != "INVENTORY_UPDATED" ||
 		res.Data.InventoryEvents.InventoryID != rec.InventoryID || res.Data.InventoryEvents.By == nil || *res.Data.InventoryEvents.By != "inventoryd import" {
 		t.Fatalf("the import's write: %s %v; want INVENTORY_UPDATED of %s by inventoryd import", m.Payload, err, rec.InventoryID)
+	}
+}
+
+// The IDE's live tab, beside the capture tab: its subscription, with its
+// variables and its headers as the connection's credential (GraphiQL's
+// wsConnectionParams), hears the capture tab's CreateInventory.
+func TestTheIDEsLiveTabHearsTheCaptureTab(t *testing.T) {
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{IDECompany: datagen.DemoCompanies[0]})
+	res, page := one.srv.Get(t, "/", nil)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(page), "subscription Live") || !strings.Contains(string(page), "subscriptionUrl") {
+		t.Fatalf("the IDE page: HTTP %d, without the live tab or its WebSocket fetcher", res.StatusCode)
+	}
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	prop, err := one.st.Client.Property.Query().FirstID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := one.st.Client.Item.Query().WithMaterial().First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := ide.Examples{Property: prop, Material: it.Edges.Material.ID}
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(map[string]any{"query": ide.LiveQuery, "variables": ide.LiveVariables(examples)})
+	c.send(wsMessage{ID: "live", Type: "subscribe", Payload: payload})
+	time.Sleep(100 * time.Millisecond)
+	body, _ := json.Marshal(map[string]any{"query": ide.CaptureQuery, "operationName": "CreateInventory", "variables": ide.CaptureVariables(examples)})
+	req, _ := http.NewRequest(http.MethodPost, one.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Company-Id", company)
+	created, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Body.Close()
+	m, err := c.next(10 * time.Second)
+	if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), `"kind":"INVENTORY_CREATED"`) {
+		t.Fatalf("the live tab: %s %s %v; want the capture tab's creation", m.Type, m.Payload, err)
 	}
 }
