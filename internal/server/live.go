@@ -82,21 +82,34 @@ type liveConns struct {
 	count   atomic.Int64
 }
 
-// liveConn is one connection: its WebSocket (nil for SSE), and how to end it.
+// liveConn is one connection: its WebSocket (nil for SSE, and until
+// accepted), and how to end it.
 type liveConn struct {
-	ws     transport.WebsocketConn
 	cancel context.CancelFunc
-	once   sync.Once
+	mu     sync.Mutex
+	ws     transport.WebsocketConn
+	ended  bool
 }
 
-// end closes the connection with code and reason.
+// accepted notes the connection's WebSocket.
+func (c *liveConn) accepted(ws transport.WebsocketConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ws = ws
+}
+
+// end closes the connection with code and reason, once.
 func (c *liveConn) end(code int, reason string) {
-	c.once.Do(func() {
-		if c.ws != nil {
-			_ = c.ws.WriteClose(code, reason)
-		}
-		c.cancel()
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	c.ended = true
+	if c.ws != nil {
+		_ = c.ws.WriteClose(code, reason)
+	}
+	c.cancel()
 }
 
 type liveConnKey struct{}
@@ -262,7 +275,7 @@ func (cw closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts 
 		return nil, err
 	}
 	if c, ok := r.Context().Value(liveConnKey{}).(*liveConn); ok {
-		c.ws = ws
+		c.accepted(ws)
 	}
 	return ws, nil
 }
