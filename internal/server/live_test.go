@@ -687,3 +687,36 @@ func TestTheIDEsLiveTabHearsTheCaptureTab(t *testing.T) {
 		t.Fatalf("the live tab: %s %s %v; want the capture tab's creation", m.Type, m.Payload, err)
 	}
 }
+
+// The heartbeat: the server pings a WebSocket every Heartbeat, and a client
+// that stops answering (a phone gone out of coverage) is dropped within two.
+func TestAClientThatStopsAnsweringPingsIsDropped(t *testing.T) {
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{Live: server.LiveOptions{Heartbeat: 100 * time.Millisecond}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(one.srv.URL, "http")+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	init, _ := json.Marshal(map[string]any{"X-Company-Id": company})
+	if err := wsjson.Write(ctx, conn, wsMessage{Type: "connection_init", Payload: init}); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(map[string]any{"query": eventsSubscription})
+	if err := wsjson.Write(ctx, conn, wsMessage{ID: "1", Type: "subscribe", Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+	start, pings := time.Now(), 0
+	var readErr error
+	for readErr == nil {
+		var m wsMessage
+		if readErr = wsjson.Read(ctx, conn, &m); readErr == nil && m.Type == "ping" {
+			pings++ // never answered
+		}
+	}
+	if pings == 0 || ctx.Err() != nil || time.Since(start) > 2*time.Second {
+		t.Fatalf("a client that never answers pings: %d pings, then %v after %s; want it dropped within about 300 ms", pings, readErr, time.Since(start))
+	}
+}
