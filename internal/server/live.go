@@ -59,7 +59,17 @@ const (
 // subscriptions, so the request deadline and the fair share's places, made
 // for answers, do not apply; LiveOptions bound it instead.
 func isLive(r *http.Request) bool {
-	return r.URL.Path == "/graphql" && (isUpgrade(r) || sse.Supports(r))
+	return r.URL.Path == "/graphql" && (isUpgrade(r) || sse.Supports(r) && !takesAnAnswer(r))
+}
+
+// takesAnAnswer reports whether a request accepts a GraphQL answer in one
+// body (or in parts): urql offers text/event-stream beside JSON on every
+// query and mutation, which are then answered as queries are, not kept open
+// as a stream; graphql-sse, and urql's subscriptions, accept the stream
+// alone (or with multipart/mixed).
+func takesAnAnswer(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	return strings.Contains(accept, "application/json") || strings.Contains(accept, "application/graphql-response+json")
 }
 
 func isUpgrade(r *http.Request) bool {

@@ -300,6 +300,21 @@ func TestASubscriptionOverSSE(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		t.Fatalf("SSE: HTTP %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
 	}
+	// urql offers text/event-stream beside JSON on every query: answered as
+	// a query is (with its deadline and fair share), not kept open.
+	q, _ := http.NewRequestWithContext(ctx, http.MethodPost, one.srv.URL+"/graphql",
+		strings.NewReader(`{"query":"{ inventories(first: 1) { edges { node { id } } } }"}`))
+	q.Header.Set("Content-Type", "application/json")
+	q.Header.Set("Accept", "application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed")
+	q.Header.Set("X-Company-Id", company)
+	answer, err := http.DefaultClient.Do(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer.Body.Close()
+	if answer.StatusCode != http.StatusOK || strings.Contains(answer.Header.Get("Content-Type"), "event-stream") {
+		t.Errorf("urql's query accepting JSON or a stream: HTTP %d %s; want a JSON answer", answer.StatusCode, answer.Header.Get("Content-Type"))
+	}
 	events := make(chan string, 4)
 	go func() {
 		sc := bufio.NewScanner(res.Body)
