@@ -19,7 +19,9 @@ func (r *inventoryEventResolver) Inventory(ctx context.Context, obj *live.Event)
 	if obj.InventoryID == nil {
 		return nil, nil
 	}
-	inv, err := r.eventLoads.inventory(ctx, obj.Cursor, func() (*ent.Inventory, error) { return r.payloadInventory(ctx, *obj.InventoryID) })
+	inv, err := r.eventInventories.Get(sharedKey(ctx, obj.Cursor, *obj.InventoryID), func() (*ent.Inventory, error) {
+		return r.payloadInventory(ctx, *obj.InventoryID)
+	})
 	if ent.IsNotFound(err) {
 		return nil, nil // gone since (its tree replaced by the import): the event stands
 	}
@@ -31,7 +33,9 @@ func (r *repairEventResolver) Item(ctx context.Context, obj *live.RepairEvent) (
 	if obj.ItemID == nil {
 		return nil, nil
 	}
-	it, err := r.payloadItem(ctx, *obj.ItemID)
+	it, err := r.eventItems.Get(sharedKey(ctx, obj.Cursor, *obj.ItemID), func() (*ent.Item, error) {
+		return r.payloadItem(ctx, *obj.ItemID)
+	})
 	if ent.IsNotFound(err) {
 		return nil, nil // gone since (its tree replaced by the import): the event stands
 	}

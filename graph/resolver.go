@@ -4,7 +4,9 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
@@ -19,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/records"
+	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 // NodeLocator tells which table holds each id, in one query, so that node and
@@ -36,10 +39,25 @@ type Resolver struct {
 	// maxPhotoBytes bounds a photo addItemPhoto takes.
 	maxPhotoBytes int64
 	// live routes the writes to the subscriptions; nil: subscriptions are
-	// refused. eventLoads reads an event's inventory once for the
-	// subscriptions that select it alike.
-	live       *live.Hub
-	eventLoads *sharedLoads
+	// refused. eventInventories and eventItems read an event's records once
+	// for the subscriptions that select them alike (sharedKey).
+	live             *live.Hub
+	eventInventories *live.Shared[*ent.Inventory]
+	eventItems       *live.Shared[*ent.Item]
+}
+
+// sharedKey names what a subscription's field reads for an event: the
+// event and its record, the company (one company's read is never
+// another's), the operation's text and variables, and the field's place in
+// it. Without a company or operation (outside one) it names nothing shared.
+func sharedKey(ctx context.Context, cursor string, record uuid.UUID) string {
+	company, err := tenant.CompanyFrom(ctx)
+	op, fc := graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx)
+	vars, verr := json.Marshal(op.Variables) // map keys sorted: the same variables, the same text
+	if err != nil || fc == nil || verr != nil {
+		return uuid.NewString()
+	}
+	return strings.Join([]string{cursor, record.String(), company.String(), fc.Path().String(), op.RawQuery, string(vars)}, "\x00")
 }
 
 // nodeTables looks up the tables of ids in one query and returns ent's node

@@ -56,7 +56,8 @@ type ExecutorOptions struct {
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto, live: opts.Live, eventLoads: &sharedLoads{}}})
+		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto, live: opts.Live,
+		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
@@ -88,6 +89,10 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
 		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto}
 }
+
+// maxSharedReads is how many reads of events' records subscriptions share
+// (live.Shared): those of the events in flight.
+const maxSharedReads = 256
 
 // keeper stores the PDFs of the inventories signInventory signs; without a
 // file store there is none (nil, not a nil *Keeper in the interface).

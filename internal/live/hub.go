@@ -80,6 +80,9 @@ type Hub struct {
 	ring []int64
 
 	delivered, dropped, cut atomic.Int64
+	// repairs are the repair list's changes each signature made, read once
+	// for all its subscribers.
+	repairs *Shared[[]*RepairEvent]
 }
 
 // New returns a Hub reading client's events; listen is the PostgreSQL
@@ -98,7 +101,7 @@ func New(client *ent.Client, dialectName string, listen *pgx.ConnConfig, log *sl
 		opts.Window = DefaultWindow
 	}
 	return &Hub{client: client, dialect: dialectName, listen: listen, opts: opts, log: log,
-		subs: map[uuid.UUID]map[*Subscriber]struct{}{}, seen: map[int64]bool{}}
+		subs: map[uuid.UUID]map[*Subscriber]struct{}{}, seen: map[int64]bool{}, repairs: NewShared[[]*RepairEvent](64)}
 }
 
 // Subscriber receives the events of one company: through its own buffered

@@ -67,7 +67,19 @@ func (h *Hub) RepairEvents(ctx context.Context, city *string, after *string) (<-
 			if ev.Kind != recordevent.KindFullySigned && ev.Kind != recordevent.KindInventoryCorrected {
 				return nil, nil
 			}
-			return h.repairChanges(ctx, ev, city)
+			// One read for every subscriber of the event (all of its
+			// company, the reads under that company), then each one's city.
+			all, err := h.repairs.Get(strconv.FormatInt(ev.ID, 10), func() ([]*RepairEvent, error) { return h.repairChanges(ctx, ev) })
+			if err != nil || city == nil {
+				return all, err
+			}
+			var mine []*RepairEvent
+			for _, r := range all {
+				if strings.EqualFold(*r.City, *city) {
+					mine = append(mine, r)
+				}
+			}
+			return mine, nil
 		},
 		func(cursor string) *RepairEvent {
 			return &RepairEvent{Cursor: cursor, At: time.Now().UTC(), Kind: RepairRefetch}
@@ -76,7 +88,7 @@ func (h *Hub) RepairEvents(ctx context.Context, city *string, after *string) (<-
 
 // repairChanges compares the inventory ev signed with the property's
 // signed inventory before it, item by item as the comparison matches them.
-func (h *Hub) repairChanges(ctx context.Context, ev *ent.RecordEvent, city *string) ([]*RepairEvent, error) {
+func (h *Hub) repairChanges(ctx context.Context, ev *ent.RecordEvent) ([]*RepairEvent, error) {
 	signed, err := h.client.Inventory.Query().Where(inventory.ID(ev.InventoryID)).WithProperty().
 		WithEnvironments(func(q *ent.EnvironmentQuery) {
 			q.Order(ent.Asc(environment.FieldOrder), ent.Asc(environment.FieldID)).WithItems()
@@ -88,8 +100,6 @@ func (h *Hub) repairChanges(ctx context.Context, ev *ent.RecordEvent, city *stri
 	case err != nil:
 		return nil, err
 	case !signed.IsSigned || signed.SignatureDate == nil:
-		return nil, nil
-	case city != nil && !strings.EqualFold(signed.Edges.Property.City, *city):
 		return nil, nil
 	}
 	before, err := h.client.Inventory.Query().

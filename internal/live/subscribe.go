@@ -217,27 +217,13 @@ func start(ctx context.Context, after *string) (uuid.UUID, int64, error) {
 	return company, from, nil
 }
 
-// catchUp is readCatchUp on a goroutine of its own: the database driver's
-// calls grow a goroutine's stack several times over, and the subscription's
-// goroutine (gqlgen's), which then waits as long as the subscription lives,
-// would keep that stack.
-func (h *Hub) catchUp(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, refetchAt *int64, err error) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		replay, followFrom, refetchAt, err = h.readCatchUp(ctx, after, from)
-	}()
-	<-done
-	return replay, followFrom, refetchAt, err
-}
-
-// readCatchUp reads what a subscription registered with the Hub starts from:
+// catchUp reads what a subscription registered with the Hub starts from:
 // the events after the cursor after, and the id it follows on from (the
 // last of them: what the Hub hands over is passed up to it). Without after
 // nothing is read: the subscription follows what the Hub hands over from
 // its registration on. When after is too far back (stale), the subscriber
 // must refetch; refetchAt is the newest id, its cursor, and followed on from.
-func (h *Hub) readCatchUp(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, refetchAt *int64, err error) {
+func (h *Hub) catchUp(ctx context.Context, after *string, from int64) (replay []*ent.RecordEvent, followFrom int64, refetchAt *int64, err error) {
 	if after == nil {
 		return nil, 0, nil, nil
 	}

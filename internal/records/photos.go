@@ -70,7 +70,7 @@ func (s *Service) AddPhoto(ctx context.Context, p NewPhoto) (uuid.UUID, error) {
 	if err != nil {
 		return uuid.Nil, err
 	}
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		inv, err := halfSignedIn(ctx, tx.Client(), it.Edges.Environment.InventoryID)
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (s *Service) RemovePhoto(ctx context.Context, id uuid.UUID) (uuid.UUID, err
 		return uuid.Nil, err
 	}
 	// The freeze hook checks the inventory unsigned again as it deletes.
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		inv, err := halfSignedIn(ctx, tx.Client(), it.Edges.Environment.InventoryID)
 		if err != nil {
 			return err

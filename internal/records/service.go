@@ -116,7 +116,7 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 	case !ent.IsNotFound(err):
 		return false, err
 	}
-	return false, s.inTx(ctx, func(tx *ent.Tx) error {
+	return false, InTx(ctx, s.client, func(tx *ent.Tx) error {
 		c := tx.Client()
 		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, inv)}}
 		b.AddTree(c, inv)
@@ -191,7 +191,7 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 			return uuid.Nil, err
 		}
 	}
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		up := tx.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(ch.ExpectedVersion)).
 			SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetCurrency(inv.Currency)
 		if n, err := up.Save(ctx); err != nil || n == 0 {
@@ -343,10 +343,10 @@ func takenID(err error, taken []uuid.UUID, inv *Inventory, field string) error {
 	return apperr.Errorf(apperr.Invalid, "%s is another inventory's record", taken[0])
 }
 
-// inTx runs write in one transaction: nothing of it is seen unless all of
-// it is.
-func (s *Service) inTx(ctx context.Context, write func(*ent.Tx) error) error {
-	tx, err := s.client.Tx(ctx)
+// InTx runs write in one transaction of client: nothing of it is seen
+// unless all of it is.
+func InTx(ctx context.Context, client *ent.Client, write func(*ent.Tx) error) error {
+	tx, err := client.Tx(ctx)
 	if err != nil {
 		return err
 	}

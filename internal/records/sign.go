@@ -144,7 +144,7 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 	// The freeze hook checks the inventory unsigned and (on PostgreSQL)
 	// locks it until the transaction ends; the events commit with it.
 	n := 0
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		up := tx.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(inv.Version))
 		if sig.Party == Agent {
 			up.SetAgentSignatureDate(now).SetAgentSignerName(sig.SignerName).SetAgentSignedRemotely(sig.Remote)

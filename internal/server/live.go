@@ -252,12 +252,12 @@ func (l *liveConns) watch(ctx context.Context, c *liveConn, conn *http.Request, 
 }
 
 // truncateReason keeps a close reason within the 123 bytes a WebSocket
-// close frame allows.
+// close frame allows, and valid UTF-8 (a name in it may be cut mid-rune).
 func truncateReason(s string) string {
 	if len(s) <= 120 {
 		return s
 	}
-	return s[:117] + "..."
+	return strings.ToValidUTF8(s[:117], "") + "..."
 }
 
 func (l *liveConns) acceptOptions() coderws.AcceptOptions {

@@ -8,7 +8,6 @@ package signedpdf
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -73,11 +72,7 @@ func (k *Keeper) Store(ctx context.Context, doc report.Inventory, why string) (s
 // is ready, in one transaction; a digest recorded already is left, and so
 // is its event.
 func (k *Keeper) recordDigest(ctx context.Context, id uuid.UUID, sum string) error {
-	tx, err := k.client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	err = func() error {
+	return records.InTx(ctx, k.client, func(tx *ent.Tx) error {
 		n, err := tx.Inventory.Update().
 			Where(inventory.ID(id), inventory.IsSigned(true), inventory.PdfSha256IsNil()).
 			SetPdfSha256(sum).Save(ctx)
@@ -90,9 +85,5 @@ func (k *Keeper) recordDigest(ctx context.Context, id uuid.UUID, sum string) err
 		}
 		return records.Record(ctx, tx.Client(), records.Event{Kind: recordevent.KindPdfStored,
 			CompanyID: inv.CompanyID, PropertyID: inv.PropertyID, InventoryID: id, Version: inv.Version})
-	}()
-	if err != nil {
-		return errors.Join(err, tx.Rollback())
-	}
-	return tx.Commit()
+	})
 }
