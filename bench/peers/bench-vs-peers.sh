@@ -71,7 +71,7 @@ SEQ_N=${SEQ_N:-200} PGB_T=${PGB_T:-15} PGB_ROUNDS=${PGB_ROUNDS:-2}
 export PGPORT=${PGPORT:-25439}
 PORT_BASE=${PORT_BASE:-18140}
 PG5_VERSION=${PG5_VERSION:-5.1.5} PG4_VERSION=${PG4_VERSION:-4.14.1} HEY_VERSION=${HEY_VERSION:-v0.1.4}
-COMPANY=11111111-1111-4111-8111-111111111111
+COMPANY= # set once the data is loaded: the loaded company with most inventories (pick_company)
 H=127.0.0.1
 DBURL_GO="postgres://postgres@$H:$PGPORT/perf?sslmode=disable"
 DBURL_NODE="postgres://postgres@$H:$PGPORT/perf"
@@ -184,6 +184,12 @@ load_data() { # size
 			--database-url "$P/data-sqlite-$size/inventory.db" $args 2>&1 | grep -v ' INFO ' | tee "$R/generate-$size-sqlite.txt"
 	fi
 	echo "$size" >"$P/perf-loaded"
+}
+# The company every request reads: generate gives the dataset companies of its
+# own (drawn from the seed, so the same on PostgreSQL and SQLite); the one with
+# most inventories, the lowest id among equals.
+pick_company() {
+	"${PSQL[@]}" -d perf -c "SELECT company_id FROM inventories GROUP BY company_id ORDER BY count(*) DESC, company_id LIMIT 1"
 }
 rows_of_perf() {
 	"${PSQL[@]}" -d perf -F ' ' -c "SELECT 'rows: properties ' || (SELECT count(*) FROM properties) || ', inventories ' || (SELECT count(*) FROM inventories) || ', environments ' || (SELECT count(*) FROM environments) || ', items ' || (SELECT count(*) FROM items) || ', photos ' || (SELECT count(*) FROM photos) || ', database ' || pg_size_pretty(pg_database_size('perf'))"
@@ -476,9 +482,11 @@ ceiling() { # size
 
 # ---------------------------------------------------------------- main
 setup
-make_bodies
 for size in $SIZES; do
 	load_data "$size"
+	COMPANY=$(pick_company)
+	log "[$size] company $COMPANY"
+	make_bodies
 	BIG=$(biggest_inventory)   # A1's inventory: the one with most items
 	make_ref_bodies "$size"
 	start_servers "$size"

@@ -499,7 +499,7 @@ func openReplicas(urls []string, o *options) ([]*replica, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &replica{name: Redacted(raw), db: db, drv: newGuard(entsql.OpenDB(name, db), o.poolSize, o.acquireTimeout)})
+		out = append(out, &replica{name: Redacted(raw), db: db, drv: newGuard(openDriver(name, db), o.poolSize, o.acquireTimeout)})
 	}
 	return out, nil
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	_ "github.com/propertyrecords/inventory/ent/runtime" // registers the tenancy policies and interceptors: never open a client without it
+	"github.com/propertyrecords/inventory/internal/catalogue"
 	"github.com/propertyrecords/inventory/internal/migrations"
 )
 
@@ -150,7 +151,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: connecting to %s: %w", name, err)
 	}
-	g := newGuard(entsql.OpenDB(name, db), o.poolSize, o.acquireTimeout)
+	g := newGuard(openDriver(name, db), o.poolSize, o.acquireTimeout)
 	var drv dialect.Driver = g
 	var r *router
 	if len(o.replicas) > 0 {
@@ -175,8 +176,19 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &Store{Client: ent.NewClient(ent.Driver(drv)), drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath,
+	// Materials are only ever inserted: each is read once, then kept.
+	client := ent.NewClient(ent.Driver(drv), ent.Catalogue(catalogue.New(catalogue.DefaultSize)))
+	return &Store{Client: client, drv: drv, guard: g, db: db, dialect: name, router: r, sqlitePath: sqlitePath,
 		unbounded: unbounded, primary: primary}, nil
+}
+
+// openDriver is ent's driver over db: on PostgreSQL, one that reads rows
+// through pgx itself (pgxReader).
+func openDriver(name string, db *sql.DB) dialect.Driver {
+	if name == dialect.Postgres {
+		return newPgxReader(db)
+	}
+	return entsql.OpenDB(name, db)
 }
 
 // scheme is the lower-cased scheme of url ("" for a plain path).

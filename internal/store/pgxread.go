@@ -1,0 +1,486 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
+)
+
+// pgxReader runs PostgreSQL statements outside transactions on pgx's own
+// interface instead of through database/sql, and reads their rows whole
+// while it holds the connection. database/sql hands every column of every
+// row over as a boxed driver.Value (a string is decoded, copied and boxed)
+// and then converts it again into ent's destination; on a nested tree that
+// was about a third of the server's allocations and of its CPU. Here each
+// statement's rows are copied as pgx receives them into one buffer, and
+// Scan decodes ent's usual destinations (sql.NullString, uuid.UUID,
+// sql.NullTime, …) straight from it; anything else is converted as
+// database/sql and pgx's stdlib would.
+//
+// Transactions, Exec and the pool itself stay database/sql's.
+type pgxReader struct {
+	*entsql.Driver
+	db *sql.DB
+}
+
+func newPgxReader(db *sql.DB) dialect.Driver {
+	return &pgxReader{Driver: entsql.OpenDB(dialect.Postgres, db), db: db}
+}
+
+// badConnRetries is how often a statement is tried again on another
+// connection when its connection turned out to be dead before the statement
+// was sent, as database/sql does (two pooled connections, then a new one).
+const badConnRetries = 3
+
+func (d *pgxReader) Query(ctx context.Context, query string, args, v any) error {
+	rows, ok := v.(*entsql.Rows)
+	argv, argsOK := args.([]any)
+	if !ok || (!argsOK && args != nil) {
+		return d.Driver.Query(ctx, query, args, v)
+	}
+	var (
+		read *bufferedRows
+		err  error
+	)
+	for range badConnRetries {
+		read, err = d.read(ctx, query, argv)
+		if !errors.Is(err, driver.ErrBadConn) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	rows.ColumnScanner = read
+	return nil
+}
+
+func (d *pgxReader) read(ctx context.Context, query string, args []any) (*bufferedRows, error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var read *bufferedRows
+	err = conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		if pc.IsClosed() {
+			return driver.ErrBadConn
+		}
+		rows, err := pc.Query(ctx, query, args...)
+		if err != nil {
+			if pgconn.SafeToRetry(err) {
+				return driver.ErrBadConn
+			}
+			return err
+		}
+		read, err = readRows(rows)
+		return err
+	})
+	return read, err
+}
+
+// bufferedRows are a statement's rows, read whole: each value's bytes as
+// PostgreSQL sent them, one after another in data. It is written once, by
+// readRows, and only read after that, which is what lets strings point into
+// it rather than be copied one by one.
+type bufferedRows struct {
+	columns []string
+	oids    []uint32
+	formats []int16
+	data    []byte
+	values  []span // len(columns) per row
+	row     int    // the current row; -1 before the first
+	rows    int
+}
+
+// span is a value's place in data; n < 0 is NULL.
+type span struct{ off, n int32 }
+
+func readRows(rows pgx.Rows) (*bufferedRows, error) {
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	b := &bufferedRows{columns: make([]string, len(fields)), oids: make([]uint32, len(fields)),
+		formats: make([]int16, len(fields)), row: -1}
+	for i, f := range fields {
+		b.columns[i], b.oids[i], b.formats[i] = f.Name, f.DataTypeOID, f.Format
+	}
+	for rows.Next() {
+		for _, raw := range rows.RawValues() {
+			if raw == nil {
+				b.values = append(b.values, span{n: -1})
+				continue
+			}
+			if len(b.data)+len(raw) > maxBufferedBytes {
+				return nil, fmt.Errorf("store: a statement's rows exceed %d bytes", maxBufferedBytes)
+			}
+			b.values = append(b.values, span{off: int32(len(b.data)), n: int32(len(raw))})
+			b.data = append(b.data, raw...)
+		}
+		b.rows++
+	}
+	rows.Close()
+	return b, rows.Err()
+}
+
+// maxBufferedBytes bounds one statement's rows in memory. Requests are
+// bounded far below it by their price and answer size; it keeps the
+// offsets within int32.
+const maxBufferedBytes = 1 << 30
+
+func (b *bufferedRows) Columns() ([]string, error) { return b.columns, nil }
+
+// ColumnTypes is not available: ent falls back to scanning such columns
+// into an any.
+func (b *bufferedRows) ColumnTypes() ([]*sql.ColumnType, error) {
+	return nil, errors.New("store: column types are not available on buffered rows")
+}
+func (b *bufferedRows) Close() error        { return nil }
+func (b *bufferedRows) Err() error          { return nil }
+func (b *bufferedRows) NextResultSet() bool { return false }
+
+func (b *bufferedRows) Next() bool {
+	if b.row+1 >= b.rows {
+		b.row = b.rows
+		return false
+	}
+	b.row++
+	return true
+}
+
+func (b *bufferedRows) Scan(dest ...any) error {
+	if b.row < 0 || b.row >= b.rows {
+		return errors.New("sql: Scan called without calling Next")
+	}
+	if len(dest) != len(b.columns) {
+		return fmt.Errorf("sql: expected %d destination arguments in Scan, not %d", len(b.columns), len(dest))
+	}
+	values := b.values[b.row*len(b.columns):]
+	for i, d := range dest {
+		var raw []byte
+		if s := values[i]; s.n >= 0 {
+			raw = b.data[s.off : s.off+s.n : s.off+s.n]
+		}
+		if err := b.scan(i, raw, values[i].n < 0, d); err != nil {
+			return fmt.Errorf("sql: Scan error on column index %d, name %q: %w", i, b.columns[i], err)
+		}
+	}
+	return nil
+}
+
+// scan decodes ent's common destinations from PostgreSQL's binary (or, for
+// text, only) form, and hands the rest to convert.
+func (b *bufferedRows) scan(i int, raw []byte, null bool, dest any) error {
+	oid, bin := b.oids[i], b.formats[i] == pgtype.BinaryFormatCode
+	switch d := dest.(type) {
+	case *sql.NullString:
+		if null {
+			*d = sql.NullString{}
+			return nil
+		}
+		if textual(oid) {
+			*d = sql.NullString{String: b.text(raw), Valid: true}
+			return nil
+		}
+	case *string:
+		if !null && textual(oid) {
+			*d = b.text(raw)
+			return nil
+		}
+	case *uuid.UUID:
+		if !null && oid == pgtype.UUIDOID && bin && len(raw) == 16 {
+			copy(d[:], raw)
+			return nil
+		}
+	case *sql.NullTime:
+		if null {
+			*d = sql.NullTime{}
+			return nil
+		}
+		if t, ok := timestamptz(oid, bin, raw); ok {
+			*d = sql.NullTime{Time: t, Valid: true}
+			return nil
+		}
+	case *time.Time:
+		if t, ok := timestamptz(oid, bin, raw); ok && !null {
+			*d = t
+			return nil
+		}
+	case *sql.NullBool:
+		if null {
+			*d = sql.NullBool{}
+			return nil
+		}
+		if oid == pgtype.BoolOID && bin && len(raw) == 1 {
+			*d = sql.NullBool{Bool: raw[0] != 0, Valid: true}
+			return nil
+		}
+	case *sql.NullInt64:
+		if null {
+			*d = sql.NullInt64{}
+			return nil
+		}
+		if n, ok := integer(oid, bin, raw); ok {
+			*d = sql.NullInt64{Int64: n, Valid: true}
+			return nil
+		}
+	case *int:
+		if n, ok := integer(oid, bin, raw); ok && !null {
+			*d = int(n)
+			return nil
+		}
+	case *int64:
+		if n, ok := integer(oid, bin, raw); ok && !null {
+			*d = n
+			return nil
+		}
+	}
+	var value driver.Value
+	if !null {
+		var err error
+		if value, err = sqlValue(oid, b.formats[i], raw); err != nil {
+			return err
+		}
+	}
+	return convert(dest, value)
+}
+
+// text is raw as a string that shares the buffer's bytes (see bufferedRows).
+func (b *bufferedRows) text(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	return unsafe.String(&raw[0], len(raw))
+}
+
+func textual(oid uint32) bool {
+	switch oid {
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID:
+		return true
+	}
+	return false
+}
+
+func integer(oid uint32, bin bool, raw []byte) (int64, bool) {
+	if !bin {
+		return 0, false
+	}
+	switch {
+	case oid == pgtype.Int8OID && len(raw) == 8:
+		return int64(binary.BigEndian.Uint64(raw)), true
+	case oid == pgtype.Int4OID && len(raw) == 4:
+		return int64(int32(binary.BigEndian.Uint32(raw))), true
+	case oid == pgtype.Int2OID && len(raw) == 2:
+		return int64(int16(binary.BigEndian.Uint16(raw))), true
+	}
+	return 0, false
+}
+
+// microsecondsFromUnixEpochToY2K is where PostgreSQL's timestamps count from.
+const microsecondsFromUnixEpochToY2K = 946684800 * 1_000_000
+
+// timestamptz decodes a binary timestamptz as pgx does (in the local time
+// zone); infinities and values outside Go's range are left to pgx.
+func timestamptz(oid uint32, bin bool, raw []byte) (time.Time, bool) {
+	if oid != pgtype.TimestamptzOID || !bin || len(raw) != 8 {
+		return time.Time{}, false
+	}
+	us := int64(binary.BigEndian.Uint64(raw))
+	const limit = 1 << 60 // well inside both infinities and time.Time's range
+	if us <= -limit || us >= limit {
+		return time.Time{}, false
+	}
+	return time.Unix(microsecondsFromUnixEpochToY2K/1_000_000+us/1_000_000,
+		(microsecondsFromUnixEpochToY2K%1_000_000*1_000)+(us%1_000_000*1_000)), true
+}
+
+// typeMaps are pgx type maps for converting what scan does not decode
+// itself: a connection's own map is not safe to use once the connection is
+// back in the pool. Each knows the types the connections know (pgx's, and
+// google/uuid's).
+var typeMaps = sync.Pool{New: func() any {
+	m := pgtype.NewMap()
+	pgxuuid.Register(m)
+	return m
+}}
+
+// sqlValue is the driver.Value pgx's database/sql driver gives for a value
+// of oid (its Rows.Next).
+func sqlValue(oid uint32, format int16, raw []byte) (driver.Value, error) {
+	m := typeMaps.Get().(*pgtype.Map)
+	defer typeMaps.Put(m)
+	scan := func(d any) error { return m.PlanScan(oid, format, d).Scan(raw, d) }
+	switch oid {
+	case pgtype.BoolOID:
+		var d bool
+		err := scan(&d)
+		return d, err
+	case pgtype.ByteaOID, pgtype.JSONOID, pgtype.JSONBOID, pgtype.XMLOID:
+		var d []byte
+		err := scan(&d)
+		return d, err
+	case pgtype.CIDOID, pgtype.OIDOID, pgtype.XIDOID:
+		var d pgtype.Uint32
+		if err := scan(&d); err != nil {
+			return nil, err
+		}
+		return d.Value()
+	case pgtype.DateOID:
+		var d pgtype.Date
+		if err := scan(&d); err != nil {
+			return nil, err
+		}
+		return d.Value()
+	case pgtype.Float4OID:
+		var d float32
+		err := scan(&d)
+		return float64(d), err
+	case pgtype.Float8OID:
+		var d float64
+		err := scan(&d)
+		return d, err
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
+		var d int64
+		err := scan(&d)
+		return d, err
+	case pgtype.TimestampOID:
+		var d pgtype.Timestamp
+		if err := scan(&d); err != nil {
+			return nil, err
+		}
+		return d.Value()
+	case pgtype.TimestamptzOID:
+		var d pgtype.Timestamptz
+		if err := scan(&d); err != nil {
+			return nil, err
+		}
+		return d.Value()
+	default:
+		var d string
+		err := scan(&d)
+		return d, err
+	}
+}
+
+// convert stores value in dest as database/sql's Rows.Scan would, for the
+// destinations ent and this service scan into.
+func convert(dest any, value driver.Value) error {
+	switch d := dest.(type) {
+	case sql.Scanner:
+		return d.Scan(value)
+	case *any:
+		*d = value
+		return nil
+	case *[]byte:
+		switch v := value.(type) {
+		case nil:
+			*d = nil
+			return nil
+		case []byte:
+			*d = append([]byte(nil), v...)
+			return nil
+		case string:
+			*d = []byte(v)
+			return nil
+		}
+	}
+	dv := reflect.ValueOf(dest)
+	if dv.Kind() != reflect.Pointer || dv.IsNil() {
+		return errors.New("destination not a pointer")
+	}
+	if value == nil {
+		if e := dv.Elem(); e.Kind() == reflect.Pointer {
+			e.SetZero()
+			return nil
+		}
+		return fmt.Errorf("converting NULL to %s is unsupported", dv.Elem().Kind())
+	}
+	e := dv.Elem()
+	if e.Kind() == reflect.Pointer {
+		// A nullable column scanned into a pointer: the value goes into a new
+		// element, as database/sql does.
+		n := reflect.New(e.Type().Elem())
+		if err := convert(n.Interface(), value); err != nil {
+			return err
+		}
+		e.Set(n)
+		return nil
+	}
+	if v := reflect.ValueOf(value); v.Type().AssignableTo(e.Type()) {
+		e.Set(v)
+		return nil
+	} else if v.Type().ConvertibleTo(e.Type()) && v.Kind() == e.Kind() {
+		e.Set(v.Convert(e.Type()))
+		return nil
+	}
+	text := asText(value)
+	switch e.Kind() {
+	case reflect.String:
+		e.SetString(text)
+		return nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(text, 10, e.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("converting driver.Value type %T (%q) to a %s: %w", value, text, e.Kind(), err)
+		}
+		e.SetInt(n)
+		return nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(text, 10, e.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("converting driver.Value type %T (%q) to a %s: %w", value, text, e.Kind(), err)
+		}
+		e.SetUint(n)
+		return nil
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(text, e.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("converting driver.Value type %T (%q) to a %s: %w", value, text, e.Kind(), err)
+		}
+		e.SetFloat(f)
+		return nil
+	case reflect.Bool:
+		v, err := strconv.ParseBool(text)
+		if err != nil {
+			return fmt.Errorf("converting driver.Value type %T (%q) to a bool: %w", value, text, err)
+		}
+		e.SetBool(v)
+		return nil
+	}
+	return fmt.Errorf("unsupported Scan, storing driver.Value type %T into type %T", value, dest)
+}
+
+func asText(value driver.Value) string {
+	switch v := value.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case time.Time:
+		return v.Format(time.RFC3339Nano)
+	}
+	return fmt.Sprint(value)
+}

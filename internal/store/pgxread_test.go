@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+type named string
+
+// TestRowsReadThroughPgxScanAsDatabaseSQLDoes scans every kind of column
+// (and NULL) into each destination ent or this service uses, through
+// pgxReader and through database/sql, and requires the same value, or an
+// error from both.
+func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
+	url := os.Getenv("TEST_DATABASE_URL")
+	if url == "" {
+		t.Skip("PostgreSQL only: set TEST_DATABASE_URL")
+	}
+	_, db, _, _, err := openPostgres(url, &options{poolSize: 2, connectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reference, fast := entsql.OpenDB(dialect.Postgres, db), newPgxReader(db)
+
+	str := func() any { return new(string) }
+	nullStr := func() any { return new(sql.NullString) }
+	anyv := func() any { return new(any) }
+	unknown := func() any { return new(entsql.UnknownType) }
+	bytes := func() any { return new([]byte) }
+	integer := func() any { return new(int) }
+	int64v := func() any { return new(int64) }
+	int32v := func() any { return new(int32) }
+	float := func() any { return new(float64) }
+	nullInt := func() any { return new(sql.NullInt64) }
+	nullTime := func() any { return new(sql.NullTime) }
+	timev := func() any { return new(time.Time) }
+	id := func() any { return new(uuid.UUID) }
+	nullID := func() any { return &entsql.NullScanner{S: new(uuid.UUID)} }
+	cases := []struct {
+		expr  string
+		dests []func() any
+	}{
+		{"'texto ñ'::text", []func() any{str, nullStr, anyv, unknown, bytes, func() any { return new(named) }, func() any { return new(*string) }}},
+		{"''::text", []func() any{str, nullStr, anyv}},
+		{"NULL::text", []func() any{str, nullStr, anyv, unknown, bytes, func() any { return new(*string) }}},
+		{"'vc'::varchar(8)", []func() any{str, nullStr}},
+		{"'b'::char(3)", []func() any{str, nullStr}},
+		{"'3f2504e0-4f89-11d3-9a0c-0305e82c3301'::uuid", []func() any{id, nullID, str, nullStr, anyv}},
+		{"NULL::uuid", []func() any{id, nullID, nullStr, anyv}},
+		{"'2026-11-26T05:00:00.123456Z'::timestamptz", []func() any{nullTime, timev, anyv, str}},
+		{"'1969-07-20T20:17:40.5Z'::timestamptz", []func() any{nullTime, timev}},
+		{"NULL::timestamptz", []func() any{nullTime, timev, anyv}},
+		{"'infinity'::timestamptz", []func() any{nullTime, timev, anyv, str}},
+		{"'2026-01-02 03:04:05'::timestamp", []func() any{nullTime, timev, anyv}},
+		{"'2026-11-26'::date", []func() any{timev, anyv}},
+		{"true", []func() any{func() any { return new(sql.NullBool) }, func() any { return new(bool) }, anyv, str}},
+		{"NULL::bool", []func() any{func() any { return new(sql.NullBool) }, func() any { return new(bool) }}},
+		{"(-7)::int2", []func() any{nullInt, integer, int64v, int32v, anyv, str, float}},
+		{"8::int4", []func() any{nullInt, integer, int64v, anyv}},
+		{"9000000000::int8", []func() any{nullInt, integer, int64v, int32v, anyv, str}},
+		{"NULL::int8", []func() any{nullInt, integer, anyv}},
+		{"1.5::float8", []func() any{float, func() any { return new(sql.NullFloat64) }, anyv, str}},
+		{"12345.67::numeric(15,2)", []func() any{func() any { return new(decimal.Decimal) }, str, anyv, float}},
+		{"'\\x0102'::bytea", []func() any{bytes, anyv}},
+		{`'{"a": 1}'::jsonb`, []func() any{bytes, str, anyv}},
+	}
+	ctx := context.Background()
+	scan := func(drv dialect.Driver, expr string, dest any) error {
+		var rows entsql.Rows
+		if err := drv.Query(ctx, "SELECT "+expr+", $1::int", []any{1}, &rows); err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			t.Fatalf("%s: no row", expr)
+		}
+		var one int
+		return rows.Scan(dest, &one)
+	}
+	for _, c := range cases {
+		for _, newDest := range c.dests {
+			want, got := newDest(), newDest()
+			wantErr, gotErr := scan(reference, c.expr, want), scan(fast, c.expr, got)
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Errorf("%s into %T: database/sql: %v; pgx: %v", c.expr, want, wantErr, gotErr)
+				continue
+			}
+			if wantErr == nil && !reflect.DeepEqual(want, got) {
+				t.Errorf("%s into %T: database/sql gave %#v; pgx %#v", c.expr, want, want, got)
+			}
+		}
+	}
+}
+
+// TestBufferedRowsHoldEveryRow reads more rows than one network read holds,
+// and checks each one and the end.
+func TestBufferedRowsHoldEveryRow(t *testing.T) {
+	url := os.Getenv("TEST_DATABASE_URL")
+	if url == "" {
+		t.Skip("PostgreSQL only: set TEST_DATABASE_URL")
+	}
+	_, db, _, _, err := openPostgres(url, &options{poolSize: 2, connectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rows entsql.Rows
+	if err := newPgxReader(db).Query(context.Background(),
+		"SELECT n, repeat('x', n % 100), CASE WHEN n % 3 = 0 THEN NULL ELSE n END FROM generate_series(1, $1::int) n", []any{20000}, &rows); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+		var (
+			got   int
+			text  string
+			maybe sql.NullInt64
+		)
+		if err := rows.Scan(&got, &text, &maybe); err != nil {
+			t.Fatal(err)
+		}
+		if got != n || len(text) != n%100 || maybe.Valid == (n%3 == 0) {
+			t.Fatalf("row %d: %d %q %v", n, got, text, maybe)
+		}
+	}
+	if n != 20000 || rows.Next() {
+		t.Fatalf("read %d rows", n)
+	}
+	if err := rows.Scan(new(int), new(string), new(any)); err == nil {
+		t.Fatal("Scan after the last row answered")
+	}
+}
