@@ -24,6 +24,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/internal/catalogue"
 )
 
 // Client is the client that holds all ent builders.
@@ -80,7 +81,8 @@ type (
 		// hooks to execute on mutations.
 		hooks *hooks
 		// interceptors to execute on queries.
-		inters *inters
+		inters    *inters
+		Catalogue *catalogue.Cache
 	}
 	// Option function to configure the client.
 	Option func(*config)
@@ -121,6 +123,13 @@ func Log(fn func(...any)) Option {
 func Driver(driver dialect.Driver) Option {
 	return func(c *config) {
 		c.driver = driver
+	}
+}
+
+// Catalogue configures the Catalogue.
+func Catalogue(v *catalogue.Cache) Option {
+	return func(c *config) {
+		c.Catalogue = v
 	}
 }
 

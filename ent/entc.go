@@ -22,6 +22,7 @@ import (
 	"entgo.io/ent/schema"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/propertyrecords/inventory/internal/catalogue"
 	"github.com/propertyrecords/inventory/internal/paging"
 )
 
@@ -40,7 +41,8 @@ func main() {
 	opts := []entc.Option{
 		entc.Extensions(ex),
 		entc.FeatureNames("privacy", "entql", "intercept"),
-		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl", "ent/template/mutation_scope.tmpl"),
+		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl", "ent/template/mutation_scope.tmpl", "ent/template/catalogue.tmpl"),
+		entc.Dependency(entc.DependencyName("Catalogue"), entc.DependencyType(&catalogue.Cache{})),
 	}
 	descending := gen.MustParse(gen.NewTemplate("descending_sort").
 		Funcs(template.FuncMap{"descendingSorts": descendingSorts}).

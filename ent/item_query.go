@@ -31,9 +31,11 @@ type ItemQuery struct {
 	withEnvironment *EnvironmentQuery
 	withMaterial    *MaterialQuery
 	withPhotos      *PhotoQuery
-	modifiers       []func(*sql.Selector)
-	loadTotal       []func(context.Context, []*Item) error
-	withNamedPhotos map[string]*PhotoQuery
+	// fromCatalogueMaterial: see catalogueMaterial.
+	fromCatalogueMaterial *MaterialQuery
+	modifiers             []func(*sql.Selector)
+	loadTotal             []func(context.Context, []*Item) error
+	withNamedPhotos       map[string]*PhotoQuery
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Item
@@ -472,6 +474,9 @@ func (_q *ItemQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Item, e
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if q := _q.withMaterial; _spec.Assign != nil && q != nil && _q.Catalogue != nil && q.plain() {
+		_q.fromCatalogueMaterial, _q.withMaterial = q, nil
+	}
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
@@ -503,6 +508,12 @@ func (_q *ItemQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Item, e
 		if err := _q.loadPhotos(ctx, query, nodes,
 			func(n *Item) { n.Edges.Photos = []*Photo{} },
 			func(n *Item, e *Photo) { n.Edges.Photos = append(n.Edges.Photos, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if q := _q.fromCatalogueMaterial; q != nil {
+		_q.fromCatalogueMaterial = nil
+		if err := _q.catalogueMaterial(ctx, q, nodes); err != nil {
 			return nil, err
 		}
 	}
@@ -616,6 +627,9 @@ func (_q *ItemQuery) loadPhotos(ctx context.Context, query *PhotoQuery, nodes []
 
 func (_q *ItemQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if q := _q.withMaterial; _spec.Assign != nil && q != nil && _q.Catalogue != nil && q.plain() {
+		_q.fromCatalogueMaterial, _q.withMaterial = q, nil
+	}
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}

@@ -29,5 +29,18 @@ func (Material) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		schema.Comment("A material of the shared catalogue that items are made of."),
 		entgql.Skip(entgql.SkipWhereInput),
+		Catalogue{InsertOnly: true},
 	}
 }
+
+// Catalogue marks a type whose rows are shared by every company and only
+// ever inserted: never changed nor removed. Eager loads of it are answered
+// from the client's catalogue cache (ent/template/catalogue.tmpl).
+type Catalogue struct {
+	// InsertOnly is always true: the annotation exists to say so (and a
+	// template tests an empty annotation as absent).
+	InsertOnly bool
+}
+
+// Name implements schema.Annotation.
+func (Catalogue) Name() string { return "Catalogue" }
