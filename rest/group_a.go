@@ -14,15 +14,17 @@ import (
 
 // legacyInventory is the inventory detail of spec section 2.1.
 type legacyInventory struct {
-	InventoryID            string                  `json:"InventoryId"`
-	InventoryType          int                     `json:"InventoryType"`
-	RentalPrice            string                  `json:"RentalPrice"`
-	IsSigned               bool                    `json:"IsSigned"`
-	ApprovalCode           *string                 `json:"Approval_Code"`
-	CreationDate           string                  `json:"CreationDate"`
-	SignatureDate          *string                 `json:"SignatureDate"`
-	Property               legacyPropertyInfo      `json:"Property"`
-	EnvironmentDiagnostics list[legacyEnvironment] `json:"EnvironmentDiagnostics"`
+	InventoryID   string             `json:"InventoryId"`
+	InventoryType int                `json:"InventoryType"`
+	RentalPrice   string             `json:"RentalPrice"`
+	IsSigned      bool               `json:"IsSigned"`
+	ApprovalCode  *string            `json:"Approval_Code"`
+	CreationDate  string             `json:"CreationDate"`
+	SignatureDate *string            `json:"SignatureDate"`
+	Property      legacyPropertyInfo `json:"Property"`
+	// The rooms, their items, materials and photos, as the operation's
+	// aliases (rest/operations/a1_inventory_detail.graphql) spell them.
+	EnvironmentDiagnostics rawList `json:"EnvironmentDiagnostics"`
 }
 
 type legacyPropertyInfo struct {
@@ -33,31 +35,6 @@ type legacyPropertyInfo struct {
 	City         string   `json:"City"`
 	PropertyType typeName `json:"PropertyType"`
 	Levels       int      `json:"Levels"`
-}
-
-type legacyEnvironment struct {
-	Description     string `json:"Description"`
-	EnvironmentName string `json:"EnvironmentName"`
-	// level is the spec's name (section 2.1); Level, the name this service
-	// gave it first, stays for the clients built on it (deprecated).
-	Level          int              `json:"level"`
-	LevelPascal    int              `json:"Level"`
-	ItemDiagnostic list[legacyItem] `json:"ItemDiagnostic"`
-}
-
-type legacyItem struct {
-	ItemDiagnosticID string `json:"ItemDiagnosticId"`
-	Description      string `json:"Description"`
-	Rating           int    `json:"Rating"`
-	Order            *int   `json:"Order"`
-	ToRepair         bool   `json:"ToRepair"`
-	ItemName         string `json:"ItemName"`
-	Material         struct {
-		MaterialName string `json:"MaterialName"`
-	} `json:"Material"`
-	Photo list[struct {
-		StorageReference string `json:"StorageReference"`
-	}] `json:"Photo"`
 }
 
 // legacyProperty is the property of spec section 2.2.

@@ -230,9 +230,14 @@ func node[T any](ctx context.Context, a *API, operation string, id uuid.UUID, ty
 	if err := a.run(ctx, operation, map[string]any{"id": id.String()}, &out); err != nil {
 		return found, err
 	}
-	var t typed
-	if err := json.Unmarshal(out.Node, &t); err != nil || t.Typename != typename {
-		return found, apperr.Errorf(apperr.NotFound, "%s %s not found", what, id)
+	// Every node operation selects __typename first, so the node's first
+	// bytes tell its type without decoding it twice; anything else (null)
+	// is decoded to be sure.
+	if !bytes.HasPrefix(out.Node, []byte(`{"__typename":"`+typename+`"`)) {
+		var t typed
+		if err := json.Unmarshal(out.Node, &t); err != nil || t.Typename != typename {
+			return found, apperr.Errorf(apperr.NotFound, "%s %s not found", what, id)
+		}
 	}
 	if err := json.Unmarshal(out.Node, &found); err != nil {
 		return found, fmt.Errorf("rest: decoding %s: %w", operation, err)

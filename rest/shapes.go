@@ -13,6 +13,24 @@ func (l list[T]) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]T(l))
 }
 
+// rawList is a JSON array passed on as GraphQL wrote it, for lists that
+// the operation's aliases already give the legacy shape: decoding them into
+// structs only to encode them again was most of a REST request's own cost.
+// A null (GraphQL's lists here are non-null) is written as [].
+type rawList json.RawMessage
+
+func (l *rawList) UnmarshalJSON(b []byte) error {
+	*l = append((*l)[:0], b...)
+	return nil
+}
+
+func (l rawList) MarshalJSON() ([]byte, error) {
+	if len(l) == 0 || string(l) == "null" {
+		return []byte("[]"), nil
+	}
+	return l, nil
+}
+
 // nodes reads the nodes of a GraphQL connection ({"edges": [{"node": …}]})
 // and writes them as a plain list, the legacy shape.
 type nodes[T any] list[T]
