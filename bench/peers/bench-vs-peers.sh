@@ -237,12 +237,12 @@ start_servers() { # size
 # GraphQL documents, REF=1) on the project on PostgreSQL only
 queries() {
 	local q="a10 a50 b10 c10"
-	[ "$REST" = 1 ] && q="$q A1 B1"
-	[ "$REST" = 1 ] && [ "$REF" = 1 ] && [ -s "$R/bodies/project-A1gql.json" ] && q="$q A1gql B1gql"
+	[ "$REST" = 1 ] && q="$q A1 B1 A4"
+	[ "$REST" = 1 ] && [ "$REF" = 1 ] && [ -s "$R/bodies/project-A1gql.json" ] && q="$q A1gql B1gql A4gql"
 	echo "$q"
 }
 sides() { # the contenders of a query: project pg5 [pg4] [sqlite]
-	case $1 in A1 | B1 | A1gql | B1gql) echo project; return ;; esac
+	case $1 in A1 | B1 | A4 | A1gql | B1gql | A4gql) echo project; return ;; esac
 	local s="project pg5"
 	[ "$PG4" = 1 ] && s="$s pg4"
 	[ "$SQLITE" = 1 ] && case $1 in a10 | b10 | c10) s="$s sqlite" ;; esac
@@ -257,7 +257,8 @@ target() { # query side: prints "connections url [body file]"; no body file: a G
 	b10 | c10) echo "10 $base/graphql $R/bodies/$(lang "$2")-${1:0:1}.json" ;;
 	A1) echo "10 $base/inventory/detail/$BIG?x-company-id=$COMPANY" ;;
 	B1) echo "10 $base/api/v1/inventories?x-company-id=$COMPANY&page=1&pageSize=20" ;;
-	A1gql | B1gql) echo "10 $base/graphql $R/bodies/project-$1.json" ;;
+	A4) echo "10 $base/property/get_properties/$COMPANY?page=1&sorter=desc" ;;
+	A1gql | B1gql | A4gql) echo "10 $base/graphql $R/bodies/project-$1.json" ;;
 	*) echo "unknown query $1" >&2; exit 2 ;;
 	esac
 }
@@ -278,7 +279,7 @@ make_bodies() {
 # requests (rest/group_a.go, rest/group_b.go: B1 defaults to createdAt, desc)
 make_ref_bodies() { # size (A1's inventory differs per size)
 	local ops=$PROJ/rest/operations
-	rm -f "$R/bodies/project-A1gql.json" "$R/bodies/project-B1gql.json"
+	rm -f "$R/bodies/project-A1gql.json" "$R/bodies/project-B1gql.json" "$R/bodies/project-A4gql.json"
 	[ "$REST" = 1 ] && [ "$REF" = 1 ] || return 0
 	if [ ! -f "$ops/a1_inventory_detail.graphql" ] || [ ! -f "$ops/b1_inventories.graphql" ] || [ ! -f "$ops/inventory_summary.graphql" ]; then
 		log "no rest/operations/{a1_inventory_detail,b1_inventories,inventory_summary}.graphql: no GraphQL reference for A1 and B1"
@@ -289,6 +290,9 @@ make_ref_bodies() { # size (A1's inventory differs per size)
 	python3 -c 'import json,sys; print(json.dumps({"query": open(sys.argv[1]).read() + "\n" + open(sys.argv[2]).read(),
 		"variables": {"page": 1, "pageSize": 20, "where": {}, "orderBy": {"field": "CREATED_AT", "direction": "DESC"}}}))' \
 		"$ops/b1_inventories.graphql" "$ops/inventory_summary.graphql" >"$R/bodies/project-B1gql.json"
+	python3 -c 'import json,sys; print(json.dumps({"query": open(sys.argv[1]).read() + "\n" + open(sys.argv[2]).read(),
+		"variables": {"page": 1, "direction": "DESC"}}))' \
+		"$ops/a4_properties.graphql" "$ops/legacy_property.graphql" >"$R/bodies/project-A4gql.json"
 }
 req() { # query side outfile: one request as the load sends it; prints the HTTP status
 	local c url body
@@ -324,7 +328,7 @@ check_same() { # size
 	python3 "$Q/compare.py" nested "$R/responses-$size/project-a.json" "$R/responses-$size/ceiling-a.json" | tee -a "$R/check.txt" || true
 	# REST A1 and B1 answer 200, and (REF=1) with the records of their GraphQL documents
 	[ "$REST" = 1 ] || return 0
-	for q in A1 B1; do
+	for q in A1 B1 A4; do
 		code=$(req $q project "$R/responses-$size/project-$q.json")
 		if [ -s "$R/bodies/project-${q}gql.json" ]; then
 			req ${q}gql project "$R/responses-$size/project-${q}gql.json" >/dev/null
@@ -360,7 +364,7 @@ sql_counts() { # size
 			count_sql "$size" "$s-$q" req ${q}10 "$s" /dev/null
 		done
 	done
-	for q in A1 A1gql B1 B1gql; do
+	for q in A1 A1gql B1 B1gql A4gql; do
 		[[ " $(queries) " == *" $q "* ]] && count_sql "$size" "project-$q" req $q project /dev/null
 	done
 	count_sql "$size" project-A4 curl -sf -o /dev/null "http://$H:${PORT[project]}/property/get_properties/$COMPANY?page=1&sorter=desc"

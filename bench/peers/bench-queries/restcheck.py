@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks that a REST request of the project returns the records of the GraphQL document
 it runs in-process (rest/operations/), POSTed to /graphql as the bench's reference.
-usage: restcheck.py A1|B1 REST.json GRAPHQL.json
+usage: restcheck.py A1|B1|A4 REST.json GRAPHQL.json
   A1: the inventory id, and its environments, items (ids) and photos (storage references),
       in order (both come from the same document).
   B1: the inventory ids of the page, in order, and totalRecords.
+  A4: the property ids of the page, in order, and the total.
 Prints a one-line summary; exit 1 on a mismatch or an error."""
 import json, sys
 
@@ -29,7 +30,14 @@ def b1(page):
     ids = [d["inventoryId"] for d in page["data"]]
     return (page["totalRecords"], ids), {"inv": len(ids), "totalRecords": page["totalRecords"]}
 
-if kind == "A1":
+def a4(ids, total):
+    return (total, ids), {"prop": len(ids), "total": total}
+
+if kind == "A4":
+    page = gql["data"]["propertyPage"]
+    ca, na = a4([d["PropertyId"] for d in rest["data"]], rest["meta"]["total"])
+    cb, nb = a4([d["PropertyId"] for d in page["data"]], page["totalRecords"])
+elif kind == "A1":
     ca, na = a1(rest); cb, nb = a1(gql["data"]["node"])
 else:
     ca, na = b1(rest["data"]); cb, nb = b1(gql["data"]["inventoryPage"])

@@ -3,7 +3,7 @@
 usage: summarize.py RESULTS_DIR
 Per size: one table per GraphQL query with the project, PostGraphile 5 and their ratio
 (median of the per-round ratios), p50/p99, CPU per request (server and PostgreSQL), RSS and
-the project on SQLite beside; the REST requests A1 and B1 (project only) with their GraphQL
+the project on SQLite beside; the REST requests A1, B1 and A4 (project only) with their GraphQL
 reference; then the detail tables (throughput per round, latency, CPU, load averages, memory),
 SQL statements per request, sequential latency, the pgbench ceiling and the record checks."""
 import csv, os, statistics, sys
@@ -13,7 +13,8 @@ R = sys.argv[1]
 QUERIES = [("a10", "(a) nested, 3 inventories, c=10"), ("a50", "(a) nested, 3 inventories, c=50"),
            ("b10", "(b) nested, 20 inventories, c=10"), ("c10", "(c) flat page of 20 + totalCount, c=10")]
 REST = [("A1", "A1 GET /inventory/detail/{id} (most items)"), ("A1gql", "A1's GraphQL document on /graphql"),
-        ("B1", "B1 GET /api/v1/inventories page 1 of 20"), ("B1gql", "B1's GraphQL document on /graphql")]
+        ("B1", "B1 GET /api/v1/inventories page 1 of 20"), ("B1gql", "B1's GraphQL document on /graphql"),
+        ("A4", "A4 GET /property/get_properties/{company} page 1"), ("A4gql", "A4's GraphQL document on /graphql")]
 NAMES = {"project": "project (PG)", "pg5": "PostGraphile 5", "pg4": "PostGraphile 4", "sqlite": "project (SQLite)"}
 
 
