@@ -25,6 +25,7 @@ require (
 	github.com/prometheus/common v0.66.1
 	github.com/rs/cors v1.11.1
 	github.com/shopspring/decimal v1.4.0
+	github.com/tidwall/gjson v1.20.2
 	github.com/vektah/gqlparser/v2 v2.5.64
 	github.com/vgarvardt/pgx-google-uuid/v5 v5.6.0
 	github.com/vmihailenco/msgpack/v5 v5.3.5
@@ -111,6 +112,8 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/sosodev/duration v1.4.0 // indirect
 	github.com/spiffe/go-spiffe/v2 v2.8.1 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.3.0 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/urfave/cli/v3 v3.14.0 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect

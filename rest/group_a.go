@@ -2,7 +2,10 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/tidwall/gjson"
 	"net/http"
+	"strconv"
 
 	"github.com/google/uuid"
 
@@ -71,13 +74,14 @@ type legacyPropertyInventory struct {
 	SignatureDate     *string `json:"SignatureDate"`
 }
 
-// propertyList is A4's body: spec section 2.2's data and meta, and newOffset.
-type propertyList struct {
-	Data      list[legacyProperty] `json:"data"`
-	Meta      propertyListMeta     `json:"meta"`
-	NewOffset int                  `json:"newOffset"`
-}
+// legacyPropertyFields writes GraphQL's LegacyProperty (rest/operations/
+// legacy_property.graphql) as A4's list element: the property type as the
+// legacy {"typeName": …} object.
+var legacyPropertyFields = members{"PropertyType": func(buf []byte, v gjson.Result) []byte {
+	return append(nullAsEmpty(append(buf, `{"typeName":`...), v), '}')
+}}
 
+// propertyListMeta is the meta of A4's body (data, meta and newOffset).
 type propertyListMeta struct {
 	Total       int  `json:"total"`
 	LastPage    int  `json:"lastPage"`
@@ -137,30 +141,30 @@ func (a *API) properties(w http.ResponseWriter, r *http.Request, p *params) erro
 		return p.err
 	}
 	// Call: one page of 20, by creation date.
-	var out struct {
-		PropertyPage struct {
-			pageMeta
-			Data list[legacyProperty] `json:"data"`
-		} `json:"propertyPage"`
-	}
 	vars := map[string]any{"page": page, "direction": direction(sorter)}
-	if err := a.run(tenant.WithCompany(r.Context(), company), "a4_properties", vars, &out); err != nil {
+	data, err := a.runRaw(tenant.WithCompany(r.Context(), company), "a4_properties", vars)
+	if err != nil {
 		return err
 	}
 	// Encode: data, meta and newOffset (the next page to ask for, -1 after the last).
-	m := out.PropertyPage.pageMeta
-	body := propertyList{Data: out.PropertyPage.Data, NewOffset: -1, Meta: propertyListMeta{
-		Total: m.TotalRecords, LastPage: m.TotalPages, CurrentPage: m.Page, PerPage: m.PageSize,
-	}}
+	answer := gjson.GetBytes(data, "propertyPage")
+	m := metaOf(answer)
+	meta, newOffset := propertyListMeta{Total: m.TotalRecords, LastPage: m.TotalPages, CurrentPage: m.Page, PerPage: m.PageSize}, -1
 	if m.HasPreviousPage {
 		prev := m.Page - 1
-		body.Meta.Prev = &prev
+		meta.Prev = &prev
 	}
 	if m.HasNextPage {
 		next := m.Page + 1
-		body.Meta.Next, body.NewOffset = &next, next
+		meta.Next, newOffset = &next, next
 	}
-	writeJSON(w, http.StatusOK, body)
+	encoded, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	body := legacyPropertyFields.list([]byte(`{"data":`), answer.Get("data"))
+	body = append(append(append(body, `,"meta":`...), encoded...), `,"newOffset":`...)
+	writeRaw(w, http.StatusOK, append(strconv.AppendInt(body, int64(newOffset), 10), '}'))
 	return nil
 }
 

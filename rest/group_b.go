@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"github.com/tidwall/gjson"
 	"math"
 	"net/http"
 
@@ -26,31 +27,22 @@ func writeEnvelope(w http.ResponseWriter, data any) {
 	writeJSON(w, http.StatusOK, envelope{Success: true, Timestamp: now(), Data: data})
 }
 
-// inventorySummary is the list element of spec section 2.3.
-type inventorySummary struct {
-	InventoryID string `json:"inventoryId"`
-	Property    struct {
-		PropertyID string `json:"propertyId"`
-		Code       string `json:"code"`
-		Address    string `json:"address"`
-		City       string `json:"city"`
-	} `json:"property"`
-	InventoryType     int         `json:"inventoryType"`
-	InventoryTypeName string      `json:"inventoryTypeName"`
-	IsSigned          bool        `json:"isSigned"`
-	IsRemoteSigned    bool        `json:"isRemoteSigned"`
-	RentalPrice       json.Number `json:"rentalPrice"` // GraphQL's exact decimal text, written as a JSON number
-	Currency          string      `json:"currency"`
-	// The spec types it string, not "or null": "" while unsigned (GraphQL's null).
-	PDFDownloadURL string  `json:"pdfDownloadUrl"`
-	CreatedAt      string  `json:"createdAt"`
-	SignatureDate  *string `json:"signatureDate"`
-}
+// inventoryPage writes GraphQL's inventoryPage (rest/operations/
+// b1_inventories.graphql and inventory_summary.graphql) as the list data of
+// spec section 2.5, each element as section 2.3 types it: the price a
+// number, and the PDF address "" while unsigned (the spec types it string,
+// not "or null").
+var (
+	inventorySummary = members{"rentalPrice": asNumber, "pdfDownloadUrl": nullAsEmpty}
+	inventoryPage    = members{"data": inventorySummary.list}
+)
 
-// inventoryList is the list data of spec section 2.5.
-type inventoryList struct {
-	Data list[inventorySummary] `json:"data"`
-	pageMeta
+// writeInventoryPage writes the envelope around a page of inventories.
+func writeInventoryPage(w http.ResponseWriter, data []byte) {
+	body := append([]byte(`{"success":true,"timestamp":"`), now()...)
+	body = append(body, `","data":`...)
+	body = inventoryPage.object(body, gjson.GetBytes(data, "inventoryPage"))
+	writeRaw(w, http.StatusOK, append(body, '}'))
 }
 
 // inventoryDetail is the data of spec section 2.4.
@@ -105,16 +97,14 @@ func (a *API) inventories(w http.ResponseWriter, r *http.Request, p *params) err
 	}
 	field := map[string]string{"createdAt": "CREATED_AT", "signatureDate": "SIGNATURE_DATE"}[sortBy]
 	// Call: one page of the company's inventories.
-	var out struct {
-		InventoryPage inventoryList `json:"inventoryPage"`
-	}
 	vars := map[string]any{"page": page, "pageSize": pageSize, "where": where,
 		"orderBy": map[string]any{"field": field, "direction": direction(sortOrder)}}
-	if err := a.run(tenant.WithCompany(r.Context(), company), "b1_inventories", vars, &out); err != nil {
+	data, err := a.runRaw(tenant.WithCompany(r.Context(), company), "b1_inventories", vars)
+	if err != nil {
 		return err
 	}
 	// Encode: the envelope around the list data.
-	writeEnvelope(w, out.InventoryPage)
+	writeInventoryPage(w, data)
 	return nil
 }
 
@@ -167,20 +157,16 @@ func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request, p *p
 		return p.err
 	}
 	// Call: the property, which must be the company's, and one page of its inventories.
-	var out struct {
-		Property      *typed        `json:"property"`
-		InventoryPage inventoryList `json:"inventoryPage"`
-	}
 	vars := map[string]any{"propertyId": property.String(), "page": page, "pageSize": pageSize}
-	err := a.run(tenant.WithCompany(r.Context(), company), "b3_inventories_by_property", vars, &out)
-	if err != nil || out.Property == nil || out.Property.Typename != "Property" {
+	data, err := a.runRaw(tenant.WithCompany(r.Context(), company), "b3_inventories_by_property", vars)
+	if err != nil || gjson.GetBytes(data, "property.__typename").Str != "Property" {
 		if err == nil || apperr.CodeOf(err) == apperr.NotFound {
 			return apperr.Errorf(apperr.NotFound, "property %s not found", property)
 		}
 		return err
 	}
 	// Encode: the envelope around the list data.
-	writeEnvelope(w, out.InventoryPage)
+	writeInventoryPage(w, data)
 	return nil
 }
 

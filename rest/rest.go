@@ -202,21 +202,31 @@ func (a *API) get(endpoint func(http.ResponseWriter, *http.Request, *params) err
 // run executes the named operation with vars and decodes its data into out.
 // GraphQL errors come back as the *apperr.Error the presenter saw.
 func (a *API) run(ctx context.Context, operation string, vars map[string]any, out any) error {
+	data, err := a.runRaw(ctx, operation, vars)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("rest: decoding %s: %w", operation, err)
+	}
+	return nil
+}
+
+// runRaw executes the named operation with vars and returns its data as
+// the executor wrote it.
+func (a *API) runRaw(ctx context.Context, operation string, vars map[string]any) ([]byte, error) {
 	ctx = graphql.StartOperationTrace(ctx)
 	params := &graphql.RawParams{Query: a.ops[operation], Variables: vars, ReadTime: graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}}
 	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		return refused(operation, errs)
+		return nil, refused(operation, errs)
 	}
 	handler, ctx := a.exec.DispatchOperation(ctx, opCtx)
 	res := handler(ctx)
 	if len(res.Errors) > 0 {
-		return fromGraphQL(res.Errors[0])
+		return nil, fromGraphQL(res.Errors[0])
 	}
-	if err := json.Unmarshal(res.Data, out); err != nil {
-		return fmt.Errorf("rest: decoding %s: %w", operation, err)
-	}
-	return nil
+	return res.Data, nil
 }
 
 // node runs a document whose root field is node(id: $id) and decodes the node
