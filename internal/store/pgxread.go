@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/shopspring/decimal"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 )
 
@@ -84,7 +85,7 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 		if pc.IsClosed() {
 			return driver.ErrBadConn
 		}
-		rows, err := pc.Query(ctx, query, args...)
+		rows, err := pc.Query(ctx, query, append([]any{resultFormats}, args...)...)
 		if err != nil {
 			if pgconn.SafeToRetry(err) {
 				return driver.ErrBadConn
@@ -95,6 +96,20 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 		return err
 	})
 	return read, err
+}
+
+// resultFormats are the types PostgreSQL is asked to send in binary, as
+// pgx's database/sql driver asks (so that values convert as they did
+// through it: numeric as its text, with its scale), and uuid, 16 bytes
+// rather than 36 characters.
+var resultFormats = pgx.QueryResultFormatsByOID{
+	pgtype.BoolOID: pgtype.BinaryFormatCode, pgtype.ByteaOID: pgtype.BinaryFormatCode,
+	pgtype.CIDOID: pgtype.BinaryFormatCode, pgtype.DateOID: pgtype.BinaryFormatCode,
+	pgtype.Float4OID: pgtype.BinaryFormatCode, pgtype.Float8OID: pgtype.BinaryFormatCode,
+	pgtype.Int2OID: pgtype.BinaryFormatCode, pgtype.Int4OID: pgtype.BinaryFormatCode,
+	pgtype.Int8OID: pgtype.BinaryFormatCode, pgtype.OIDOID: pgtype.BinaryFormatCode,
+	pgtype.TimestampOID: pgtype.BinaryFormatCode, pgtype.TimestamptzOID: pgtype.BinaryFormatCode,
+	pgtype.XIDOID: pgtype.BinaryFormatCode, pgtype.UUIDOID: pgtype.BinaryFormatCode,
 }
 
 // bufferedRows are a statement's rows, read whole: each value's bytes as
@@ -240,6 +255,15 @@ func (b *bufferedRows) scan(i int, raw []byte, null bool, dest any) error {
 		if n, ok := integer(oid, bin, raw); ok {
 			*d = sql.NullInt64{Int64: n, Valid: true}
 			return nil
+		}
+	case *decimal.Decimal:
+		if !null && oid == pgtype.NumericOID && !bin {
+			// As decimal's Scan parses the text, without copying it first.
+			n, err := decimal.NewFromString(b.text(raw))
+			if err == nil {
+				*d = n
+				return nil
+			}
 		}
 	case *int:
 		if n, ok := integer(oid, bin, raw); ok && !null {
