@@ -85,7 +85,7 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 		if pc.IsClosed() {
 			return driver.ErrBadConn
 		}
-		rows, err := pc.Query(ctx, query, append([]any{resultFormats}, args...)...)
+		rows, err := pc.Query(ctx, query, pgxArgs(args)...)
 		if err != nil {
 			if pgconn.SafeToRetry(err) {
 				return driver.ErrBadConn
@@ -96,6 +96,33 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 		return err
 	})
 	return read, err
+}
+
+// pgxArgs are the statement's arguments for pgx, after the result formats.
+// ids are passed as pointers into one array: pgx encodes a uuid.UUID
+// (through pgx-google-uuid) by boxing a copy of it, an allocation for each
+// id of an eager load's IN list, but a *pgtype.UUID as it is.
+func pgxArgs(args []any) []any {
+	out := make([]any, 1, len(args)+1)
+	out[0] = resultFormats
+	ids := 0
+	for _, arg := range args {
+		if _, ok := arg.(uuid.UUID); ok {
+			ids++
+		}
+	}
+	var encoded []pgtype.UUID
+	if ids > 0 {
+		encoded = make([]pgtype.UUID, 0, ids)
+	}
+	for _, arg := range args {
+		if id, ok := arg.(uuid.UUID); ok {
+			encoded = append(encoded, pgtype.UUID{Bytes: id, Valid: true})
+			arg = &encoded[len(encoded)-1]
+		}
+		out = append(out, arg)
+	}
+	return out
 }
 
 // resultFormats are the types PostgreSQL is asked to send in binary, as

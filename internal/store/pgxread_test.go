@@ -111,6 +111,42 @@ func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
 	}
 }
 
+// TestIDsAreSentAsTheyAre: ids (passed as pointers into one array, see
+// pgxArgs) reach PostgreSQL as the ids they are, in lists and beside other
+// arguments.
+func TestIDsAreSentAsTheyAre(t *testing.T) {
+	url := os.Getenv("TEST_DATABASE_URL")
+	if url == "" {
+		t.Skip("PostgreSQL only: set TEST_DATABASE_URL")
+	}
+	_, db, _, _, err := openPostgres(url, &options{poolSize: 2, connectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, b := uuid.New(), uuid.New()
+	var rows entsql.Rows
+	if err := newPgxReader(db).Query(context.Background(), "SELECT $1::uuid::text, $2::int, $3::uuid::text, $4::uuid = ANY(ARRAY[$1::uuid, $3::uuid])",
+		[]any{a, 7, b, b}, &rows); err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var (
+		gotA, gotB string
+		n          int
+		in         bool
+	)
+	if !rows.Next() {
+		t.Fatal("no row")
+	}
+	if err := rows.Scan(&gotA, &n, &gotB, &in); err != nil {
+		t.Fatal(err)
+	}
+	if gotA != a.String() || gotB != b.String() || n != 7 || !in {
+		t.Fatalf("got %s %d %s %v, want %s 7 %s true", gotA, n, gotB, in, a, b)
+	}
+}
+
 // TestBufferedRowsHoldEveryRow reads more rows than one network read holds,
 // and checks each one and the end.
 func TestBufferedRowsHoldEveryRow(t *testing.T) {
