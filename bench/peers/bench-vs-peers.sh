@@ -41,7 +41,7 @@
 #              B1     GET /api/v1/inventories?x-company-id=C&page=1&pageSize=20
 #              A1gql, B1gql  (REF=1) the GraphQL documents A1 and B1 run in-process
 #                     (rest/operations/ of the checkout), POSTed to /graphql: a reference
-#   seq      SEQ_N sequential requests (hey -c 1): B1 and A4 at page 1, a middle and the
+#   seq      SEQ_N sequential requests (hey -c 1): B1 (PostgreSQL and SQLite) and A4 at page 1, a middle and the
 #            last page, A1 of the inventory with most items, (a) on the project and PG5.
 #   ceiling  pgbench -M prepared -c 10 -j 2 -T PGB_T, PGB_ROUNDS interleaved rounds: (a) as one
 #            hand-written json_agg statement (the database's ceiling), and the statements
@@ -453,6 +453,7 @@ seq_latency() { # size
 	echo "$size: company $COMPANY has $ninv inventories ($last pages of 20) and $nprop properties ($(((nprop + 19) / 20)) pages)" >>"$R/seq-notes.txt"
 	for pg in $(printf '%s\n' 1 $mid $last | uniq); do
 		seq_one "$size" "B1-page-$pg" "$b/api/v1/inventories?x-company-id=$COMPANY&page=$pg&pageSize=20"
+		[ "$SQLITE" = 1 ] && seq_one "$size" "B1-sqlite-page-$pg" "http://$H:${PORT[sqlite]}/api/v1/inventories?x-company-id=$COMPANY&page=$pg&pageSize=20"
 	done
 	last=$(((nprop + 19) / 20)) mid=$(((nprop + 39) / 40))
 	for pg in $(printf '%s\n' 1 $mid $last | uniq); do
