@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
@@ -183,12 +182,13 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 }
 
 // openDriver is ent's driver over db: on PostgreSQL, one that reads rows
-// through pgx itself (pgxReader).
+// through pgx itself (pgxReader); on SQLite, one that keeps its reads
+// prepared (sqliteReader).
 func openDriver(name string, db *sql.DB) dialect.Driver {
 	if name == dialect.Postgres {
 		return newPgxReader(db)
 	}
-	return entsql.OpenDB(name, db)
+	return newSQLiteReader(db)
 }
 
 // scheme is the lower-cased scheme of url ("" for a plain path).
