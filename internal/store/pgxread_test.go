@@ -16,11 +16,10 @@ import (
 
 type named string
 
-// TestRowsReadThroughPgxScanAsDatabaseSQLDoes scans every kind of column
-// (and NULL) into each destination ent or this service uses, through
-// pgxReader and through database/sql, and requires the same value, or an
-// error from both.
-func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
+// postgresDB is a pool on TEST_DATABASE_URL's database, opened as the store
+// opens PostgreSQL; the test is skipped without one.
+func postgresDB(t *testing.T) *sql.DB {
+	t.Helper()
 	url := os.Getenv("TEST_DATABASE_URL")
 	if url == "" {
 		t.Skip("PostgreSQL only: set TEST_DATABASE_URL")
@@ -29,7 +28,16 @@ func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestRowsReadThroughPgxScanAsDatabaseSQLDoes scans every kind of column
+// (and NULL) into each destination ent or this service uses, through
+// pgxReader and through database/sql, and requires the same value, or an
+// error from both.
+func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
+	db := postgresDB(t)
 	reference, fast := entsql.OpenDB(dialect.Postgres, db), newPgxReader(db)
 
 	str := func() any { return new(string) }
@@ -115,15 +123,7 @@ func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
 // pgxArgs) reach PostgreSQL as the ids they are, in lists and beside other
 // arguments.
 func TestIDsAreSentAsTheyAre(t *testing.T) {
-	url := os.Getenv("TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("PostgreSQL only: set TEST_DATABASE_URL")
-	}
-	_, db, _, _, err := openPostgres(url, &options{poolSize: 2, connectTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := postgresDB(t)
 	a, b := uuid.New(), uuid.New()
 	var rows entsql.Rows
 	if err := newPgxReader(db).Query(context.Background(), "SELECT $1::uuid::text, $2::int, $3::uuid::text, $4::uuid = ANY(ARRAY[$1::uuid, $3::uuid])",
@@ -150,15 +150,7 @@ func TestIDsAreSentAsTheyAre(t *testing.T) {
 // TestBufferedRowsHoldEveryRow reads more rows than one network read holds,
 // and checks each one and the end.
 func TestBufferedRowsHoldEveryRow(t *testing.T) {
-	url := os.Getenv("TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("PostgreSQL only: set TEST_DATABASE_URL")
-	}
-	_, db, _, _, err := openPostgres(url, &options{poolSize: 2, connectTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := postgresDB(t)
 	var rows entsql.Rows
 	if err := newPgxReader(db).Query(context.Background(),
 		"SELECT n, repeat('x', n % 100), CASE WHEN n % 3 = 0 THEN NULL ELSE n END FROM generate_series(1, $1::int) n", []any{20000}, &rows); err != nil {
