@@ -15,30 +15,11 @@ import (
 
 // Group A: path-style ids and PascalCase fields (spec sections 2.1, 2.2).
 
-// legacyInventory is the inventory detail of spec section 2.1.
-type legacyInventory struct {
-	InventoryID   string             `json:"InventoryId"`
-	InventoryType int                `json:"InventoryType"`
-	RentalPrice   string             `json:"RentalPrice"`
-	IsSigned      bool               `json:"IsSigned"`
-	ApprovalCode  *string            `json:"Approval_Code"`
-	CreationDate  string             `json:"CreationDate"`
-	SignatureDate *string            `json:"SignatureDate"`
-	Property      legacyPropertyInfo `json:"Property"`
-	// The rooms, their items, materials and photos, as the operation's
-	// aliases (rest/operations/a1_inventory_detail.graphql) spell them.
-	EnvironmentDiagnostics rawList `json:"EnvironmentDiagnostics"`
-}
-
-type legacyPropertyInfo struct {
-	PropertyID   string   `json:"PropertyId"`
-	Code         string   `json:"Code"`
-	Address      string   `json:"Address"`
-	Neighborhood string   `json:"Neighborhood"`
-	City         string   `json:"City"`
-	PropertyType typeName `json:"PropertyType"`
-	Levels       int      `json:"Levels"`
-}
+// legacyInventory writes GraphQL's answer to rest/operations/
+// a1_inventory_detail.graphql as the inventory detail of spec section 2.1:
+// its aliases spell the legacy names, and the property type is the legacy
+// object.
+var legacyInventory = members{"Property": members{"PropertyType": typeNameObject}.object}
 
 // legacyProperty is the property of spec section 2.2.
 type legacyProperty struct {
@@ -77,9 +58,7 @@ type legacyPropertyInventory struct {
 // legacyPropertyFields writes GraphQL's LegacyProperty (rest/operations/
 // legacy_property.graphql) as A4's list element: the property type as the
 // legacy {"typeName": …} object.
-var legacyPropertyFields = members{"PropertyType": func(buf []byte, v gjson.Result) []byte {
-	return append(nullAsEmpty(append(buf, `{"typeName":`...), v), '}')
-}}
+var legacyPropertyFields = members{"PropertyType": typeNameObject}
 
 // propertyListMeta is the meta of A4's body (data, meta and newOffset).
 type propertyListMeta struct {
@@ -116,12 +95,12 @@ func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request, p *params)
 		return p.err
 	}
 	// Call: the node, which must be an inventory.
-	inventory, err := node[legacyInventory](ctx, a, "a1_inventory_detail", id, "Inventory", "inventory")
+	inventory, err := a.nodeOf(ctx, "a1_inventory_detail", id, "Inventory", "inventory")
 	if err != nil {
 		return err
 	}
-	// Encode: section 2.1 as is.
-	writeJSON(w, http.StatusOK, inventory)
+	// Encode: section 2.1, GraphQL's bytes with the legacy property type.
+	writeRaw(w, http.StatusOK, legacyInventory.object(nil, inventory))
 	return nil
 }
 

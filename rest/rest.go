@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidwall/gjson"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -229,30 +230,33 @@ func (a *API) runRaw(ctx context.Context, operation string, vars map[string]any)
 	return res.Data, nil
 }
 
-// node runs a document whose root field is node(id: $id) and decodes the node
-// into a T. A node of another type reads as not found, like a missing one, so
-// an item's id given where an inventory's is expected is a 404.
-func node[T any](ctx context.Context, a *API, operation string, id uuid.UUID, typename, what string) (T, error) {
-	var out struct {
-		Node json.RawMessage `json:"node"`
+// nodeOf runs a document whose root field is node(id: $id) and returns the
+// node as GraphQL wrote it. A node of another type reads as not found, like
+// a missing one, so an item's id given where an inventory's is expected is
+// a 404.
+func (a *API) nodeOf(ctx context.Context, operation string, id uuid.UUID, typename, what string) (gjson.Result, error) {
+	data, err := a.runRaw(ctx, operation, map[string]any{"id": id.String()})
+	if err != nil {
+		return gjson.Result{}, err
 	}
-	var found T
-	if err := a.run(ctx, operation, map[string]any{"id": id.String()}, &out); err != nil {
-		return found, err
-	}
-	// Every node operation selects __typename first, so the node's first
-	// bytes tell its type without decoding it twice; anything else (null)
-	// is decoded to be sure.
-	if !bytes.HasPrefix(out.Node, []byte(`{"__typename":"`+typename+`"`)) {
-		var t typed
-		if err := json.Unmarshal(out.Node, &t); err != nil || t.Typename != typename {
-			return found, apperr.Errorf(apperr.NotFound, "%s %s not found", what, id)
-		}
-	}
-	if err := json.Unmarshal(out.Node, &found); err != nil {
-		return found, fmt.Errorf("rest: decoding %s: %w", operation, err)
+	found := gjson.GetBytes(data, "node")
+	if found.Get("__typename").Str != typename {
+		return gjson.Result{}, apperr.Errorf(apperr.NotFound, "%s %s not found", what, id)
 	}
 	return found, nil
+}
+
+// node is nodeOf's node decoded into a T.
+func node[T any](ctx context.Context, a *API, operation string, id uuid.UUID, typename, what string) (T, error) {
+	var decoded T
+	found, err := a.nodeOf(ctx, operation, id, typename, what)
+	if err != nil {
+		return decoded, err
+	}
+	if err := json.Unmarshal([]byte(found.Raw), &decoded); err != nil {
+		return decoded, fmt.Errorf("rest: decoding %s: %w", operation, err)
+	}
+	return decoded, nil
 }
 
 // refused is the error of an operation refused before it ran: the

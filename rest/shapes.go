@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -16,24 +17,6 @@ func (l list[T]) MarshalJSON() ([]byte, error) {
 		return []byte("[]"), nil
 	}
 	return json.Marshal([]T(l))
-}
-
-// rawList is a JSON array passed on as GraphQL wrote it, for lists that
-// the operation's aliases already give the legacy shape: decoding them into
-// structs only to encode them again was most of a REST request's own cost.
-// A null (GraphQL's lists here are non-null) is written as [].
-type rawList json.RawMessage
-
-func (l *rawList) UnmarshalJSON(b []byte) error {
-	*l = append((*l)[:0], b...)
-	return nil
-}
-
-func (l rawList) MarshalJSON() ([]byte, error) {
-	if len(l) == 0 || string(l) == "null" {
-		return []byte("[]"), nil
-	}
-	return l, nil
 }
 
 // nodes reads the nodes of a GraphQL connection ({"edges": [{"node": …}]})
@@ -77,15 +60,10 @@ type pageMeta struct {
 	HasNextPage     bool `json:"hasNextPage"`
 }
 
-// typed is the __typename of a node, to tell an id of the wrong type.
-type typed struct {
-	Typename string `json:"__typename"`
-}
-
 // members writes a JSON object of GraphQL's answer, whose operation's
 // aliases already spell the legacy names, as it is, except for the members
 // it names, which it writes through their function (a price as a number, a
-// null as ""). List endpoints are written this way, straight from GraphQL's
+// null as ""), and GraphQL's own (__typename), which it leaves out. List endpoints are written this way, straight from GraphQL's
 // bytes: decoding them into structs and encoding them again cost a REST
 // request a third more CPU than its GraphQL document.
 type members map[string]func(buf []byte, v gjson.Result) []byte
@@ -97,6 +75,9 @@ func (m members) object(buf []byte, v gjson.Result) []byte {
 	buf = append(buf, '{')
 	first := true
 	v.ForEach(func(key, value gjson.Result) bool {
+		if strings.HasPrefix(key.Str, "__") {
+			return true
+		}
 		if !first {
 			buf = append(buf, ',')
 		}
@@ -137,6 +118,12 @@ func asNumber(buf []byte, v gjson.Result) []byte {
 		return append(buf, v.Raw...)
 	}
 	return append(buf, v.Str...)
+}
+
+// typeNameObject writes a property type as the legacy {"typeName": …}
+// object.
+func typeNameObject(buf []byte, v gjson.Result) []byte {
+	return append(nullAsEmpty(append(buf, `{"typeName":`...), v), '}')
 }
 
 // nullAsEmpty writes a null string as "".

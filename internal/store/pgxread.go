@@ -105,20 +105,14 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 func pgxArgs(args []any) []any {
 	out := make([]any, 1, len(args)+1)
 	out[0] = resultFormats
-	ids := 0
-	for _, arg := range args {
-		if _, ok := arg.(uuid.UUID); ok {
-			ids++
-		}
-	}
-	var encoded []pgtype.UUID
-	if ids > 0 {
-		encoded = make([]pgtype.UUID, 0, ids)
-	}
+	var ids []pgtype.UUID // never grown past its capacity: its elements' addresses are passed
 	for _, arg := range args {
 		if id, ok := arg.(uuid.UUID); ok {
-			encoded = append(encoded, pgtype.UUID{Bytes: id, Valid: true})
-			arg = &encoded[len(encoded)-1]
+			if ids == nil {
+				ids = make([]pgtype.UUID, 0, len(args))
+			}
+			ids = append(ids, pgtype.UUID{Bytes: id, Valid: true})
+			arg = &ids[len(ids)-1]
 		}
 		out = append(out, arg)
 	}
@@ -373,61 +367,15 @@ var typeMaps = sync.Pool{New: func() any {
 }}
 
 // sqlValue is the driver.Value pgx's database/sql driver gives for a value
-// of oid (its Rows.Next).
+// of oid: its codec's database/sql value, or the text of a type pgx does not
+// know.
 func sqlValue(oid uint32, format int16, raw []byte) (driver.Value, error) {
 	m := typeMaps.Get().(*pgtype.Map)
 	defer typeMaps.Put(m)
-	scan := func(d any) error { return m.PlanScan(oid, format, d).Scan(raw, d) }
-	switch oid {
-	case pgtype.BoolOID:
-		var d bool
-		err := scan(&d)
-		return d, err
-	case pgtype.ByteaOID, pgtype.JSONOID, pgtype.JSONBOID, pgtype.XMLOID:
-		var d []byte
-		err := scan(&d)
-		return d, err
-	case pgtype.CIDOID, pgtype.OIDOID, pgtype.XIDOID:
-		var d pgtype.Uint32
-		if err := scan(&d); err != nil {
-			return nil, err
-		}
-		return d.Value()
-	case pgtype.DateOID:
-		var d pgtype.Date
-		if err := scan(&d); err != nil {
-			return nil, err
-		}
-		return d.Value()
-	case pgtype.Float4OID:
-		var d float32
-		err := scan(&d)
-		return float64(d), err
-	case pgtype.Float8OID:
-		var d float64
-		err := scan(&d)
-		return d, err
-	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
-		var d int64
-		err := scan(&d)
-		return d, err
-	case pgtype.TimestampOID:
-		var d pgtype.Timestamp
-		if err := scan(&d); err != nil {
-			return nil, err
-		}
-		return d.Value()
-	case pgtype.TimestamptzOID:
-		var d pgtype.Timestamptz
-		if err := scan(&d); err != nil {
-			return nil, err
-		}
-		return d.Value()
-	default:
-		var d string
-		err := scan(&d)
-		return d, err
+	if t, ok := m.TypeForOID(oid); ok {
+		return t.Codec.DecodeDatabaseSQLValue(m, oid, format, raw)
 	}
+	return string(raw), nil
 }
 
 // convert stores value in dest as database/sql's Rows.Scan would, for the
