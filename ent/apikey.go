@@ -36,17 +36,46 @@ type APIKey struct {
 	selectValues sql.SelectValues
 }
 
+// scanAPIKeyRow holds the scan destinations of one APIKey row in a single allocation.
+type scanAPIKeyRow struct {
+	values     [8]any
+	ID         uuid.UUID
+	CompanyID  uuid.UUID
+	Name       sql.NullString
+	Hash       sql.NullString
+	Scope      sql.NullString
+	CreatedAt  sql.NullTime
+	LastUsedAt sql.NullTime
+	RevokedAt  sql.NullTime
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*APIKey) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanAPIKeyRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
-		case apikey.FieldName, apikey.FieldHash, apikey.FieldScope:
-			values[i] = new(sql.NullString)
-		case apikey.FieldCreatedAt, apikey.FieldLastUsedAt, apikey.FieldRevokedAt:
-			values[i] = new(sql.NullTime)
-		case apikey.FieldID, apikey.FieldCompanyID:
-			values[i] = new(uuid.UUID)
+		case apikey.FieldID:
+			values[i] = &row.ID
+		case apikey.FieldCompanyID:
+			values[i] = &row.CompanyID
+		case apikey.FieldName:
+			values[i] = &row.Name
+		case apikey.FieldHash:
+			values[i] = &row.Hash
+		case apikey.FieldScope:
+			values[i] = &row.Scope
+		case apikey.FieldCreatedAt:
+			values[i] = &row.CreatedAt
+		case apikey.FieldLastUsedAt:
+			values[i] = &row.LastUsedAt
+		case apikey.FieldRevokedAt:
+			values[i] = &row.RevokedAt
 		default:
 			values[i] = new(sql.UnknownType)
 		}

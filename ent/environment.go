@@ -72,17 +72,43 @@ func (e EnvironmentEdges) ItemsOrErr() ([]*Item, error) {
 	return nil, &NotLoadedError{edge: "items"}
 }
 
+// scanEnvironmentRow holds the scan destinations of one Environment row in a single allocation.
+type scanEnvironmentRow struct {
+	values      [7]any
+	ID          uuid.UUID
+	CompanyID   uuid.UUID
+	InventoryID uuid.UUID
+	Name        sql.NullString
+	Description sql.NullString
+	Level       sql.NullInt64
+	Order       sql.NullInt64
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Environment) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanEnvironmentRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
-		case environment.FieldLevel, environment.FieldOrder:
-			values[i] = new(sql.NullInt64)
-		case environment.FieldName, environment.FieldDescription:
-			values[i] = new(sql.NullString)
-		case environment.FieldID, environment.FieldCompanyID, environment.FieldInventoryID:
-			values[i] = new(uuid.UUID)
+		case environment.FieldID:
+			values[i] = &row.ID
+		case environment.FieldCompanyID:
+			values[i] = &row.CompanyID
+		case environment.FieldInventoryID:
+			values[i] = &row.InventoryID
+		case environment.FieldName:
+			values[i] = &row.Name
+		case environment.FieldDescription:
+			values[i] = &row.Description
+		case environment.FieldLevel:
+			values[i] = &row.Level
+		case environment.FieldOrder:
+			values[i] = &row.Order
 		default:
 			values[i] = new(sql.UnknownType)
 		}

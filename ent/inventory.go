@@ -105,23 +105,88 @@ func (e InventoryEdges) EnvironmentsOrErr() ([]*Environment, error) {
 	return nil, &NotLoadedError{edge: "environments"}
 }
 
+// scanInventoryRow holds the scan destinations of one Inventory row in a single allocation.
+type scanInventoryRow struct {
+	values                [22]any
+	ID                    uuid.UUID
+	CompanyID             uuid.UUID
+	PropertyID            uuid.UUID
+	InventoryType         sql.NullInt64
+	RentalPrice           decimal.Decimal
+	Currency              sql.NullString
+	IsSigned              sql.NullBool
+	IsRemoteSigned        sql.NullBool
+	ApprovalCode          sql.NullString
+	CreatedAt             sql.NullTime
+	SignatureDate         sql.NullTime
+	SignatureSortDate     sql.NullTime
+	SignatureSortDateDesc sql.NullTime
+	AgentSignatureDate    sql.NullTime
+	PdfSha256             sql.NullString
+	OwnerSignatureDate    sql.NullTime
+	Version               sql.NullInt64
+	UpdatedAt             sql.NullTime
+	AgentSignerName       sql.NullString
+	AgentSignedRemotely   sql.NullBool
+	OwnerSignerName       sql.NullString
+	OwnerSignedRemotely   sql.NullBool
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Inventory) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanInventoryRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
+		case inventory.FieldID:
+			values[i] = &row.ID
+		case inventory.FieldCompanyID:
+			values[i] = &row.CompanyID
+		case inventory.FieldPropertyID:
+			values[i] = &row.PropertyID
+		case inventory.FieldInventoryType:
+			values[i] = &row.InventoryType
 		case inventory.FieldRentalPrice:
-			values[i] = new(decimal.Decimal)
-		case inventory.FieldIsSigned, inventory.FieldIsRemoteSigned, inventory.FieldAgentSignedRemotely, inventory.FieldOwnerSignedRemotely:
-			values[i] = new(sql.NullBool)
-		case inventory.FieldInventoryType, inventory.FieldVersion:
-			values[i] = new(sql.NullInt64)
-		case inventory.FieldCurrency, inventory.FieldApprovalCode, inventory.FieldPdfSha256, inventory.FieldAgentSignerName, inventory.FieldOwnerSignerName:
-			values[i] = new(sql.NullString)
-		case inventory.FieldCreatedAt, inventory.FieldSignatureDate, inventory.FieldSignatureSortDate, inventory.FieldSignatureSortDateDesc, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate, inventory.FieldUpdatedAt:
-			values[i] = new(sql.NullTime)
-		case inventory.FieldID, inventory.FieldCompanyID, inventory.FieldPropertyID:
-			values[i] = new(uuid.UUID)
+			values[i] = &row.RentalPrice
+		case inventory.FieldCurrency:
+			values[i] = &row.Currency
+		case inventory.FieldIsSigned:
+			values[i] = &row.IsSigned
+		case inventory.FieldIsRemoteSigned:
+			values[i] = &row.IsRemoteSigned
+		case inventory.FieldApprovalCode:
+			values[i] = &row.ApprovalCode
+		case inventory.FieldCreatedAt:
+			values[i] = &row.CreatedAt
+		case inventory.FieldSignatureDate:
+			values[i] = &row.SignatureDate
+		case inventory.FieldSignatureSortDate:
+			values[i] = &row.SignatureSortDate
+		case inventory.FieldSignatureSortDateDesc:
+			values[i] = &row.SignatureSortDateDesc
+		case inventory.FieldAgentSignatureDate:
+			values[i] = &row.AgentSignatureDate
+		case inventory.FieldPdfSha256:
+			values[i] = &row.PdfSha256
+		case inventory.FieldOwnerSignatureDate:
+			values[i] = &row.OwnerSignatureDate
+		case inventory.FieldVersion:
+			values[i] = &row.Version
+		case inventory.FieldUpdatedAt:
+			values[i] = &row.UpdatedAt
+		case inventory.FieldAgentSignerName:
+			values[i] = &row.AgentSignerName
+		case inventory.FieldAgentSignedRemotely:
+			values[i] = &row.AgentSignedRemotely
+		case inventory.FieldOwnerSignerName:
+			values[i] = &row.OwnerSignerName
+		case inventory.FieldOwnerSignedRemotely:
+			values[i] = &row.OwnerSignedRemotely
 		default:
 			values[i] = new(sql.UnknownType)
 		}

@@ -90,19 +90,49 @@ func (e ItemEdges) PhotosOrErr() ([]*Photo, error) {
 	return nil, &NotLoadedError{edge: "photos"}
 }
 
+// scanItemRow holds the scan destinations of one Item row in a single allocation.
+type scanItemRow struct {
+	values        [9]any
+	ID            uuid.UUID
+	CompanyID     uuid.UUID
+	EnvironmentID uuid.UUID
+	MaterialID    uuid.UUID
+	Name          sql.NullString
+	Description   sql.NullString
+	Rating        sql.NullInt64
+	Order         sql.NullInt64
+	ToRepair      sql.NullBool
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Item) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanItemRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
+		case item.FieldID:
+			values[i] = &row.ID
+		case item.FieldCompanyID:
+			values[i] = &row.CompanyID
+		case item.FieldEnvironmentID:
+			values[i] = &row.EnvironmentID
+		case item.FieldMaterialID:
+			values[i] = &row.MaterialID
+		case item.FieldName:
+			values[i] = &row.Name
+		case item.FieldDescription:
+			values[i] = &row.Description
+		case item.FieldRating:
+			values[i] = &row.Rating
+		case item.FieldOrder:
+			values[i] = &row.Order
 		case item.FieldToRepair:
-			values[i] = new(sql.NullBool)
-		case item.FieldRating, item.FieldOrder:
-			values[i] = new(sql.NullInt64)
-		case item.FieldName, item.FieldDescription:
-			values[i] = new(sql.NullString)
-		case item.FieldID, item.FieldCompanyID, item.FieldEnvironmentID, item.FieldMaterialID:
-			values[i] = new(uuid.UUID)
+			values[i] = &row.ToRepair
 		default:
 			values[i] = new(sql.UnknownType)
 		}

@@ -48,15 +48,28 @@ func (e MaterialEdges) ItemsOrErr() ([]*Item, error) {
 	return nil, &NotLoadedError{edge: "items"}
 }
 
+// scanMaterialRow holds the scan destinations of one Material row in a single allocation.
+type scanMaterialRow struct {
+	values [2]any
+	ID     uuid.UUID
+	Name   sql.NullString
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Material) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanMaterialRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
-		case material.FieldName:
-			values[i] = new(sql.NullString)
 		case material.FieldID:
-			values[i] = new(uuid.UUID)
+			values[i] = &row.ID
+		case material.FieldName:
+			values[i] = &row.Name
 		default:
 			values[i] = new(sql.UnknownType)
 		}

@@ -55,15 +55,37 @@ func (e PhotoEdges) ItemOrErr() (*Item, error) {
 	return nil, &NotLoadedError{edge: "item"}
 }
 
+// scanPhotoRow holds the scan destinations of one Photo row in a single allocation.
+type scanPhotoRow struct {
+	values           [5]any
+	ID               uuid.UUID
+	CompanyID        uuid.UUID
+	ItemID           uuid.UUID
+	StorageReference sql.NullString
+	Sha256           sql.NullString
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Photo) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanPhotoRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
-		case photo.FieldStorageReference, photo.FieldSha256:
-			values[i] = new(sql.NullString)
-		case photo.FieldID, photo.FieldCompanyID, photo.FieldItemID:
-			values[i] = new(uuid.UUID)
+		case photo.FieldID:
+			values[i] = &row.ID
+		case photo.FieldCompanyID:
+			values[i] = &row.CompanyID
+		case photo.FieldItemID:
+			values[i] = &row.ItemID
+		case photo.FieldStorageReference:
+			values[i] = &row.StorageReference
+		case photo.FieldSha256:
+			values[i] = &row.Sha256
 		default:
 			values[i] = new(sql.UnknownType)
 		}

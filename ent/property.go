@@ -67,21 +67,55 @@ func (e PropertyEdges) InventoriesOrErr() ([]*Inventory, error) {
 	return nil, &NotLoadedError{edge: "inventories"}
 }
 
+// scanPropertyRow holds the scan destinations of one Property row in a single allocation.
+type scanPropertyRow struct {
+	values       [11]any
+	ID           uuid.UUID
+	CompanyID    uuid.UUID
+	Code         sql.NullString
+	Address      sql.NullString
+	Neighborhood sql.NullString
+	City         sql.NullString
+	PropertyType sql.NullString
+	IsActive     sql.NullBool
+	Detail       sql.NullString
+	Levels       sql.NullInt64
+	CreatedAt    sql.NullTime
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Property) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanPropertyRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
+		case property.FieldID:
+			values[i] = &row.ID
+		case property.FieldCompanyID:
+			values[i] = &row.CompanyID
+		case property.FieldCode:
+			values[i] = &row.Code
+		case property.FieldAddress:
+			values[i] = &row.Address
+		case property.FieldNeighborhood:
+			values[i] = &row.Neighborhood
+		case property.FieldCity:
+			values[i] = &row.City
+		case property.FieldPropertyType:
+			values[i] = &row.PropertyType
 		case property.FieldIsActive:
-			values[i] = new(sql.NullBool)
+			values[i] = &row.IsActive
+		case property.FieldDetail:
+			values[i] = &row.Detail
 		case property.FieldLevels:
-			values[i] = new(sql.NullInt64)
-		case property.FieldCode, property.FieldAddress, property.FieldNeighborhood, property.FieldCity, property.FieldPropertyType, property.FieldDetail:
-			values[i] = new(sql.NullString)
+			values[i] = &row.Levels
 		case property.FieldCreatedAt:
-			values[i] = new(sql.NullTime)
-		case property.FieldID, property.FieldCompanyID:
-			values[i] = new(uuid.UUID)
+			values[i] = &row.CreatedAt
 		default:
 			values[i] = new(sql.UnknownType)
 		}

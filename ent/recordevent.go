@@ -39,21 +39,50 @@ type RecordEvent struct {
 	selectValues sql.SelectValues
 }
 
+// scanRecordEventRow holds the scan destinations of one RecordEvent row in a single allocation.
+type scanRecordEventRow struct {
+	values      [10]any
+	ID          sql.NullInt64
+	CompanyID   uuid.UUID
+	At          sql.NullTime
+	Kind        sql.NullString
+	PropertyID  uuid.UUID
+	InventoryID uuid.UUID
+	Version     sql.NullInt64
+	Actor       sql.NullString
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*RecordEvent) scanValues(columns []string) ([]any, error) {
-	values := make([]any, len(columns))
+	row := new(scanRecordEventRow)
+	values := row.values[:]
+	if len(columns) <= len(values) {
+		values = values[:len(columns)]
+	} else {
+		values = make([]any, len(columns))
+	}
 	for i := range columns {
 		switch columns[i] {
-		case recordevent.FieldItemID, recordevent.FieldPhotoID:
-			values[i] = &sql.NullScanner{S: new(uuid.UUID)}
-		case recordevent.FieldID, recordevent.FieldVersion:
-			values[i] = new(sql.NullInt64)
-		case recordevent.FieldKind, recordevent.FieldActor:
-			values[i] = new(sql.NullString)
+		case recordevent.FieldID:
+			values[i] = &row.ID
+		case recordevent.FieldCompanyID:
+			values[i] = &row.CompanyID
 		case recordevent.FieldAt:
-			values[i] = new(sql.NullTime)
-		case recordevent.FieldCompanyID, recordevent.FieldPropertyID, recordevent.FieldInventoryID:
-			values[i] = new(uuid.UUID)
+			values[i] = &row.At
+		case recordevent.FieldKind:
+			values[i] = &row.Kind
+		case recordevent.FieldPropertyID:
+			values[i] = &row.PropertyID
+		case recordevent.FieldInventoryID:
+			values[i] = &row.InventoryID
+		case recordevent.FieldItemID:
+			values[i] = &sql.NullScanner{S: new(uuid.UUID)}
+		case recordevent.FieldPhotoID:
+			values[i] = &sql.NullScanner{S: new(uuid.UUID)}
+		case recordevent.FieldVersion:
+			values[i] = &row.Version
+		case recordevent.FieldActor:
+			values[i] = &row.Actor
 		default:
 			values[i] = new(sql.UnknownType)
 		}
