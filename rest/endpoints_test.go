@@ -187,18 +187,67 @@ func TestB1SortsBySignatureDateUnsignedLastOnAnIndex(t *testing.T) {
 			t.Errorf("%s: the last page does not end with an unsigned inventory: %+v", order, rows)
 		}
 
-		page, args, ok := counter.Find("ORDER BY")
-		if !ok {
-			t.Fatalf("%s: no ordered statement among:\n%s", order, counter.Statements())
-		}
-		plan, err := counter.Plan(context.Background(), page, args)
-		if err != nil {
-			t.Fatalf("%s: explaining %s: %v", order, page, err)
-		}
 		index := map[string]string{"asc": "inventory_company_id_signature_sort_date_id",
 			"desc": "inventory_company_id_signature_sort_date_desc_id"}[order]
-		if !strings.Contains(plan, index) || strings.Contains(plan, "Sort") || strings.Contains(plan, "TEMP B-TREE") {
-			t.Errorf("%s: want the page read from %s in order, no sort step:\n%s\nplan:\n%s", order, index, page, plan)
+		readOffIndexInOrder(t, &counter, order, index)
+	}
+}
+
+// readOffIndexInOrder fails unless the first ordered statement counter saw
+// is read off an index (index, when given) in its order, with no sort step:
+// then a page stops at its end, and the rows an offset skips are passed over
+// on the index, whatever the page's number.
+func readOffIndexInOrder(t *testing.T, counter *testdb.Counter, label, index string) {
+	t.Helper()
+	page, args, ok := counter.Find("ORDER BY")
+	if !ok {
+		t.Fatalf("%s: no ordered statement among:\n%s", label, counter.Statements())
+	}
+	plan, err := counter.Plan(context.Background(), page, args)
+	if err != nil {
+		t.Fatalf("%s: explaining %s: %v", label, page, err)
+	}
+	if !strings.Contains(plan, index) || !strings.Contains(strings.ToLower(plan), "index") ||
+		strings.Contains(plan, "Sort") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("%s: want the page read off an index %s in order, no sort step:\n%s\nplan:\n%s", label, index, page, plan)
+	}
+}
+
+// TestEveryPageIsReadOffAnIndexInOrder: every order a numbered page or a
+// connection can ask for, REST's and GraphQL's, on the page a legacy client
+// reaches last.
+func TestEveryPageIsReadOffAnIndexInOrder(t *testing.T) {
+	var counter testdb.Counter
+	a := serve(t, datagen.Demo, false, counter.Option())
+	for _, order := range []string{"asc", "desc"} {
+		counter.Reset()
+		a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "sortOrder", order, "page", "3"), new(listEnvelope))
+		readOffIndexInOrder(t, &counter, "B1 by createdAt "+order, "inventory_company_id_created_at_id")
+
+		counter.Reset()
+		a.getJSON(t, "/property/get_properties/"+companyA+query("page", "2", "sorter", order), new(any))
+		readOffIndexInOrder(t, &counter, "A4 "+order, "property_company_id_created_at_id")
+	}
+	var first listEnvelope
+	a.getJSON(t, base+"/inventories"+query("x-company-id", companyA, "pageSize", "1"), &first)
+	counter.Reset()
+	a.getJSON(t, base+"/inventories/by-property"+query("x-company-id", companyA,
+		"propertyId", first.Data.Data[0].Property.PropertyID, "pageSize", "1", "page", "2"), new(listEnvelope))
+	readOffIndexInOrder(t, &counter, "B3", "inventory_property_id_created_at_id")
+
+	for _, tc := range []struct{ list, order string }{
+		{"inventoryPage", "CREATED_AT"}, {"inventoryPage", "SIGNATURE_DATE"},
+		{"inventoryPage", "RENTAL_PRICE"}, {"inventoryPage", "INVENTORY_TYPE"},
+		{"propertyPage", "CREATED_AT"}, {"propertyPage", "CITY"}, {"propertyPage", "CODE"},
+	} {
+		for _, direction := range []string{"ASC", "DESC"} {
+			counter.Reset()
+			doc := fmt.Sprintf(`{ %s(page: 2, pageSize: 5, orderBy: {field: %s, direction: %s}) { totalRecords data { id } } }`,
+				tc.list, tc.order, direction)
+			if res := a.GraphQL(t, companyA, doc, nil); len(res.Errors) > 0 {
+				t.Fatalf("%s: %v", doc, res.Errors)
+			}
+			readOffIndexInOrder(t, &counter, tc.list+" by "+tc.order+" "+direction, "")
 		}
 	}
 }

@@ -104,14 +104,9 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "inventory_company_id_created_at",
+				Name:    "inventory_company_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[8]},
-			},
-			{
-				Name:    "inventory_company_id_signature_date",
-				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[9]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[8], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_sort_date_id",
@@ -124,29 +119,39 @@ var (
 				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[11], InventoriesColumns[0]},
 			},
 			{
-				Name:    "inventory_company_id_rental_price",
+				Name:    "inventory_company_id_rental_price_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[3]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[3], InventoriesColumns[0]},
 			},
 			{
-				Name:    "inventory_company_id_inventory_type_created_at",
+				Name:    "inventory_company_id_inventory_type_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[2], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[2], InventoriesColumns[0]},
 			},
 			{
-				Name:    "inventory_company_id_is_signed_created_at",
+				Name:    "inventory_property_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[5], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[21], InventoriesColumns[8], InventoriesColumns[0]},
 			},
 			{
-				Name:    "inventory_company_id_is_remote_signed_created_at",
+				Name:    "inventory_company_id_signature_date",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[6], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[9]},
 			},
 			{
-				Name:    "inventory_property_id_created_at",
+				Name:    "inventory_company_id_inventory_type_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[21], InventoriesColumns[8]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[2], InventoriesColumns[8], InventoriesColumns[0]},
+			},
+			{
+				Name:    "inventory_company_id_is_signed_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[5], InventoriesColumns[8], InventoriesColumns[0]},
+			},
+			{
+				Name:    "inventory_company_id_is_remote_signed_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[6], InventoriesColumns[8], InventoriesColumns[0]},
 			},
 		},
 	}
@@ -260,19 +265,19 @@ var (
 		PrimaryKey: []*schema.Column{PropertiesColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "property_company_id_created_at",
+				Name:    "property_company_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[10]},
+				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[10], PropertiesColumns[0]},
 			},
 			{
-				Name:    "property_company_id_city",
+				Name:    "property_company_id_city_id",
 				Unique:  false,
-				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[5]},
+				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[5], PropertiesColumns[0]},
 			},
 			{
-				Name:    "property_company_id_code",
+				Name:    "property_company_id_code_id",
 				Unique:  false,
-				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[2]},
+				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[2], PropertiesColumns[0]},
 			},
 		},
 	}

@@ -161,17 +161,22 @@ func (Inventory) Edges() []ent.Edge {
 
 func (Inventory) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("company_id", "created_at"),
-		index.Fields("company_id", "signature_date"),
-		// With the id, the tie-break of every order, a page by signature date
-		// reads the index in order and stops at the page's end.
+		// Every order a page can ask for has an index ending with the id, the
+		// tie-break of every order: a page is read off the index in order and
+		// stops at its end, and the rows an offset skips are passed over on
+		// the index, never sorted (issue 28: B1's last page cost twice its
+		// first when created_at alone left the ids to a sort).
+		index.Fields("company_id", "created_at", "id"),
 		index.Fields("company_id", "signature_sort_date", "id"),
 		index.Fields("company_id", "signature_sort_date_desc", "id"),
-		index.Fields("company_id", "rental_price"),
-		index.Fields("company_id", "inventory_type", "created_at"),
-		index.Fields("company_id", "is_signed", "created_at"),
-		index.Fields("company_id", "is_remote_signed", "created_at"),
-		index.Fields("property_id", "created_at"),
+		index.Fields("company_id", "rental_price", "id"),
+		index.Fields("company_id", "inventory_type", "id"),
+		index.Fields("property_id", "created_at", "id"),
+		// Filters, in the default order (newest first).
+		index.Fields("company_id", "signature_date"),
+		index.Fields("company_id", "inventory_type", "created_at", "id"),
+		index.Fields("company_id", "is_signed", "created_at", "id"),
+		index.Fields("company_id", "is_remote_signed", "created_at", "id"),
 	}
 }
 

@@ -54,9 +54,10 @@ func (Property) Hooks() []ent.Hook { return []ent.Hook{freeze.Properties()} }
 
 func (Property) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("company_id", "created_at"),
-		index.Fields("company_id", "city"),
-		index.Fields("company_id", "code"),
+		// Each order of a page, with the id that breaks its ties (see Inventory).
+		index.Fields("company_id", "created_at", "id"),
+		index.Fields("company_id", "city", "id"),
+		index.Fields("company_id", "code", "id"),
 	}
 }
 

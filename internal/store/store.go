@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/migrate"
 	_ "github.com/propertyrecords/inventory/ent/runtime" // registers the tenancy policies and interceptors: never open a client without it
 	"github.com/propertyrecords/inventory/internal/catalogue"
 	"github.com/propertyrecords/inventory/internal/migrations"
@@ -354,7 +355,10 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	}
 	// Atlas reads the schema with rows it asserts are *sql.Rows, so the
 	// migration goes around the guard, as PostgreSQL's does.
-	if err := ent.NewClient(ent.Driver(s.guard.Driver)).Schema.Create(ctx); err != nil {
+	// Indexes the schema no longer names are dropped, as PostgreSQL's
+	// migration files drop them: an index replaced by a wider one only
+	// costs writes.
+	if err := ent.NewClient(ent.Driver(s.guard.Driver)).Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
 		return nil, fmt.Errorf("store: migrating: %w", err)
 	}
 	if columns > 0 && has == 0 {

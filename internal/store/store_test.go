@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ariga.io/atlas/sql/migrate"
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
@@ -200,5 +201,45 @@ func TestMigratingADatabaseFromBeforeTheDescendingSignatureSort(t *testing.T) {
 	}
 	if signed == 0 || unsigned == 0 {
 		t.Fatalf("%d signed and %d unsigned inventories: want both kinds", signed, unsigned)
+	}
+}
+
+// TestSQLiteDropsTheIndexesTheSchemaReplaced: an index the schema replaced
+// with a wider one (issue 28: every order index ends with the id) is dropped
+// when an older SQLite database is opened; PostgreSQL's migration files drop
+// them, and internal/migrations holds the files to the schema.
+func TestSQLiteDropsTheIndexesTheSchemaReplaced(t *testing.T) {
+	if testdb.Postgres() {
+		t.Skip("PostgreSQL's indexes are its migration files'")
+	}
+	ctx := tenant.Unrestricted(context.Background(), "test: upgrading a database")
+	var counter testdb.Counter
+	st := testdb.Open(t, counter.Option())
+	for _, stmt := range []string{
+		`DROP INDEX inventory_company_id_created_at_id`,
+		`CREATE INDEX inventory_company_id_created_at ON inventories (company_id, created_at)`,
+	} {
+		if err := counter.Driver.Exec(ctx, stmt, []any{}, nil); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rows entsql.Rows
+	if err := counter.Driver.Query(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'inventories'`, []any{}, &rows); err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	indexes := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes[name] = true
+	}
+	if indexes["inventory_company_id_created_at"] || !indexes["inventory_company_id_created_at_id"] {
+		t.Errorf("indexes after migrating: %v; want inventory_company_id_created_at replaced by inventory_company_id_created_at_id", indexes)
 	}
 }
