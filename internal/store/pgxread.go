@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -85,7 +86,8 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 		if pc.IsClosed() {
 			return driver.ErrBadConn
 		}
-		rows, err := pc.Query(ctx, query, pgxArgs(args)...)
+		query, args := pgxStatement(query, args)
+		rows, err := pc.Query(ctx, query, args...)
 		if err != nil {
 			if pgconn.SafeToRetry(err) {
 				return driver.ErrBadConn
@@ -98,25 +100,152 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 	return read, err
 }
 
-// pgxArgs are the statement's arguments for pgx, after the result formats.
-// ids are passed as pointers into one array: pgx encodes a uuid.UUID
-// (through pgx-google-uuid) by boxing a copy of it, an allocation for each
-// id of an eager load's IN list, but a *pgtype.UUID as it is.
-func pgxArgs(args []any) []any {
+// pgxStatement is the statement and its arguments as pgx gets them, after the
+// result formats.
+//
+// A list of ids, ent's `"item_id" IN ($3, $4, $5)`, becomes `"item_id" =
+// ANY($3)` with the ids as one uuid[] argument: the same rows (NULLs compare
+// alike), but one statement text whatever the list's length, so pgx prepares
+// it once per connection rather than once per length, PostgreSQL caches its
+// plan, and the text is not dozens of placeholders long. A query whose
+// placeholders are not numbered in order, each naming the next argument, as
+// ent's builder writes them, is sent as it is.
+func pgxStatement(query string, args []any) (string, []any) {
+	if strings.Contains(query, inList) {
+		if rewritten, out, ok := idListsAsArrays(query, args); ok {
+			return rewritten, out
+		}
+	}
 	out := make([]any, 1, len(args)+1)
 	out[0] = resultFormats
-	var ids []pgtype.UUID // never grown past its capacity: its elements' addresses are passed
+	ids := newIDs(args)
 	for _, arg := range args {
-		if id, ok := arg.(uuid.UUID); ok {
-			if ids == nil {
-				ids = make([]pgtype.UUID, 0, len(args))
-			}
-			ids = append(ids, pgtype.UUID{Bytes: id, Valid: true})
-			arg = &ids[len(ids)-1]
-		}
-		out = append(out, arg)
+		out = append(out, ids.arg(arg))
 	}
-	return out
+	return query, out
+}
+
+// inList opens a list of values in ent's SQL.
+const inList = " IN ($"
+
+func idListsAsArrays(query string, args []any) (string, []any, bool) {
+	out := make([]any, 1, len(args)+1)
+	out[0] = resultFormats
+	ids := newIDs(args)
+	var b strings.Builder
+	b.Grow(len(query))
+	next := 0 // the argument the next placeholder must name
+	for i := 0; i < len(query); {
+		if strings.HasPrefix(query[i:], inList) && !strings.HasSuffix(query[:i], " NOT") {
+			if n, end := idList(query, i+len(inList)-1, next, args); n > 0 {
+				out = append(out, ids.list(args[next:next+n]))
+				b.WriteString(" = ANY($")
+				b.WriteString(strconv.Itoa(len(out) - 1))
+				b.WriteByte(')')
+				next += n
+				i = end
+				continue
+			}
+		}
+		if query[i] != '$' {
+			b.WriteByte(query[i])
+			i++
+			continue
+		}
+		n, end := placeholder(query, i)
+		if n != next+1 || next >= len(args) {
+			return "", nil, false
+		}
+		out = append(out, ids.arg(args[next]))
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(len(out) - 1))
+		next++
+		i = end
+	}
+	return b.String(), out, next == len(args)
+}
+
+// idList reads the list of placeholders at query[i] ("$3, $4, $5)"): how
+// many there are and where the list ends, or 0 unless they name arguments
+// first+1, first+2, … in order and every one is an id.
+func idList(query string, i, first int, args []any) (n, end int) {
+	for {
+		number, after := placeholder(query, i)
+		if number != first+n+1 || first+n >= len(args) {
+			return 0, 0
+		}
+		if _, ok := args[first+n].(uuid.UUID); !ok {
+			return 0, 0
+		}
+		n++
+		switch {
+		case strings.HasPrefix(query[after:], ", $"):
+			i = after + len(", ")
+		case strings.HasPrefix(query[after:], ")"):
+			return n, after + 1
+		default:
+			return 0, 0
+		}
+	}
+}
+
+// ids hold a statement's id arguments in one array, whose elements' addresses
+// are passed: pgx encodes a uuid.UUID (through pgx-google-uuid) by boxing a
+// copy of it, an allocation for each id, but a *pgtype.UUID or a slice of
+// them as they are. It is never grown past its capacity.
+type ids []pgtype.UUID
+
+func newIDs(args []any) ids {
+	for _, arg := range args {
+		if _, ok := arg.(uuid.UUID); ok {
+			return make(ids, 0, len(args))
+		}
+	}
+	return nil
+}
+
+// arg is arg as pgx gets it.
+func (a *ids) arg(arg any) any {
+	if id, ok := arg.(uuid.UUID); ok {
+		*a = append(*a, pgtype.UUID{Bytes: id, Valid: true})
+		return &(*a)[len(*a)-1]
+	}
+	return arg
+}
+
+// list is a list of ids as one array argument.
+func (a *ids) list(list []any) uuidArray {
+	start := len(*a)
+	for _, arg := range list {
+		*a = append(*a, pgtype.UUID{Bytes: arg.(uuid.UUID), Valid: true})
+	}
+	return uuidArray((*a)[start:len(*a):len(*a)])
+}
+
+// uuidArray is a uuid[] argument that pgx encodes without an allocation per
+// element: it hands out pointers, where a []pgtype.UUID is encoded through
+// reflection and pgtype.FlatArray boxes each element.
+type uuidArray []pgtype.UUID
+
+func (a uuidArray) Dimensions() []pgtype.ArrayDimension {
+	return []pgtype.ArrayDimension{{Length: int32(len(a)), LowerBound: 1}}
+}
+
+func (a uuidArray) Index(i int) any { return &a[i] }
+
+func (a uuidArray) IndexType() any { return new(pgtype.UUID) }
+
+// placeholder reads the number of the placeholder "$n" at query[i].
+func placeholder(query string, i int) (n, end int) {
+	end = i + 1
+	for end < len(query) && query[end] >= '0' && query[end] <= '9' {
+		n = n*10 + int(query[end]-'0')
+		end++
+	}
+	if end == i+1 {
+		return -1, end
+	}
+	return n, end
 }
 
 // resultFormats are the types PostgreSQL is asked to send in binary, as

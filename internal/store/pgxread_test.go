@@ -120,7 +120,7 @@ func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
 }
 
 // TestIDsAreSentAsTheyAre: ids (passed as pointers into one array, see
-// pgxArgs) reach PostgreSQL as the ids they are, in lists and beside other
+// pgxStatement) reach PostgreSQL as the ids they are, in lists and beside other
 // arguments.
 func TestIDsAreSentAsTheyAre(t *testing.T) {
 	db := postgresDB(t)
@@ -144,6 +144,70 @@ func TestIDsAreSentAsTheyAre(t *testing.T) {
 	}
 	if gotA != a.String() || gotB != b.String() || n != 7 || !in {
 		t.Fatalf("got %s %d %s %v, want %s 7 %s true", gotA, n, gotB, in, a, b)
+	}
+}
+
+// TestIDListsAreSentAsOneArray: ent's lists of ids go to PostgreSQL as one
+// uuid[] each and select what the lists selected; NOT IN, lists of other
+// values and placeholders out of order are sent as they are.
+func TestIDListsAreSentAsOneArray(t *testing.T) {
+	a, b, c := uuid.New(), uuid.New(), uuid.New()
+	for _, tc := range []struct {
+		name, query, sent string
+		args              []any
+		arrays            int
+		want              []string
+	}{{
+		name:   "lists of ids",
+		query:  `SELECT u::text FROM unnest(ARRAY[$1::uuid, $2::uuid, $3::uuid]) AS u WHERE u IN ($4, $5) AND $6::int = 7 AND u NOT IN ($7) AND u IN ($8)`,
+		sent:   `SELECT u::text FROM unnest(ARRAY[$1::uuid, $2::uuid, $3::uuid]) AS u WHERE u = ANY($4) AND $5::int = 7 AND u NOT IN ($6) AND u = ANY($7)`,
+		args:   []any{a, b, c, a, b, 7, b, a},
+		arrays: 2,
+		want:   []string{a.String()},
+	}, {
+		name:  "a list of other values",
+		query: `SELECT x::text FROM unnest(ARRAY[$1::int, $2::int]) AS x WHERE x IN ($3, $4)`,
+		sent:  `SELECT x::text FROM unnest(ARRAY[$1::int, $2::int]) AS x WHERE x IN ($3, $4)`,
+		args:  []any{1, 2, 2, 3},
+		want:  []string{"2"},
+	}, {
+		name:  "placeholders out of order",
+		query: `SELECT u::text FROM unnest(ARRAY[$2::uuid]) AS u WHERE u IN ($1)`,
+		sent:  `SELECT u::text FROM unnest(ARRAY[$2::uuid]) AS u WHERE u IN ($1)`,
+		args:  []any{c, c},
+		want:  []string{c.String()},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sent, args := pgxStatement(tc.query, tc.args)
+			arrays := 0
+			for _, arg := range args {
+				if _, ok := arg.(uuidArray); ok {
+					arrays++
+				}
+			}
+			if sent != tc.sent || arrays != tc.arrays {
+				t.Errorf("sent %s with %d arrays, want %s with %d", sent, arrays, tc.sent, tc.arrays)
+			}
+			if os.Getenv("TEST_DATABASE_URL") == "" {
+				return
+			}
+			var rows entsql.Rows
+			if err := newPgxReader(postgresDB(t)).Query(context.Background(), tc.query, tc.args, &rows); err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var s string
+				if err := rows.Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, s)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("selected %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
