@@ -111,7 +111,7 @@ func (d *pgxReader) read(ctx context.Context, query string, args []any) (*buffer
 // placeholders are not numbered in order, each naming the next argument, as
 // ent's builder writes them, is sent as it is.
 func pgxStatement(query string, args []any) (string, []any) {
-	if strings.Contains(query, inList) {
+	if strings.Contains(query, inList+"$") {
 		if rewritten, out, ok := idListsAsArrays(query, args); ok {
 			return rewritten, out
 		}
@@ -125,8 +125,8 @@ func pgxStatement(query string, args []any) (string, []any) {
 	return query, out
 }
 
-// inList opens a list of values in ent's SQL.
-const inList = " IN ($"
+// inList opens a list of values in ent's SQL, before its first placeholder.
+const inList = " IN ("
 
 func idListsAsArrays(query string, args []any) (string, []any, bool) {
 	out := make([]any, 1, len(args)+1)
@@ -135,9 +135,16 @@ func idListsAsArrays(query string, args []any) (string, []any, bool) {
 	var b strings.Builder
 	b.Grow(len(query))
 	next := 0 // the argument the next placeholder must name
-	for i := 0; i < len(query); {
-		if strings.HasPrefix(query[i:], inList) && !strings.HasSuffix(query[:i], " NOT") {
-			if n, end := idList(query, i+len(inList)-1, next, args); n > 0 {
+	for i := 0; ; {
+		j := strings.IndexByte(query[i:], '$')
+		if j < 0 {
+			b.WriteString(query[i:])
+			break
+		}
+		j += i
+		if strings.HasSuffix(query[:j], inList) && !strings.HasSuffix(query[:j], " NOT"+inList) {
+			if n, end := idList(query, j, next, args); n > 0 {
+				b.WriteString(query[i : j-len(inList)])
 				out = append(out, ids.list(args[next:next+n]))
 				b.WriteString(" = ANY($")
 				b.WriteString(strconv.Itoa(len(out) - 1))
@@ -147,15 +154,11 @@ func idListsAsArrays(query string, args []any) (string, []any, bool) {
 				continue
 			}
 		}
-		if query[i] != '$' {
-			b.WriteByte(query[i])
-			i++
-			continue
-		}
-		n, end := placeholder(query, i)
+		n, end := placeholder(query, j)
 		if n != next+1 || next >= len(args) {
 			return "", nil, false
 		}
+		b.WriteString(query[i:j])
 		out = append(out, ids.arg(args[next]))
 		b.WriteByte('$')
 		b.WriteString(strconv.Itoa(len(out) - 1))
