@@ -250,6 +250,22 @@ func TestEveryPageIsReadOffAnIndexInOrder(t *testing.T) {
 			readOffIndexInOrder(t, &counter, tc.list+" by "+tc.order+" "+direction, "")
 		}
 	}
+	// Connections without orderBy are in id order, entered at the root or
+	// after a cursor.
+	for _, list := range []string{"inventories", "properties"} {
+		var first struct {
+			Data map[string]struct {
+				PageInfo struct{ EndCursor string } `json:"pageInfo"`
+			} `json:"data"`
+		}
+		a.MustData(t, companyA, `{ `+list+`(first: 3) { pageInfo { endCursor } } }`, nil, &first.Data)
+		counter.Reset()
+		if res := a.GraphQL(t, companyA, `query($after: Cursor) { `+list+`(first: 3, after: $after) { edges { node { id } } } }`,
+			map[string]any{"after": first.Data[list].PageInfo.EndCursor}); len(res.Errors) > 0 {
+			t.Fatalf("%s: %v", list, res.Errors)
+		}
+		readOffIndexInOrder(t, &counter, list+" without orderBy", "")
+	}
 }
 
 // TestA4SortsByCreationDate: sorter orders company A's 20 properties by

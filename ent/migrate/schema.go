@@ -104,6 +104,11 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
+				Name:    "inventory_company_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[0]},
+			},
+			{
 				Name:    "inventory_company_id_created_at_id",
 				Unique:  false,
 				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[8], InventoriesColumns[0]},
@@ -264,6 +269,11 @@ var (
 		Columns:    PropertiesColumns,
 		PrimaryKey: []*schema.Column{PropertiesColumns[0]},
 		Indexes: []*schema.Index{
+			{
+				Name:    "property_company_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{PropertiesColumns[1], PropertiesColumns[0]},
+			},
 			{
 				Name:    "property_company_id_created_at_id",
 				Unique:  false,

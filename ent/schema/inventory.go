@@ -166,6 +166,7 @@ func (Inventory) Indexes() []ent.Index {
 		// stops at its end, and the rows an offset skips are passed over on
 		// the index, never sorted (issue 28: B1's last page cost twice its
 		// first when created_at alone left the ids to a sort).
+		index.Fields("company_id", "id"), // a connection without orderBy
 		index.Fields("company_id", "created_at", "id"),
 		index.Fields("company_id", "signature_sort_date", "id"),
 		index.Fields("company_id", "signature_sort_date_desc", "id"),

@@ -55,6 +55,7 @@ func (Property) Hooks() []ent.Hook { return []ent.Hook{freeze.Properties()} }
 func (Property) Indexes() []ent.Index {
 	return []ent.Index{
 		// Each order of a page, with the id that breaks its ties (see Inventory).
+		index.Fields("company_id", "id"), // a connection without orderBy
 		index.Fields("company_id", "created_at", "id"),
 		index.Fields("company_id", "city", "id"),
 		index.Fields("company_id", "code", "id"),
