@@ -23,6 +23,20 @@ const (
     } }
   }
 }`
+	// nestedTreeAfterQuery is (a) one page further on each time, of 1 to 8
+	// inventories: trees of every size, so that a statement is seldom the
+	// same length twice running.
+	nestedTreeAfterQuery = `query NestedAfter($first: Int!, $after: Cursor) {
+  inventories(first: $first, after: $after, orderBy: {field: CREATED_AT, direction: ASC}) {
+    pageInfo { endCursor }
+    edges { node {
+      id createdAt rentalPrice isSigned
+      property { id address city }
+      environments { id name level
+        items { id name rating toRepair material { id name } photos { id storageReference } } }
+    } }
+  }
+}`
 	flatPageQuery = `query Flat($first: Int!) {
   inventories(first: $first, orderBy: {field: CREATED_AT, direction: ASC}) {
     totalCount
@@ -60,6 +74,30 @@ func BenchmarkNestedTree(b *testing.B) {
 			}
 		})
 	}
+	b.Run("a_nested_every_page", func(b *testing.B) {
+		var bodies [][]byte
+		var after *string
+		for {
+			vars := map[string]any{"first": 1 + len(bodies)%8, "after": after}
+			var page struct {
+				Inventories struct {
+					PageInfo struct{ EndCursor *string } `json:"pageInfo"`
+				} `json:"inventories"`
+			}
+			srv.MustData(b, companyA, nestedTreeAfterQuery, vars, &page)
+			body, _ := json.Marshal(map[string]any{"query": nestedTreeAfterQuery, "variables": vars})
+			bodies = append(bodies, body)
+			if after = page.Inventories.PageInfo.EndCursor; after == nil {
+				break
+			}
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			post(b, srv.URL+"/graphql", bodies[i%len(bodies)])
+			i++
+		}
+	})
 }
 
 // post sends a GraphQL request and reads its answer without decoding it, so

@@ -238,6 +238,12 @@ func (a uuidArray) Index(i int) any { return &a[i] }
 
 func (a uuidArray) IndexType() any { return new(pgtype.UUID) }
 
+// registerIDArrays tells a connection's type map that a uuidArray is a
+// uuid[]: pgx needs it where it does not ask PostgreSQL for the parameters'
+// types (default_query_exec_mode exec or simple_protocol, as behind
+// PgBouncer in transaction mode).
+func registerIDArrays(m *pgtype.Map) { m.RegisterDefaultPgType(uuidArray(nil), "_uuid") }
+
 // placeholder reads the number of the placeholder "$n" at query[i].
 func placeholder(query string, i int) (n, end int) {
 	end = i + 1

@@ -248,6 +248,7 @@ func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, *pg
 	// pgx first failed to send in binary, building an error each time.
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
 		pgxuuid.Register(conn.TypeMap())
+		registerIDArrays(conn.TypeMap())
 		return nil
 	}))
 	if o.poolSize <= 0 {
@@ -288,8 +289,11 @@ func openSQLite(url string, o *options) (string, *sql.DB, error) {
 	// at once: a deferred one that reads and then writes cannot wait for
 	// another writer (SQLite answers SQLITE_BUSY at once, whatever the busy
 	// timeout, to avoid a deadlock), while an immediate one waits its turn.
-	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
-		"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
+	// The busy timeout comes first: the pragmas run in order, and switching a
+	// fresh file to WAL while another process does failed at once with
+	// SQLITE_BUSY when no timeout was set yet.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return "", nil, fmt.Errorf("store: opening SQLite: %w", err)
