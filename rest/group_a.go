@@ -3,11 +3,11 @@ package rest
 import (
 	"context"
 	"encoding/json"
-	"github.com/tidwall/gjson"
 	"net/http"
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/tidwall/gjson"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/tenant"

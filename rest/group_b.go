@@ -2,9 +2,10 @@ package rest
 
 import (
 	"encoding/json"
-	"github.com/tidwall/gjson"
 	"math"
 	"net/http"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/inventorytype"

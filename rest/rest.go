@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tidwall/gjson"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/tidwall/gjson"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"

@@ -63,9 +63,10 @@ type pageMeta struct {
 // members writes a JSON object of GraphQL's answer, whose operation's
 // aliases already spell the legacy names, as it is, except for the members
 // it names, which it writes through their function (a price as a number, a
-// null as ""), and GraphQL's own (__typename), which it leaves out. List endpoints are written this way, straight from GraphQL's
-// bytes: decoding them into structs and encoding them again cost a REST
-// request a third more CPU than its GraphQL document.
+// null as ""), and GraphQL's own (__typename), which it leaves out. List
+// endpoints are written this way, straight from GraphQL's bytes: decoding
+// them into structs and encoding them again cost a REST request a third
+// more CPU than its GraphQL document.
 type members map[string]func(buf []byte, v gjson.Result) []byte
 
 func (m members) object(buf []byte, v gjson.Result) []byte {

@@ -116,9 +116,7 @@ func pgxStatement(query string, args []any) (string, []any) {
 			return rewritten, out
 		}
 	}
-	out := make([]any, 1, len(args)+1)
-	out[0] = resultFormats
-	ids := newIDs(args)
+	out, ids := newArgs(args)
 	for _, arg := range args {
 		out = append(out, ids.arg(arg))
 	}
@@ -129,9 +127,7 @@ func pgxStatement(query string, args []any) (string, []any) {
 const inList = " IN ("
 
 func idListsAsArrays(query string, args []any) (string, []any, bool) {
-	out := make([]any, 1, len(args)+1)
-	out[0] = resultFormats
-	ids := newIDs(args)
+	out, ids := newArgs(args)
 	var b strings.Builder
 	b.Grow(len(query))
 	next := 0 // the argument the next placeholder must name
@@ -198,13 +194,17 @@ func idList(query string, i, first int, args []any) (n, end int) {
 // them as they are. It is never grown past its capacity.
 type ids []pgtype.UUID
 
-func newIDs(args []any) ids {
+// newArgs starts a statement's arguments for pgx, with the result formats,
+// and the array its ids go in.
+func newArgs(args []any) ([]any, ids) {
+	out := make([]any, 1, len(args)+1)
+	out[0] = resultFormats
 	for _, arg := range args {
 		if _, ok := arg.(uuid.UUID); ok {
-			return make(ids, 0, len(args))
+			return out, make(ids, 0, len(args))
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // arg is arg as pgx gets it.
