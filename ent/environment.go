@@ -25,7 +25,7 @@ type Environment struct {
 	InventoryID uuid.UUID `json:"inventory_id,omitempty"`
 	// Name of the room or area (Sala, Cocina).
 	Name string `json:"name,omitempty"`
-	// Free comment; may be empty.
+	// Free comment; may be empty; at most 2000 characters.
 	Description string `json:"description,omitempty"`
 	// Level (storey) of the house where the environment is, from 1.
 	Level int `json:"level,omitempty"`

@@ -194,6 +194,11 @@ func (_c *EnvironmentCreate) check() error {
 	if _, ok := _c.mutation.Description(); !ok {
 		return &ValidationError{Name: "description", err: errors.New(`ent: missing required field "Environment.description"`)}
 	}
+	if v, ok := _c.mutation.Description(); ok {
+		if err := environment.DescriptionValidator(v); err != nil {
+			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Environment.description": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Level(); !ok {
 		return &ValidationError{Name: "level", err: errors.New(`ent: missing required field "Environment.level"`)}
 	}

@@ -174,6 +174,11 @@ func (_u *EnvironmentUpdate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Environment.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Description(); ok {
+		if err := environment.DescriptionValidator(v); err != nil {
+			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Environment.description": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Level(); ok {
 		if err := environment.LevelValidator(v); err != nil {
 			return &ValidationError{Name: "level", err: fmt.Errorf(`ent: validator failed for field "Environment.level": %w`, err)}
@@ -441,6 +446,11 @@ func (_u *EnvironmentUpdateOne) check() error {
 	if v, ok := _u.mutation.Name(); ok {
 		if err := environment.NameValidator(v); err != nil {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Environment.name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Description(); ok {
+		if err := environment.DescriptionValidator(v); err != nil {
+			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Environment.description": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.Level(); ok {

@@ -28,7 +28,7 @@ type Item struct {
 	MaterialID uuid.UUID `json:"material_id,omitempty"`
 	// Name of the item (Puerta, Ventana).
 	Name string `json:"name,omitempty"`
-	// Free comment; may be empty.
+	// Free comment; may be empty; at most 2000 characters.
 	Description string `json:"description,omitempty"`
 	// Condition from 1 (bad) to 5 (as new).
 	Rating int `json:"rating,omitempty"`

@@ -33,7 +33,7 @@ type Property struct {
 	PropertyType string `json:"property_type,omitempty"`
 	// Whether the company still manages the property.
 	IsActive bool `json:"is_active,omitempty"`
-	// Free-text detail of the property.
+	// Free-text detail of the property; at most 2000 characters.
 	Detail *string `json:"detail,omitempty"`
 	// Number of levels (storeys) of the property.
 	Levels int `json:"levels,omitempty"`

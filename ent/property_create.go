@@ -277,6 +277,11 @@ func (_c *PropertyCreate) check() error {
 	if _, ok := _c.mutation.IsActive(); !ok {
 		return &ValidationError{Name: "is_active", err: errors.New(`ent: missing required field "Property.is_active"`)}
 	}
+	if v, ok := _c.mutation.Detail(); ok {
+		if err := property.DetailValidator(v); err != nil {
+			return &ValidationError{Name: "detail", err: fmt.Errorf(`ent: validator failed for field "Property.detail": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Levels(); !ok {
 		return &ValidationError{Name: "levels", err: errors.New(`ent: missing required field "Property.levels"`)}
 	}

@@ -249,6 +249,11 @@ func (_u *PropertyUpdate) check() error {
 			return &ValidationError{Name: "property_type", err: fmt.Errorf(`ent: validator failed for field "Property.property_type": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Detail(); ok {
+		if err := property.DetailValidator(v); err != nil {
+			return &ValidationError{Name: "detail", err: fmt.Errorf(`ent: validator failed for field "Property.detail": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Levels(); ok {
 		if err := property.LevelsValidator(v); err != nil {
 			return &ValidationError{Name: "levels", err: fmt.Errorf(`ent: validator failed for field "Property.levels": %w`, err)}
@@ -595,6 +600,11 @@ func (_u *PropertyUpdateOne) check() error {
 	if v, ok := _u.mutation.PropertyType(); ok {
 		if err := property.PropertyTypeValidator(v); err != nil {
 			return &ValidationError{Name: "property_type", err: fmt.Errorf(`ent: validator failed for field "Property.property_type": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Detail(); ok {
+		if err := property.DetailValidator(v); err != nil {
+			return &ValidationError{Name: "detail", err: fmt.Errorf(`ent: validator failed for field "Property.detail": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.Levels(); ok {

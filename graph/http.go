@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -115,9 +116,54 @@ func serveUpload(w http.ResponseWriter, r *http.Request, exec *Executor) {
 			Extensions: map[string]any{"code": string(apperr.Invalid), "field": "file"}})
 		return
 	}
+	if err := boundFormFields(r); err != nil {
+		writeGraphQLError(w, http.StatusRequestEntityTooLarge, err)
+		return
+	}
 	t := uploads
 	t.MaxUploadSize, t.MaxMemory = bound, uploadMemory
-	t.Do(w, r, retryingExecutor{Executor: exec, header: w.Header()})
+	out := &outageWriter{ResponseWriter: w}
+	t.Do(out, r, retryingExecutor{Executor: exec, header: w.Header(), outage: out})
+}
+
+// boundFormFields holds the operations and map parts of a multipart request
+// to MaxRequestBytes together, as a JSON body is held: gqlgen's transport
+// reads them whole, bounded only by the request's size (a photo's), so a 20
+// MB operation passed. Only file parts may be larger. The parts are read
+// here, and the body then replayed to the transport from what was read and
+// what was not, byte for byte. A body that is not multipart as the spec
+// lays it out is left to the transport to refuse.
+func boundFormFields(r *http.Request) *gqlerror.Error {
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		return nil
+	}
+	var read bytes.Buffer
+	form := multipart.NewReader(io.TeeReader(r.Body, &read), params["boundary"])
+	left := int64(MaxRequestBytes)
+	for _, name := range []string{"operations", "map"} {
+		part, err := form.NextPart()
+		if err != nil || part.FormName() != name {
+			break
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(part, left+1))
+		if left -= n; left < 0 {
+			tooLarge := gqlerror.Errorf("the %s part of the multipart request is over what a request's operations may be (%d bytes with the operations and map parts together): only file parts may be larger", name, MaxRequestBytes)
+			tooLarge.Extensions = map[string]any{"code": "QUERY_TOO_LARGE", "limit": MaxRequestBytes, "field": name}
+			return tooLarge
+		}
+		if err != nil {
+			break
+		}
+	}
+	r.Body = replayedBody{Reader: io.MultiReader(bytes.NewReader(read.Bytes()), r.Body), Closer: r.Body}
+	return nil
+}
+
+// replayedBody is a request body read again from its start.
+type replayedBody struct {
+	io.Reader
+	io.Closer
 }
 
 func isJSON(contentType string) bool {

@@ -38,7 +38,7 @@ import (
 //
 // The inputs of writes (recordInputs) are no filters: what a write holds is
 // bounded by internal/records, as an import's line is (60 rooms of at most
-// 200 items, 1,000 in all; names as the schema bounds them, comments free),
+// 200 items, 1,000 in all; each text as ent/schema/bounds.go bounds it),
 // which names the field at fault in the input's own terms. Inside them only
 // the count of values applies (a bind parameter each).
 

@@ -305,7 +305,9 @@ func TestCreateInventoryRefusesNamingTheField(t *testing.T) {
 	}{
 		{"rating out of range", edit(func(in map[string]any) { item(in, 1, 0)["rating"] = 6 }), "INVALID_ARGUMENT", "environments[1].items[0].rating", "refused"},
 		{"empty room name", edit(func(in map[string]any) { env(in, 0)["name"] = "" }), "INVALID_ARGUMENT", "environments[0].name", "missing"},
-		{"item name too long", edit(func(in map[string]any) { item(in, 0, 1)["name"] = strings.Repeat("x", 129) }), "INVALID_ARGUMENT", "environments[0].items[1].name", "refused"},
+		{"item name too long", edit(func(in map[string]any) { item(in, 0, 1)["name"] = strings.Repeat("x", 129) }), "INVALID_ARGUMENT", "environments[0].items[1].name", "129 characters long: at most 128"},
+		{"item description too long", edit(func(in map[string]any) { item(in, 1, 1)["description"] = strings.Repeat("x", 900_000) }), "INVALID_ARGUMENT", "environments[1].items[1].description", "900000 characters long: at most 2000"},
+		{"room description too long", edit(func(in map[string]any) { env(in, 1)["description"] = strings.Repeat("é", 2001) }), "INVALID_ARGUMENT", "environments[1].description", "2001 characters long: at most 2000"},
 		{"level above the property's", edit(func(in map[string]any) { env(in, 1)["level"] = w.levels + 1 }), "INVALID_ARGUMENT", "environments[1].level", "above the property"},
 		{"level 0", edit(func(in map[string]any) { env(in, 0)["level"] = 0 }), "INVALID_ARGUMENT", "environments[0].level", "refused"},
 		{"negative order", edit(func(in map[string]any) { item(in, 0, 0)["order"] = -1 }), "INVALID_ARGUMENT", "environments[0].items[0].order", "refused"},
@@ -337,6 +339,25 @@ func TestCreateInventoryRefusesNamingTheField(t *testing.T) {
 	}
 	if n := w.count(t); n != before {
 		t.Errorf("inventories: %d, want %d: refused writes wrote", n, before)
+	}
+}
+
+// TestTextsAtTheirBoundsAreTaken: the bounds count characters, not bytes
+// (2,000 é are 4,000 bytes), and a text at its bound is written whole.
+func TestTextsAtTheirBoundsAreTaken(t *testing.T) {
+	w := newWrites(t)
+	in := w.tree(uuid.NewString(), 1, 1)
+	room := in["environments"].([]any)[0].(map[string]any)
+	room["name"] = strings.Repeat("ñ", 128)
+	room["description"] = strings.Repeat("é", 2000)
+	it := room["items"].([]any)[0].(map[string]any)
+	it["description"] = strings.Repeat("ü", 2000)
+	got, errs := w.create(t, in)
+	if len(errs) > 0 || len(got.Environments) != 1 || len(got.Environments[0].Items) != 1 {
+		t.Fatalf("texts at their bounds: %+v, want them taken", errs)
+	}
+	if e := got.Environments[0]; e.Name != room["name"] || e.Description != room["description"] || e.Items[0].Description != it["description"] {
+		t.Errorf("the texts written: %.80q, %.80q, %.80q…, want each whole", e.Name, e.Description, e.Items[0].Description)
 	}
 }
 

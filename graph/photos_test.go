@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent/photo"
+	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -59,10 +60,17 @@ func upload(t testing.TB, srv *apitest.Server, company string, vars map[string]a
 	t.Helper()
 	vars["file"] = nil
 	ops, _ := json.Marshal(map[string]any{"query": addPhotoMutation, "variables": vars, "operationName": "AddPhoto"})
+	return sendMultipart(t, srv, company, string(ops), `{"0": ["variables.file"]}`, file, header)
+}
+
+// sendMultipart sends a multipart request of the operations and map parts
+// given and file as its part "0".
+func sendMultipart(t testing.TB, srv *apitest.Server, company, operations, fileMap string, file []byte, header http.Header) (int, addedPhoto, []apitest.Error) {
+	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("operations", string(ops))
-	_ = mw.WriteField("map", `{"0": ["variables.file"]}`)
+	_ = mw.WriteField("operations", operations)
+	_ = mw.WriteField("map", fileMap)
 	part, _ := mw.CreateFormFile("0", "IMG_0001.jpg")
 	_, _ = part.Write(file)
 	_ = mw.Close()
@@ -196,6 +204,49 @@ func TestAFieldAppMakesPhotographsAndSignsAnInventory(t *testing.T) {
 	}
 	if errs := w.srv.GraphQL(t, companyA, `mutation($id: ID!) { removeItemPhoto(photoId: $id) { photoId } }`, map[string]any{"id": photoID}).Errors; !refused(errs, "CONFLICT", "") {
 		t.Errorf("removing a photo of a signed inventory: %+v; want CONFLICT", errs)
+	}
+}
+
+// TestMultipartOperationsAreBoundedAsAJSONBody: the operations and map parts
+// of a multipart request are held to a JSON body's bound (MaxRequestBytes),
+// only file parts may be larger: a 20 MB item description was once taken
+// this way. Just under the bound, the request is served as sent.
+func TestMultipartOperationsAreBoundedAsAJSONBody(t *testing.T) {
+	w := newWrites(t)
+	made, errs := w.create(t, w.tree(uuid.NewString(), 1, 1))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	item, before := made.Environments[0].Items[0].ID, w.count(t)
+	ops, _ := json.Marshal(map[string]any{"query": addPhotoMutation, "variables": map[string]any{"itemId": item, "file": nil}, "operationName": "AddPhoto"})
+	fileMap := `{"0": ["variables.file"]}`
+	huge := strings.Repeat("x", 20<<20)
+	create, _ := json.Marshal(map[string]any{"query": createMutation, "variables": map[string]any{"input": map[string]any{
+		"propertyId": w.property, "inventoryType": "COLOCACION", "rentalPrice": "1.00",
+		"environments": []any{map[string]any{"name": "Sala", "description": huge}}}}})
+	padding := func(n int) string { return string(ops[:len(ops)-1]) + strings.Repeat(" ", n) + "}" }
+	for _, tc := range []struct {
+		name, operations, fileMap, field string
+	}{
+		{"a createInventory of a 20 MB description", string(create), fileMap, "operations"},
+		{"operations one byte over", padding(graph.MaxRequestBytes - len(ops) + 1), fileMap, "operations"},
+		{"a map over what is left", padding(graph.MaxRequestBytes - len(ops) - 10), `{"0": ["variables.file"]}` + strings.Repeat(" ", 100), "map"},
+	} {
+		status, _, errs := sendMultipart(t, w.srv, companyA, tc.operations, tc.fileMap, aJPEG(t), preflight)
+		if status != http.StatusRequestEntityTooLarge || len(errs) != 1 || errs[0].Code() != "QUERY_TOO_LARGE" || errs[0].Extensions["field"] != tc.field {
+			t.Errorf("%s: HTTP %d %+v; want 413 QUERY_TOO_LARGE on %s", tc.name, status, errs, tc.field)
+		}
+	}
+	// Just under: the parts read to bound them are replayed to the
+	// transport, whose photo is then taken as sent.
+	jpg := aJPEG(t)
+	status, photo, errs := sendMultipart(t, w.srv, companyA, padding(graph.MaxRequestBytes-len(ops)-len(fileMap)), fileMap, jpg, preflight)
+	sum := sha256.Sum256(jpg)
+	if status != 200 || len(errs) > 0 || photo.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("operations and map at the bound: HTTP %d %+v, photo %+v; want the photo taken whole", status, errs, photo)
+	}
+	if n := w.count(t); n != before {
+		t.Errorf("inventories: %d, want %d: a refused createInventory wrote", n, before)
 	}
 }
 

@@ -82,6 +82,8 @@ var (
 	NameValidator func(string) error
 	// DefaultDescription holds the default value on creation for the "description" field.
 	DefaultDescription string
+	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	DescriptionValidator func(string) error
 	// DefaultLevel holds the default value on creation for the "level" field.
 	DefaultLevel int
 	// LevelValidator is a validator for the "level" field. It is called by the builders before save.

@@ -98,6 +98,8 @@ var (
 	PropertyTypeValidator func(string) error
 	// DefaultIsActive holds the default value on creation for the "is_active" field.
 	DefaultIsActive bool
+	// DetailValidator is a validator for the "detail" field. It is called by the builders before save.
+	DetailValidator func(string) error
 	// DefaultLevels holds the default value on creation for the "levels" field.
 	DefaultLevels int
 	// LevelsValidator is a validator for the "levels" field. It is called by the builders before save.

@@ -97,6 +97,8 @@ func init() {
 	environmentDescDescription := environmentFields[3].Descriptor()
 	// environment.DefaultDescription holds the default value on creation for the description field.
 	environment.DefaultDescription = environmentDescDescription.Default.(string)
+	// environment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	environment.DescriptionValidator = environmentDescDescription.Validators[0].(func(string) error)
 	// environmentDescLevel is the schema descriptor for level field.
 	environmentDescLevel := environmentFields[4].Descriptor()
 	// environment.DefaultLevel holds the default value on creation for the level field.
@@ -235,6 +237,8 @@ func init() {
 	itemDescDescription := itemFields[4].Descriptor()
 	// item.DefaultDescription holds the default value on creation for the description field.
 	item.DefaultDescription = itemDescDescription.Default.(string)
+	// item.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	item.DescriptionValidator = itemDescDescription.Validators[0].(func(string) error)
 	// itemDescRating is the schema descriptor for rating field.
 	itemDescRating := itemFields[5].Descriptor()
 	// item.RatingValidator is a validator for the "rating" field. It is called by the builders before save.
@@ -389,6 +393,10 @@ func init() {
 	propertyDescIsActive := propertyFields[6].Descriptor()
 	// property.DefaultIsActive holds the default value on creation for the is_active field.
 	property.DefaultIsActive = propertyDescIsActive.Default.(bool)
+	// propertyDescDetail is the schema descriptor for detail field.
+	propertyDescDetail := propertyFields[7].Descriptor()
+	// property.DetailValidator is a validator for the "detail" field. It is called by the builders before save.
+	property.DetailValidator = propertyDescDetail.Validators[0].(func(string) error)
 	// propertyDescLevels is the schema descriptor for levels field.
 	propertyDescLevels := propertyFields[8].Descriptor()
 	// property.DefaultLevels holds the default value on creation for the levels field.

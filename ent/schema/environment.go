@@ -27,8 +27,8 @@ func (Environment) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
 		field.UUID("inventory_id", uuid.UUID{}).Immutable().Comment("The id of the inventory it belongs to."),
-		field.String("name").NotEmpty().MaxLen(128).Comment("Name of the room or area (Sala, Cocina)."),
-		field.Text("description").Default("").Comment("Free comment; may be empty."),
+		field.String("name").NotEmpty().MaxRuneLen(MaxNameRunes).Comment("Name of the room or area (Sala, Cocina)."),
+		field.Text("description").Default("").Validate(maxRunes(MaxDescriptionRunes)).Comment("Free comment; may be empty; at most 2000 characters."),
 		field.Int("level").Default(1).Min(1).
 			Comment("Level (storey) of the house where the environment is, from 1."),
 		field.Int("order").Default(0).NonNegative().

@@ -47,7 +47,7 @@ func (Inventory) Fields() []ent.Field {
 			Comment("ISO 4217 code of rental_price."),
 		field.Bool("is_signed").Default(false).Comment("Whether both parties signed; a signed inventory has a signed PDF."),
 		field.Bool("is_remote_signed").Default(false).Comment("Whether it was signed remotely."),
-		field.String("approval_code").Optional().Nillable().MaxLen(64).
+		field.String("approval_code").Optional().Nillable().MaxRuneLen(MaxCodeRunes).
 			Comment("Set when signed, absent otherwise."),
 		field.Time("created_at").Default(nowUTC).Immutable().Comment("When the inventory was created (UTC).").
 			Annotations(entgql.OrderField("CREATED_AT")),
@@ -81,13 +81,13 @@ func (Inventory) Fields() []ent.Field {
 		// report prints the names on the signature lines, and the flags let
 		// is_remote_signed be set once both have signed (the CHECK below
 		// refuses it on an unsigned inventory).
-		field.String("agent_signer_name").Optional().Nillable().MaxLen(200).
+		field.String("agent_signer_name").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
 			Comment("Who signed for the agent; absent until then, and on inventories signed before the API recorded it.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 		field.Bool("agent_signed_remotely").Default(false).
 			Comment("Whether the agent signed remotely.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
-		field.String("owner_signer_name").Optional().Nillable().MaxLen(200).
+		field.String("owner_signer_name").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
 			Comment("Who signed for the owner; absent until then, and on inventories signed before the API recorded it.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 		field.Bool("owner_signed_remotely").Default(false).

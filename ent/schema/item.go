@@ -35,9 +35,9 @@ func (Item) Fields() []ent.Field {
 		idField(),
 		field.UUID("environment_id", uuid.UUID{}).Immutable().Comment("The id of the environment it is in."),
 		field.UUID("material_id", uuid.UUID{}).Comment("The id of its material."),
-		field.String("name").NotEmpty().MaxLen(128).Comment("Name of the item (Puerta, Ventana).").
+		field.String("name").NotEmpty().MaxRuneLen(MaxNameRunes).Comment("Name of the item (Puerta, Ventana).").
 			Annotations(entgql.OrderField("NAME")),
-		field.Text("description").Default("").Comment("Free comment; may be empty."),
+		field.Text("description").Default("").Validate(maxRunes(MaxDescriptionRunes)).Comment("Free comment; may be empty; at most 2000 characters."),
 		field.Int("rating").Range(MinRating, MaxRating).
 			Comment("Condition from 1 (bad) to 5 (as new).").
 			Annotations(entgql.OrderField("RATING")),

@@ -15,7 +15,7 @@ type Material struct{ ent.Schema }
 func (Material) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.String("name").NotEmpty().MaxLen(128).Unique().Comment("Name of the material (Madera, Cerámica)."),
+		field.String("name").NotEmpty().MaxRuneLen(MaxNameRunes).Unique().Comment("Name of the material (Madera, Cerámica)."),
 	}
 }
 

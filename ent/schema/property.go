@@ -20,18 +20,18 @@ func (Property) Mixin() []ent.Mixin { return []ent.Mixin{CompanyMixin{}} }
 func (Property) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
-		field.String("code").Default("").MaxLen(64).
+		field.String("code").Default("").MaxRuneLen(MaxCodeRunes).
 			Comment("The company's own reference for the property; may be empty.").
 			Annotations(entgql.OrderField("CODE")),
-		field.String("address").NotEmpty().MaxLen(256).Comment("Street address."),
-		field.String("neighborhood").Default("").MaxLen(128).Comment("Neighbourhood (barrio); may be empty."),
-		field.String("city").NotEmpty().MaxLen(128).Comment("City.").
+		field.String("address").NotEmpty().MaxRuneLen(MaxAddressRunes).Comment("Street address."),
+		field.String("neighborhood").Default("").MaxRuneLen(MaxNameRunes).Comment("Neighbourhood (barrio); may be empty."),
+		field.String("city").NotEmpty().MaxRuneLen(MaxNameRunes).Comment("City.").
 			Annotations(entgql.OrderField("CITY")),
-		field.String("property_type").NotEmpty().MaxLen(64).
+		field.String("property_type").NotEmpty().MaxRuneLen(MaxCodeRunes).
 			Comment("Type name, e.g. Apartamento or Casa (the legacy PropertyType.typeName)."),
 		field.Bool("is_active").Default(true).Comment("Whether the company still manages the property."),
-		field.Text("detail").Optional().Nillable().
-			Comment("Free-text detail of the property."),
+		field.Text("detail").Optional().Nillable().Validate(maxRunes(MaxDescriptionRunes)).
+			Comment("Free-text detail of the property; at most 2000 characters."),
 		field.Int("levels").Default(1).Range(1, 200).
 			Comment("Number of levels (storeys) of the property."),
 		field.Time("created_at").Default(nowUTC).Immutable().Comment("When the property was registered (UTC).").

@@ -35,7 +35,7 @@ func (RecordEvent) Fields() []ent.Field {
 		field.UUID("item_id", uuid.UUID{}).Optional().Nillable().Immutable().Comment("The item, for a photo's write."),
 		field.UUID("photo_id", uuid.UUID{}).Optional().Nillable().Immutable().Comment("The photo, for a photo's write."),
 		field.Int("version").Optional().Nillable().Immutable().Comment("The inventory's version after the write, where it changed."),
-		field.String("actor").Optional().Nillable().MaxLen(200).Immutable().
+		field.String("actor").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).Immutable().
 			Comment("Who wrote: the credential's name (an API key's name, a token's subject), or the command; absent when the caller has no name (header mode)."),
 	}
 }

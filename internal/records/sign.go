@@ -17,6 +17,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/ent/schema"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
@@ -48,8 +49,6 @@ const (
 	fieldExpectedVersion = "expectedVersion"
 )
 
-// MaxSignerName bounds a signer's name, as the schema does.
-const MaxSignerName = 200
 
 // PDFKeeper renders and stores the PDF of an inventory just signed
 // (internal/signedpdf.Keeper).
@@ -77,8 +76,8 @@ func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
 		return uuid.Nil, apperr.InvalidField(fieldParty, "%q is not AGENT or OWNER", sig.Party)
 	case sig.SignerName == "":
 		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name is empty")
-	case utf8.RuneCountInString(sig.SignerName) > MaxSignerName:
-		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name is over %d characters", MaxSignerName)
+	case utf8.RuneCountInString(sig.SignerName) > schema.MaxSignerNameRunes:
+		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name is %d characters long: at most %d are taken", utf8.RuneCountInString(sig.SignerName), schema.MaxSignerNameRunes)
 	case !utf8.ValidString(sig.SignerName) || strings.ContainsRune(sig.SignerName, 0):
 		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name holds a NUL or is not UTF-8")
 	}

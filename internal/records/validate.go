@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -15,6 +16,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/ent/schema"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
@@ -35,6 +37,10 @@ type Names struct {
 	PropertyCity, PropertyType, PropertyDetail, PropertyLevels string
 }
 
+// byPattern is the bound of a text whose validator's pattern bounds it (an
+// ISO 4217 code, a SHA-256 in hex): its refusal says the pattern.
+const byPattern = 0
+
 // maxPrice bounds rental prices as the database does (numeric(15,2), and a
 // CHECK that SQLite's 15 significant digits round-trip).
 var maxPrice = decimal.New(1, 13)
@@ -51,7 +57,7 @@ func Validate(inv *Inventory, levels int, names *Names) *apperr.Error {
 		c.fail(names.Type, "%d is not a code from 0 to 3", int(inv.Type))
 	}
 	c.price(inv.RentalPrice)
-	c.text(names.Currency, inv.Currency, inventory.CurrencyValidator)
+	c.text(names.Currency, inv.Currency, byPattern, inventory.CurrencyValidator)
 	c.signature(&inv.Signature)
 	c.treeSize(inv)
 	c.environments(inv, levels)
@@ -61,13 +67,13 @@ func Validate(inv *Inventory, levels int, names *Names) *apperr.Error {
 // ValidateProperty checks a property an import line carries.
 func ValidateProperty(p *Property, names *Names) *apperr.Error {
 	c := &checker{names: names, env: -1, item: -1, photo: -1}
-	c.text(names.PropertyCode, p.Code, property.CodeValidator)
-	c.required(names.PropertyAddress, p.Address, property.AddressValidator)
-	c.text(names.PropertyNeighborhood, p.Neighborhood, property.NeighborhoodValidator)
-	c.required(names.PropertyCity, p.City, property.CityValidator)
-	c.required(names.PropertyType, p.PropertyType, property.PropertyTypeValidator)
+	c.text(names.PropertyCode, p.Code, schema.MaxCodeRunes, property.CodeValidator)
+	c.required(names.PropertyAddress, p.Address, schema.MaxAddressRunes, property.AddressValidator)
+	c.text(names.PropertyNeighborhood, p.Neighborhood, schema.MaxNameRunes, property.NeighborhoodValidator)
+	c.required(names.PropertyCity, p.City, schema.MaxNameRunes, property.CityValidator)
+	c.required(names.PropertyType, p.PropertyType, schema.MaxCodeRunes, property.PropertyTypeValidator)
 	if p.Detail != nil {
-		c.text(names.PropertyDetail, *p.Detail, nil)
+		c.text(names.PropertyDetail, *p.Detail, schema.MaxDescriptionRunes, property.DetailValidator)
 	}
 	valid(c, names.PropertyLevels, p.Levels, property.LevelsValidator)
 	return c.err
@@ -121,22 +127,33 @@ func valid[T any](c *checker, field string, v T, validator func(T) error) {
 	}
 }
 
-// text checks a text field: no NUL character (SQLite stores it, PostgreSQL
-// refuses it at insert time without naming the field, so both databases are
-// told no here, by name), then the schema's validator.
-func (c *checker) text(field, s string, validator func(string) error) {
-	if c.ok() && strings.IndexByte(s, 0) >= 0 {
+// text checks a text field: at most maxRunes characters (the schema's
+// bound, ent/schema/bounds.go, said here with its number; byPattern: the
+// validator's pattern bounds it), no NUL character
+// (SQLite stores it, PostgreSQL refuses it at insert time without naming the
+// field, so both databases are told no here, by name), then the schema's
+// validator. A refusal quotes the start of the text, never all of it.
+func (c *checker) text(field, s string, maxRunes int, validator func(string) error) {
+	switch {
+	case !c.ok():
+		return
+	case maxRunes != byPattern && len(s) > maxRunes && utf8.RuneCountInString(s) > maxRunes:
+		c.fail(field, "%d characters long: at most %d are taken", utf8.RuneCountInString(s), maxRunes)
+	case strings.IndexByte(s, 0) >= 0:
 		c.fail(field, "contains a NUL character (\\u0000): text may not, since PostgreSQL cannot store it")
+	case validator != nil:
+		if err := validator(s); err != nil {
+			c.fail(field, "%s is refused: %v", apperr.Quote(s), err)
+		}
 	}
-	valid(c, field, s, validator)
 }
 
 // required is text that may not be empty.
-func (c *checker) required(field, s string, validator func(string) error) {
+func (c *checker) required(field, s string, maxRunes int, validator func(string) error) {
 	if c.ok() && s == "" {
 		c.fail(field, "missing: a non-empty string is required")
 	}
-	c.text(field, s, validator)
+	c.text(field, s, maxRunes, validator)
 }
 
 func (c *checker) price(d decimal.Decimal) {
@@ -166,10 +183,10 @@ func (c *checker) signature(s *Signature) {
 	case !s.Signed && s.Date != nil:
 		c.fail(n.SignatureDate, "set, but the inventory is not signed")
 	case s.ApprovalCode != nil:
-		c.text(n.ApprovalCode, *s.ApprovalCode, inventory.ApprovalCodeValidator)
+		c.text(n.ApprovalCode, *s.ApprovalCode, schema.MaxCodeRunes, inventory.ApprovalCodeValidator)
 	}
 	if s.PDFSha256 != nil {
-		c.text(n.PDF, *s.PDFSha256, inventory.PdfSha256Validator)
+		c.text(n.PDF, *s.PDFSha256, byPattern, inventory.PdfSha256Validator)
 	}
 }
 
@@ -230,8 +247,8 @@ func (c *checker) environments(inv *Inventory, levels int) {
 		env := &inv.Environments[i]
 		c.env, c.item, c.photo = i, -1, -1
 		unique(n.EnvironmentID, env.ID)
-		c.required(n.EnvironmentName, env.Name, environment.NameValidator)
-		c.text(n.EnvironmentDescription, env.Description, nil)
+		c.required(n.EnvironmentName, env.Name, schema.MaxNameRunes, environment.NameValidator)
+		c.text(n.EnvironmentDescription, env.Description, schema.MaxDescriptionRunes, environment.DescriptionValidator)
 		valid(c, n.Level, env.Level, environment.LevelValidator)
 		if c.ok() && env.Level > levels {
 			c.fail(n.Level, "%d is above the property's %d level(s)", env.Level, levels)
@@ -241,8 +258,8 @@ func (c *checker) environments(inv *Inventory, levels int) {
 			it := &env.Items[j]
 			c.item, c.photo = j, -1
 			unique(n.ItemID, it.ID)
-			c.required(n.ItemName, it.Name, item.NameValidator)
-			c.text(n.ItemDescription, it.Description, nil)
+			c.required(n.ItemName, it.Name, schema.MaxNameRunes, item.NameValidator)
+			c.text(n.ItemDescription, it.Description, schema.MaxDescriptionRunes, item.DescriptionValidator)
 			valid(c, n.Rating, it.Rating, item.RatingValidator)
 			if it.Order != nil {
 				valid(c, n.ItemOrder, *it.Order, item.OrderValidator)
@@ -251,20 +268,20 @@ func (c *checker) environments(inv *Inventory, levels int) {
 				c.fail(cmp.Or(n.MaterialName, n.MaterialID), "missing: every item names its material")
 			}
 			if it.MaterialName != "" {
-				c.text(n.MaterialName, it.MaterialName, material.NameValidator)
+				c.text(n.MaterialName, it.MaterialName, schema.MaxNameRunes, material.NameValidator)
 			}
 			for k := range it.Photos {
 				ph := &it.Photos[k]
 				c.photo = k
 				unique(n.PhotoID, ph.ID)
-				c.required(n.StorageReference, ph.StorageReference, photo.StorageReferenceValidator)
+				c.required(n.StorageReference, ph.StorageReference, byPattern, photo.StorageReferenceValidator)
 				if first, dup := refs[ph.StorageReference]; dup && c.ok() {
 					at := checker{names: n, env: first.env, item: first.item, photo: first.photo}
 					c.fail(n.StorageReference, "%q is used twice in this record (first at %s): it names one file", ph.StorageReference, at.path(first.field))
 				}
 				refs[ph.StorageReference] = place{n.StorageReference, c.env, c.item, c.photo}
 				if ph.SHA256 != nil {
-					c.text(n.PhotoSHA256, *ph.SHA256, photo.Sha256Validator)
+					c.text(n.PhotoSHA256, *ph.SHA256, byPattern, photo.Sha256Validator)
 				}
 			}
 		}

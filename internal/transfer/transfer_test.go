@@ -520,6 +520,15 @@ func TestInvalidRecordsNameTheFieldAndWriteNothing(t *testing.T) {
 			"EnvironmentDiagnostics[0].ItemDiagnostic[0].Description", "NUL character"},
 		{"NUL in the property's detail", edit(func(r map[string]any) { r["Property"].(map[string]any)["Detail"] = "Piso 3\x00" }),
 			"Property.Detail", "NUL character"},
+		// Every text has a stated bound, in characters, the API's and the
+		// generator's (ent/schema/bounds.go): the message says it without
+		// quoting the text.
+		{"an item's description over its bound", edit(func(r map[string]any) { item(r)["Description"] = strings.Repeat("ñ", 2001) }),
+			"EnvironmentDiagnostics[0].ItemDiagnostic[0].Description", "2001 characters long: at most 2000"},
+		{"the property's detail over its bound", edit(func(r map[string]any) { r["Property"].(map[string]any)["Detail"] = strings.Repeat("x", 2001) }),
+			"Property.Detail", "at most 2000"},
+		{"the property's address over its bound", edit(func(r map[string]any) { r["Property"].(map[string]any)["Address"] = strings.Repeat("x", 257) }),
+			"Property.Address", "at most 256"},
 		{"a line too long", `{"CompanyId": "` + strings.Repeat("x", transfer.MaxLine) + `"}`, "", "longer than"},
 		// A tree larger than GraphQL reads whole (the ListSize bounds of ent/schema).
 		{"too many photos on an item", edit(func(r map[string]any) { item(r)["Photo"] = copies(photo(), ent.ItemPhotosMax+1) }),
