@@ -49,7 +49,6 @@ const (
 	fieldExpectedVersion = "expectedVersion"
 )
 
-
 // PDFKeeper renders and stores the PDF of an inventory just signed
 // (internal/signedpdf.Keeper).
 type PDFKeeper interface {
