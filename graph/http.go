@@ -19,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/tidwall/gjson"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
@@ -218,15 +219,17 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 }
 
 // outage reports whether res answers an operation that the database's
-// unavailability left with nothing to answer: no data, and every error
-// UNAVAILABLE. Such an answer is a 503 without a data entry, whatever the
-// media type (docs/decisions.md, "Operations as documented"): the request
-// could not be served now and is to be sent again whole, which load
-// balancers, proxies and clients' retry policies read from the status. An
-// answer with data, even partial, stays a 200 (GraphQL over HTTP requires
-// it under application/graphql-response+json), with Retry-After.
+// unavailability left with nothing to answer: no data, or data whose every
+// field is null (a mutation's payload, which the write never reached), and
+// every error UNAVAILABLE. Such an answer is a 503 without a data entry,
+// whatever the operation or the media type (docs/decisions.md, "Operations
+// as documented"): the request could not be served now and is to be sent
+// again whole, which load balancers, proxies and clients' retry policies
+// read from the status. An answer with data, even partial, stays a 200
+// (GraphQL over HTTP requires it under application/graphql-response+json),
+// with Retry-After.
 func outage(res *graphql.Response) bool {
-	if res == nil || len(res.Errors) == 0 || len(res.Data) > 0 && string(res.Data) != "null" {
+	if res == nil || len(res.Errors) == 0 || !nothingAnswered(res.Data) {
 		return false
 	}
 	for _, e := range res.Errors {
@@ -235,6 +238,20 @@ func outage(res *graphql.Response) bool {
 		}
 	}
 	return true
+}
+
+// nothingAnswered reports whether data holds no value: absent, null, or an
+// object of nulls.
+func nothingAnswered(data json.RawMessage) bool {
+	if len(data) == 0 || string(data) == "null" {
+		return true
+	}
+	answered := false
+	gjson.ParseBytes(data).ForEach(func(_, value gjson.Result) bool {
+		answered = value.Type != gjson.Null
+		return !answered
+	})
+	return !answered
 }
 
 // readBody reads a request body. A failure is the client's (it sent too

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -169,5 +173,60 @@ func TestAPostgreSQLRestartUnderLoadIsRetryableNeverInternal(t *testing.T) {
 	}
 	if counts[back][served] < 20 {
 		t.Errorf("after PostgreSQL came back, %d requests served in 20 s", counts[back][served])
+	}
+}
+
+// TestWritesDuringAnOutageAre503WithRetryAfter: while PostgreSQL is down a
+// mutation is answered as a query is, 503 UNAVAILABLE with Retry-After and
+// no data, whatever its transport (a JSON POST, a multipart upload): a
+// client's retry policy reads the status. It was a 200 whose data held the
+// mutation's null.
+func TestWritesDuringAnOutageAre503WithRetryAfter(t *testing.T) {
+	if !testdb.Postgres() {
+		t.Skip("runs in the PostgreSQL run (TEST_DATABASE_URL): it starts a PostgreSQL of its own")
+	}
+	cluster := testdb.StartCluster(t)
+	m := launchOn(t, cluster.URL(), slog.New(slog.DiscardHandler), func(c *Config) { c.ConnectTimeout = 2 * time.Second })
+	defer m.Close()
+	cluster.Stop()
+	company := datagen.DemoCompanies[0].String()
+	create := `{"query":"mutation { createInventory(input: {id: \"` + uuid.NewString() + `\", propertyId: \"` + uuid.NewString() +
+		`\", inventoryType: COLOCACION, rentalPrice: \"1.00\"}) { inventory { id } } }"}`
+	sign := `{"query":"mutation { signInventory(input: {inventoryId: \"` + uuid.NewString() + `\", party: AGENT, signerName: \"Ana\"}) { inventory { id } } }"}`
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	_ = mw.WriteField("operations", `{"query":"mutation($f: Upload!) { addItemPhoto(itemId: \"`+uuid.NewString()+`\", file: $f) { photo { id } } }","variables":{"f":null}}`)
+	_ = mw.WriteField("map", `{"0": ["variables.f"]}`)
+	part, _ := mw.CreateFormFile("0", "a.jpg")
+	_, _ = part.Write([]byte("\xff\xd8\xff\xe0 a photo"))
+	_ = mw.Close()
+	for _, tc := range []struct {
+		name, contentType string
+		body              []byte
+	}{
+		{"createInventory", "application/json", []byte(create)},
+		{"signInventory", "application/json", []byte(sign)},
+		{"addItemPhoto, multipart", mw.FormDataContentType(), form.Bytes()},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, m.URL()+"/graphql", bytes.NewReader(tc.body))
+		req.Header.Set("Content-Type", tc.contentType)
+		req.Header.Set("Apollo-Require-Preflight", "true")
+		req.Header.Set(tenant.Header, company)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var out struct {
+			Data   *json.RawMessage
+			Errors []struct{ Extensions struct{ Code string } }
+		}
+		_ = json.Unmarshal(body, &out)
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || out.Data != nil ||
+			len(out.Errors) == 0 || out.Errors[0].Extensions.Code != "UNAVAILABLE" {
+			t.Errorf("%s while PostgreSQL is down: %s (Retry-After %q) %s; want 503 UNAVAILABLE with Retry-After and no data",
+				tc.name, res.Status, res.Header.Get("Retry-After"), body)
+		}
 	}
 }

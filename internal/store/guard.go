@@ -171,10 +171,28 @@ func (t *guardedTx) Query(ctx context.Context, query string, args, v any) error 
 	return classify(ctx, t.Tx.Query(ctx, query, args, v))
 }
 
+// Commit says of a commit the database did not answer that the write may
+// have been saved: the COMMIT may have reached it before the connection was
+// lost. A write sent again under its client-chosen ids is then safe (it
+// answers the record made, or makes it), which the message tells. A refusal
+// the database answered (a serialization failure, SQLite busy) saved nothing
+// and keeps its message.
 func (t *guardedTx) Commit() error {
 	defer t.release()
-	return classify(t.ctx, t.Tx.Commit())
+	err := classify(t.ctx, t.Tx.Commit())
+	e, outage := errors.AsType[*apperr.Error](err)
+	_, pgAnswered := errors.AsType[*pgconn.PgError](err)
+	_, sqliteAnswered := errors.AsType[*sqlite.Error](err)
+	if outage && e.Code == apperr.Unavailable && !pgAnswered && !sqliteAnswered {
+		return &apperr.Error{Code: apperr.Unavailable, Cause: err, Message: CommitUnanswered}
+	}
+	return err
 }
+
+// CommitUnanswered is the message of a write whose commit the database did
+// not answer.
+const CommitUnanswered = "the database became unavailable as the write was committed, which it may have saved: " +
+	"send the same request again (the same ids: createInventory's id, addItemPhoto's photoId), which answers the record if it was saved and makes it if not"
 
 func (t *guardedTx) Rollback() error {
 	defer t.release()
