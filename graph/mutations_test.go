@@ -527,8 +527,8 @@ func TestWritesStayWithinTheCallersCompany(t *testing.T) {
 		map[string]any{"id": other.Environments[0].Items[0].ID, "name": "Piso", "materialId": w.materials[0], "rating": 4},
 	}}}
 	if _, errs := w.update(t, map[string]any{"id": mine.ID, "expectedVersion": 1, "environments": rooms}); len(errs) != 1 ||
-		errs[0].Code() != "INVALID_ARGUMENT" || errs[0].Extensions["field"] != "environments[0].items[0].id" {
-		t.Errorf("taking another inventory's item: %+v; want INVALID_ARGUMENT on its id", errs)
+		errs[0].Code() != "CONFLICT" || errs[0].Extensions["field"] != "environments[0].items[0].id" {
+		t.Errorf("taking another inventory's item: %+v; want CONFLICT on its id", errs)
 	}
 	after, err := w.st.Client.Inventory.Get(tenant.WithCompany(context.Background(), datagen.DemoCompanies[1]), theirs.ID)
 	if err != nil || after.Version != theirs.Version {
@@ -537,6 +537,79 @@ func TestWritesStayWithinTheCallersCompany(t *testing.T) {
 	// Without a company, nothing.
 	if _, errs := w.mutate(t, "", createMutation, w.tree(uuid.NewString(), 1, 1), "createInventory"); len(errs) != 1 || errs[0].Code() != "UNAUTHENTICATED" {
 		t.Errorf("a create without a company: %+v; want UNAUTHENTICATED", errs)
+	}
+}
+
+// TestAnIDNamesOneRecordInTheWholeAPI: an id a write gives that is any
+// record's already, of any type and any company, is CONFLICT naming the
+// field, in the same words whether the record is the caller's or another
+// company's, so that no caller learns that a UUID exists elsewhere; and
+// nothing is written. createInventory once took an item's id, and the new
+// inventory then listed but read as null through node, A1 and B2.
+func TestAnIDNamesOneRecordInTheWholeAPI(t *testing.T) {
+	w := newWrites(t)
+	ctx := context.Background()
+	ctxA, ctxB := tenant.WithCompany(ctx, datagen.DemoCompanies[0]), tenant.WithCompany(ctx, datagen.DemoCompanies[1])
+	existing := map[string]uuid.UUID{"a material": uuid.MustParse(w.materials[0])}
+	for _, c := range []struct {
+		whose string
+		ctx   context.Context
+	}{{"ours", ctxA}, {"theirs", ctxB}} {
+		inv, err := w.st.Client.Inventory.Query().Where(inventory.IsSigned(false)).First(c.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ph, err := w.st.Client.Photo.Query().First(c.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		existing["an inventory of "+c.whose] = inv.ID
+		existing["a property of "+c.whose] = w.st.Client.Property.Query().FirstIDX(c.ctx)
+		existing["a room of "+c.whose] = w.st.Client.Environment.Query().FirstIDX(c.ctx)
+		existing["an item of "+c.whose] = w.st.Client.Item.Query().FirstIDX(c.ctx)
+		existing["a photo of "+c.whose] = ph.ID
+	}
+	before := w.count(t)
+	made, errs := w.create(t, w.tree(uuid.NewString(), 1, 1))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	item := made.Environments[0].Items[0].ID
+	messages := map[string]bool{}
+	refused := func(what string, errs []apitest.Error, field string, id uuid.UUID) {
+		t.Helper()
+		if len(errs) != 1 || errs[0].Code() != "CONFLICT" || errs[0].Extensions["field"] != field {
+			t.Errorf("%s: %+v; want CONFLICT on %s", what, errs, field)
+			return
+		}
+		messages[strings.ReplaceAll(errs[0].Message, id.String(), "<id>")] = true
+	}
+	for what, id := range existing {
+		in := w.tree(id.String(), 1, 1)
+		_, errs := w.create(t, in)
+		refused("createInventory under the id of "+what, errs, "id", id)
+
+		in = w.tree(uuid.NewString(), 2, 2)
+		in["environments"].([]any)[1].(map[string]any)["items"].([]any)[0].(map[string]any)["id"] = id.String()
+		_, errs = w.create(t, in)
+		refused("an item made under the id of "+what, errs, "environments[1].items[0].id", id)
+
+		rooms := []any{map[string]any{"id": id.String(), "name": "Sala"}}
+		_, errs = w.update(t, map[string]any{"id": made.ID, "expectedVersion": made.Version, "environments": rooms})
+		refused("a room added under the id of "+what, errs, "environments[0].id", id)
+
+		_, _, errs = upload(t, w.srv, companyA, map[string]any{"itemId": item, "photoId": id.String()}, aJPEG(t), preflight)
+		refused("a photo added under the id of "+what, errs, "photoId", id)
+	}
+	if len(messages) != 4 {
+		t.Errorf("the refusals said %d things: %v; want one for each field (caller's or not, any type)", len(messages), messages)
+	}
+	if n := w.count(t); n != before+1 {
+		t.Errorf("inventories: %d, want %d: a refused write wrote", n, before+1)
+	}
+	got, err := w.st.Client.Inventory.Query().Where(inventory.ID(uuid.MustParse(made.ID))).WithEnvironments().Only(ctxA)
+	if err != nil || got.Version != made.Version || len(got.Edges.Environments) != 1 {
+		t.Errorf("the inventory refused changes: %+v, %v; want it as made", got, err)
 	}
 }
 

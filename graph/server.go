@@ -56,7 +56,7 @@ type ExecutorOptions struct {
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, log, keeper(client, store), store), maxPhotoBytes: maxPhoto, live: opts.Live,
+		records: records.NewService(client, nodes, log, keeper(client, store), store), maxPhotoBytes: maxPhoto, live: opts.Live,
 		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)

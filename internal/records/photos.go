@@ -57,14 +57,12 @@ func (s *Service) AddPhoto(ctx context.Context, p NewPhoto) (uuid.UUID, error) {
 	}
 	if p.ID == uuid.Nil {
 		p.ID = uuid.New()
-	} else if sent, err := s.client.Photo.Query().Where(photo.ID(p.ID)).Only(ctx); err == nil {
-		if sent.ItemID != p.ItemID {
-			return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: fieldPhotoID,
-				Message: fmt.Sprintf("photo %s is another item's: give the new photo another id", p.ID)}
-		}
+	} else if sent, err := s.client.Photo.Query().Where(photo.ID(p.ID)).Only(ctx); err == nil && sent.ItemID == p.ItemID {
 		return p.ID, nil // sent again after it was taken: nothing stored
-	} else if !ent.IsNotFound(err) {
+	} else if err != nil && !ent.IsNotFound(err) {
 		return uuid.Nil, err
+	} else if err := s.checkIDsUnused(ctx, []givenID{{id: p.ID, field: fieldPhotoID}}); err != nil {
+		return uuid.Nil, err // another item's photo, of the caller's or not, or another record
 	}
 	stored, err := upload.Store(ctx, s.files, p.ID, p.File, p.Size, p.MaxBytes)
 	if err != nil {
@@ -89,8 +87,9 @@ func (s *Service) AddPhoto(ctx context.Context, p NewPhoto) (uuid.UUID, error) {
 			_ = s.files.Delete(context.WithoutCancel(ctx), key)
 		}
 		if ent.IsConstraintError(err) {
-			return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: fieldPhotoID,
-				Message: fmt.Sprintf("photo id %s is already another record's: give the new photo another id", p.ID), Cause: err}
+			e := idInUse(fieldPhotoID, p.ID) // taken meanwhile
+			e.Cause = err
+			return uuid.Nil, e
 		}
 		return uuid.Nil, err
 	}

@@ -39,13 +39,15 @@ type Service struct {
 	pdfs PDFKeeper
 	// files keeps the photos it takes; nil: none are taken.
 	files *files.Store
+	// ids tells whether an id a write gives is any record's already.
+	ids IDIndex
 }
 
-// NewService returns a Service writing to client, its audit lines to log,
-// the PDFs of inventories it signs through pdfs, the photos it takes to fs
-// (either may be nil).
-func NewService(client *ent.Client, log *slog.Logger, pdfs PDFKeeper, fs *files.Store) *Service {
-	return &Service{client: client, log: log, pdfs: pdfs, files: fs}
+// NewService returns a Service writing to client, looking up the ids writes
+// give in ids, its audit lines to log, the PDFs of inventories it signs
+// through pdfs, the photos it takes to fs (either may be nil).
+func NewService(client *ent.Client, ids IDIndex, log *slog.Logger, pdfs PDFKeeper, fs *files.Store) *Service {
+	return &Service{client: client, ids: ids, log: log, pdfs: pdfs, files: fs}
 }
 
 // Create makes inv, a new inventory of the caller's company with its tree,
@@ -89,13 +91,16 @@ func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error)
 		case err == nil:
 			s.audit(ctx, "records: inventory created", inv, 1)
 			return inv.ID, nil
-		case attempt == 1 && ent.IsConstraintError(err):
+		case attempt == 1 && (ent.IsConstraintError(err) || apperr.CodeOf(err) == apperr.Conflict):
+			// The id in use may be the first request's, committed between
+			// this one's two reads: read again.
 			continue
 		case ent.IsConstraintError(err):
-			// Still not the caller's: the id (or a child's) is another
-			// company's record. Said as for an id of the caller's own.
-			return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
-				Message: fmt.Sprintf("%s is already used by a record with other content: give the new inventory another id", inv.ID), Cause: err}
+			// Still not the caller's: an id of the tree became another
+			// record's meanwhile. Said as for any id in use.
+			e := idInUse(APINames.ID, inv.ID)
+			e.Cause = err
+			return uuid.Nil, e
 		default:
 			return uuid.Nil, err
 		}
@@ -103,7 +108,8 @@ func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error)
 }
 
 // create writes inv unless the caller's company has it already, which it
-// then compares.
+// then compares. Any other record under one of its ids, the caller's or
+// another company's, of any type, refuses it in the same words.
 func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, err error) {
 	stored, err := s.client.Inventory.Query().Where(inventory.ID(inv.ID)).
 		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems() }).Only(ctx)
@@ -111,9 +117,11 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 	case err == nil && SameContent(FromEnt(stored), inv):
 		return true, nil
 	case err == nil:
-		return false, &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
-			Message: fmt.Sprintf("inventory %s exists with other content: change it with updateInventory, or give a new inventory another id", inv.ID)}
+		return false, idInUse(APINames.ID, inv.ID)
 	case !ent.IsNotFound(err):
+		return false, err
+	}
+	if err := s.checkIDsUnused(ctx, append([]givenID{{id: inv.ID, field: APINames.ID}}, treeIDs(inv, nil, nil)...)); err != nil {
 		return false, err
 	}
 	return false, InTx(ctx, s.client, func(tx *ent.Tx) error {
@@ -213,6 +221,7 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 			PropertyID: inv.PropertyID, InventoryID: inv.ID, Version: ch.ExpectedVersion + 1})
 	})
 	if ent.IsConstraintError(err) {
+		// An id of the tree became another record's meanwhile.
 		return uuid.Nil, &apperr.Error{Code: apperr.Conflict, Field: APINames.Environments,
 			Message: "an id given is already another record's: leave it out to make a new record", Cause: err}
 	}
@@ -289,23 +298,31 @@ func (s *Service) checkMaterials(ctx context.Context, inv *Inventory) error {
 
 // keepPhotos gives each item of a changed tree that keeps an item of the
 // inventory that item's photos, written again with it; the items not kept
-// lose theirs. An id given of another inventory's record is refused.
+// lose theirs. An id given that is not one of the inventory's records of its
+// kind is a new record's, and refused if it names any record already (of
+// another inventory, another company, another type), as every id in use is.
 func (s *Service) keepPhotos(ctx context.Context, inv *Inventory) error {
-	var envIDs, itemIDs []uuid.UUID
+	envs, err := s.client.Environment.Query().Where(environment.InventoryID(inv.ID)).IDs(ctx)
+	if err != nil {
+		return err
+	}
+	items, err := s.client.Item.Query().Where(item.HasEnvironmentWith(environment.InventoryID(inv.ID))).IDs(ctx)
+	if err != nil {
+		return err
+	}
+	ownEnvs, ownItems := setOf(envs), setOf(items)
+	if err := s.checkIDsUnused(ctx, treeIDs(inv, ownEnvs, ownItems)); err != nil {
+		return err
+	}
+	var kept []uuid.UUID
 	for _, env := range inv.Environments {
-		envIDs = append(envIDs, env.ID)
 		for _, it := range env.Items {
-			itemIDs = append(itemIDs, it.ID)
+			if ownItems[it.ID] {
+				kept = append(kept, it.ID)
+			}
 		}
 	}
-	elsewhere := environment.InventoryIDNEQ(inv.ID)
-	if taken, err := s.client.Environment.Query().Where(environment.IDIn(envIDs...), elsewhere).IDs(ctx); err != nil || len(taken) > 0 {
-		return takenID(err, taken, inv, APINames.EnvironmentID)
-	}
-	if taken, err := s.client.Item.Query().Where(item.IDIn(itemIDs...), item.HasEnvironmentWith(elsewhere)).IDs(ctx); err != nil || len(taken) > 0 {
-		return takenID(err, taken, inv, APINames.ItemID)
-	}
-	photos, err := s.client.Photo.Query().Where(photo.ItemIDIn(itemIDs...)).All(ctx)
+	photos, err := s.client.Photo.Query().Where(photo.ItemIDIn(kept...)).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -322,25 +339,12 @@ func (s *Service) keepPhotos(ctx context.Context, inv *Inventory) error {
 	return nil
 }
 
-// takenID is the refusal of an id given that is another inventory's record,
-// naming where the tree gives it.
-func takenID(err error, taken []uuid.UUID, inv *Inventory, field string) error {
-	if err != nil {
-		return err
+func setOf(ids []uuid.UUID) map[uuid.UUID]bool {
+	set := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
 	}
-	for i, env := range inv.Environments {
-		if env.ID == taken[0] {
-			return apperr.InvalidField(fmt.Sprintf("%s[%d].%s", APINames.Environments, i, field),
-				"%s is another inventory's environment: leave the id out to make a new one", taken[0])
-		}
-		for j, it := range env.Items {
-			if it.ID == taken[0] {
-				return apperr.InvalidField(fmt.Sprintf("%s[%d].%s[%d].%s", APINames.Environments, i, APINames.Items, j, field),
-					"%s is another inventory's item: leave the id out to make a new one", taken[0])
-			}
-		}
-	}
-	return apperr.Errorf(apperr.Invalid, "%s is another inventory's record", taken[0])
+	return set
 }
 
 // InTx runs write in one transaction of client: nothing of it is seen
