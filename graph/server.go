@@ -9,6 +9,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -51,7 +52,14 @@ type ExecutorOptions struct {
 	MaxPhotoBytes int64
 	// Live serves the subscriptions; nil: they are refused.
 	Live *live.Hub
+	// EventReadTimeout bounds each read a subscription's event makes
+	// (DefaultEventReadTimeout when 0): a subscription has no request
+	// deadline, and on SQLite no statement timeout bounds a read either.
+	EventReadTimeout time.Duration
 }
+
+// DefaultEventReadTimeout is the server's default request deadline.
+const DefaultEventReadTimeout = 10 * time.Second
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
@@ -85,9 +93,40 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.SetErrorPresenter(presenter)
 	exec.SetRecoverFunc(recoverer)
 	exec.Use(answerMeter{})
+	exec.Use(eventReads{timeout: cmp.Or(opts.EventReadTimeout, DefaultEventReadTimeout)})
 	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
 		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto}
+}
+
+// eventReads bounds in time each field a subscription's event resolves
+// (its inventory, its item, and the fields below them that read on their
+// own), all but the subscription's own root field, which lives as long as
+// its connection without the request deadline that bounds the reads of
+// queries and mutations. Queries on the direct executor run no field
+// interceptor; those on gqlgen's pass here at the cost of one comparison.
+type eventReads struct{ timeout time.Duration }
+
+var (
+	_ graphql.HandlerExtension = eventReads{}
+	_ graphql.FieldInterceptor = eventReads{}
+)
+
+func (eventReads) ExtensionName() string                   { return "EventReads" }
+func (eventReads) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (x eventReads) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	op := graphql.GetOperationContext(ctx)
+	fc := graphql.GetFieldContext(ctx)
+	if op.Operation == nil || op.Operation.Operation != ast.Subscription || fc == nil || fc.Object == "Subscription" || !fc.IsResolver {
+		return next(ctx)
+	}
+	if _, bounded := ctx.Deadline(); bounded {
+		return next(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	return next(ctx)
 }
 
 // maxSharedReads is how many reads of events' records subscriptions share

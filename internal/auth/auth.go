@@ -84,8 +84,11 @@ type Options struct {
 	Log        *slog.Logger
 }
 
-// Middleware authenticates each request that is not open, rate-limits it,
-// and scopes it to the caller's company.
+// Authenticator decides whom each request's credential names, for every
+// transport: the HTTP middleware (Middleware), a WebSocket's connection_init
+// and its rechecks, SSE and the signing page all call Authenticate, through
+// one gate (its throttled lane and its memory of credentials verified
+// lately) and one rate limiter.
 //
 // A credential that verifies is judged by its own rate only, never by its
 // address's: many callers share an address (a NAT, an office proxy), and one
@@ -96,119 +99,184 @@ type Options struct {
 // signature check at a time, and its refusals are neither verified twice nor
 // logged. Credentials verified lately skip the lane (recognised in memory),
 // so a busy shared key does not queue behind an attacker's guesses.
-func Middleware(o Options, next http.Handler) http.Handler {
-	g := newGate()
+type Authenticator struct {
+	o    Options
+	gate *gate
+}
+
+// New returns the Authenticator of o.
+func New(o Options) *Authenticator { return &Authenticator{o: o, gate: newGate()} }
+
+// Refusal is a request Authenticate refused: Err is the client's answer (its
+// RetryAfter set for RATE_LIMITED), Challenge the WWW-Authenticate header
+// of an UNAUTHENTICATED one; Logged is set for the refusals of callers (not
+// of a throttled address, each of whose refusals logged would let it fill
+// the logs at its own pace, nor failures of the service, which the error
+// presenter logs).
+type Refusal struct {
+	Err       error
+	Challenge string
+	Logged    bool
+	// caller is whom the refused credential named, for the log line.
+	caller string
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+// Unwrap lets apperr read the answer's code and Retry-After.
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Authenticate charges r to its caller's rate and returns r's context bound
+// to the caller its credential names (in header mode: as it was, the company
+// header being the gateway's word), or why not. header is the request's
+// credential and company headers: r's own over HTTP, connection_init's
+// payload over a WebSocket.
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, header http.Header) (context.Context, *Refusal) {
+	o := a.o
+	// Header mode asks for no credential: at most a rate per address.
+	if o.Mode == Header {
+		key := "address " + clientAddress(r)
+		if refusal := o.limited(key, ""); refusal != nil {
+			return ctx, refusal
+		}
+		return withRateKey(ctx, key), nil
+	}
+	refusals := "refused " + clientAddress(r)
+	retry, throttled := o.Limiter.Exhausted(refusals)
+	credential, err := credentialOf(header)
+	if err != nil {
+		// No credential, or a malformed header: nothing here can be valid.
+		if throttled {
+			return ctx, throttledRefusal(retry)
+		}
+		o.Limiter.Allow(refusals)
+		return ctx, unauthenticated(err, credential != "")
+	}
+	caller, err := a.gate.verify(ctx, o.Verifier, credential, throttled)
+	switch {
+	case errors.Is(err, ErrInvalid) && throttled:
+		return ctx, throttledRefusal(retry)
+	case errors.Is(err, ErrInvalid):
+		o.Limiter.Allow(refusals)
+		return ctx, unauthenticated(err, true)
+	case err != nil:
+		// Not the credential's fault (the database down): answered, and
+		// logged, as the error it is.
+		if expired, ok := apperr.Expired(ctx); ok {
+			err = expired
+		}
+		return ctx, &Refusal{Err: err}
+	}
+	// Names are unique within a company only (tokens' subjects).
+	key := "caller " + caller.Company.String() + "/" + caller.Name
+	if refusal := o.limited(key, caller.Name); refusal != nil {
+		return ctx, refusal
+	}
+	if named, ok := otherCompany(r, header, caller.Company); ok {
+		return ctx, &Refusal{Logged: true, caller: caller.Name, Err: &apperr.Error{Code: apperr.Forbidden, Field: tenant.Header,
+			Message: fmt.Sprintf("names company %s, but your credential is company %s's", named, caller.Company)}}
+	}
+	return withRateKey(tenant.WithCredential(ctx, caller.Company, caller.Name, caller.MayWrite), key), nil
+}
+
+// AllowOperation charges one more operation to the rate of the caller ctx
+// was authenticated as: each operation a WebSocket carries counts as a
+// request over HTTP does.
+func (a *Authenticator) AllowOperation(ctx context.Context) *Refusal {
+	key, _ := ctx.Value(rateKeyCtx{}).(string)
+	if key == "" {
+		return nil
+	}
+	return a.o.limited(key, tenant.CallerName(ctx))
+}
+
+// Middleware authenticates each request that is not open (Authenticate),
+// and answers a refusal in the shape of what it asked for.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Header mode asks for no credential: at most a rate per address.
-		if o.Mode == Header {
-			if o.Limiter != nil && !o.Open(r) && o.limited(w, r, "address "+clientAddress(r), "") {
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
 		// CORS preflights are answered before this (server.crossOrigin).
-		if o.Open(r) {
+		if a.o.Open(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		refusals := "refused " + clientAddress(r)
-		retry, throttled := o.Limiter.Exhausted(refusals)
-		credential, err := credentialOf(r)
-		if err != nil {
-			// No credential, or a malformed header: nothing here can be valid.
-			if throttled {
-				o.throttled(w, r, retry)
-				return
-			}
-			o.Limiter.Allow(refusals)
-			o.unauthenticated(w, r, err, credential != "")
+		ctx, refusal := a.Authenticate(r.Context(), r, r.Header)
+		if refusal != nil {
+			a.Refuse(w, r, refusal)
 			return
 		}
-		caller, err := g.verify(r.Context(), o.Verifier, credential, throttled)
-		switch {
-		case errors.Is(err, ErrInvalid) && throttled:
-			o.throttled(w, r, retry)
-			return
-		case errors.Is(err, ErrInvalid):
-			o.Limiter.Allow(refusals)
-			o.unauthenticated(w, r, err, true)
-			return
-		case err != nil:
-			if expired, ok := apperr.Expired(r.Context()); ok {
-				err = expired
-			}
-			o.WriteError(w, r, err)
-			return
-		}
-		// Names are unique within a company only (tokens' subjects).
-		if o.limited(w, r, "caller "+caller.Company.String()+"/"+caller.Name, caller.Name) {
-			return
-		}
-		if named, ok := otherCompany(r, caller.Company); ok {
-			o.refuse(w, r, caller.Name, &apperr.Error{Code: apperr.Forbidden, Field: tenant.Header,
-				Message: fmt.Sprintf("names company %s, but your credential is company %s's", named, caller.Company)})
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(tenant.WithCredential(r.Context(), caller.Company, caller.Name, caller.MayWrite)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// throttled refuses a throttled address's bad credential: unlogged, since
-// logging each would let it fill the logs at its own pace.
-func (o Options) throttled(w http.ResponseWriter, r *http.Request, retry time.Duration) {
-	tooMany(w, retry)
-	o.WriteError(w, r, apperr.Errorf(apperr.RateLimited, "too many requests without a valid credential: retry after the Retry-After seconds"))
+// Refuse answers refusal, logged unless it is a throttled address's.
+func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, refusal *Refusal) {
+	if refusal.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", refusal.Challenge)
+	}
+	if refusal.Logged {
+		code, reason := apperr.CodeOf(refusal.Err), refusal.Err.Error()
+		if e, ok := errors.AsType[*apperr.Error](refusal.Err); ok {
+			reason = e.Message
+		}
+		a.o.Log.InfoContext(r.Context(), "auth: refused", "code", code, "reason", reason, "caller", refusal.caller,
+			"remote_addr", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+	}
+	a.o.WriteError(w, r, refusal.Err)
 }
 
-// limited answers 429 when key has run out of its rate.
-func (o Options) limited(w http.ResponseWriter, r *http.Request, key, caller string) bool {
+type rateKeyCtx struct{}
+
+// withRateKey records the key of the caller's rate, for AllowOperation.
+func withRateKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, rateKeyCtx{}, key)
+}
+
+// throttledRefusal refuses a throttled address's bad credential: unlogged.
+func throttledRefusal(retry time.Duration) *Refusal {
+	return &Refusal{Err: &apperr.Error{Code: apperr.RateLimited, RetryAfter: wholeSeconds(retry),
+		Message: "too many requests without a valid credential: retry after the Retry-After seconds"}}
+}
+
+// limited refuses key when it has run out of its rate.
+func (o Options) limited(key, caller string) *Refusal {
 	retry, ok := o.Limiter.Allow(key)
 	if ok {
-		return false
+		return nil
 	}
-	tooMany(w, retry)
-	o.refuse(w, r, caller, apperr.Errorf(apperr.RateLimited, "too many requests: retry after the Retry-After seconds"))
-	return true
+	return &Refusal{Logged: true, caller: caller, Err: &apperr.Error{Code: apperr.RateLimited, RetryAfter: wholeSeconds(retry),
+		Message: "too many requests: retry after the Retry-After seconds"}}
 }
 
-// tooMany says when to come back, in whole seconds.
-func tooMany(w http.ResponseWriter, retry time.Duration) {
-	w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retry.Seconds()))))
+// wholeSeconds rounds retry up to a whole second, at least one: what
+// Retry-After can say.
+func wholeSeconds(retry time.Duration) time.Duration {
+	return max(time.Duration(math.Ceil(retry.Seconds()))*time.Second, time.Second)
 }
 
-func (o Options) unauthenticated(w http.ResponseWriter, r *http.Request, err error, given bool) {
+func unauthenticated(err error, given bool) *Refusal {
 	challenge := `Bearer realm="inventory"`
 	if given {
 		challenge += `, error="invalid_token"`
 	}
-	w.Header().Set("WWW-Authenticate", challenge)
 	message := "send your credential as Authorization: Bearer <key or token> (or X-Api-Key: <key>)"
 	if given {
 		message = err.Error()
 	}
-	o.refuse(w, r, "", &apperr.Error{Code: apperr.Unauthenticated, Message: message})
-}
-
-// refuse logs a refusal with whom and what it refused, and answers it.
-func (o Options) refuse(w http.ResponseWriter, r *http.Request, caller string, err *apperr.Error) {
-	o.Log.InfoContext(r.Context(), "auth: refused", "code", err.Code, "reason", err.Message, "caller", caller,
-		"remote_addr", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
-	o.WriteError(w, r, err)
+	return &Refusal{Challenge: challenge, Logged: true, Err: &apperr.Error{Code: apperr.Unauthenticated, Message: message}}
 }
 
 // credentialOf reads the credential from Authorization: Bearer or X-Api-Key;
 // sending two that differ is an error.
-func credentialOf(r *http.Request) (string, error) {
+func credentialOf(header http.Header) (string, error) {
 	var given []string
-	for _, v := range r.Header.Values("Authorization") {
+	for _, v := range header.Values("Authorization") {
 		parts := strings.Fields(v)
 		if len(parts) != 2 || !strings.EqualFold(parts[0], "Bearer") {
 			return v, invalid("the Authorization header must be Bearer <key or token>")
 		}
 		given = append(given, parts[1])
 	}
-	for _, v := range r.Header.Values("X-Api-Key") {
+	for _, v := range header.Values("X-Api-Key") {
 		given = append(given, strings.TrimSpace(v))
 	}
 	switch {
@@ -224,11 +292,11 @@ func credentialOf(r *http.Request) (string, error) {
 	return given[0], nil
 }
 
-// otherCompany returns the first company the request names, in the header
-// or the query (x-company-id, any case), that is not the caller's. A value
+// otherCompany returns the first company the request names, in header or
+// r's query (x-company-id, any case), that is not the caller's. A value
 // that is not a UUID counts as another company: it is not the caller's.
-func otherCompany(r *http.Request, own uuid.UUID) (string, bool) {
-	named := r.Header.Values(tenant.Header)
+func otherCompany(r *http.Request, header http.Header, own uuid.UUID) (string, bool) {
+	named := header.Values(tenant.Header)
 	for key, values := range r.URL.Query() {
 		if strings.EqualFold(key, tenant.Header) {
 			named = append(named, values...)

@@ -2,10 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +12,10 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
 
+	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 // LiveOptions bound the connections that carry subscriptions.
@@ -81,10 +81,12 @@ var sse = transport.SSE{}
 // liveConns are the connections open, closed together on shutdown.
 type liveConns struct {
 	opts LiveOptions
-	// authenticate runs a connection's headers through the authentication
-	// of every request: the context it gives, or the refusal's message.
-	authenticate func(ctx context.Context, conn *http.Request, header http.Header) (context.Context, error)
-	origins      []string
+	// authn authenticates a WebSocket's connection_init and every recheck
+	// of a connection's credential, as it does every HTTP request.
+	authn *auth.Authenticator
+	// gate holds each operation a connection carries to a request's bounds.
+	gate    operationGate
+	origins []string
 
 	mu      sync.Mutex
 	open    map[*liveConn]struct{}
@@ -124,7 +126,7 @@ func (c *liveConn) end(code int, reason string) {
 
 type liveConnKey struct{}
 
-func newLiveConns(opts LiveOptions, origins []string, authenticate func(context.Context, *http.Request, http.Header) (context.Context, error)) *liveConns {
+func newLiveConns(opts LiveOptions, origins []string, authn *auth.Authenticator, gate operationGate) *liveConns {
 	if opts.PerConnection <= 0 {
 		opts.PerConnection = DefaultSubscriptionsPerConnection
 	}
@@ -137,7 +139,7 @@ func newLiveConns(opts LiveOptions, origins []string, authenticate func(context.
 	if opts.Recheck <= 0 {
 		opts.Recheck = DefaultRecheck
 	}
-	return &liveConns{opts: opts, authenticate: authenticate, origins: origins, open: map[*liveConn]struct{}{}}
+	return &liveConns{opts: opts, authn: authn, gate: gate, origins: origins, open: map[*liveConn]struct{}{}}
 }
 
 // closeAll ends every connection with 1012 (service restart): clients
@@ -188,8 +190,10 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 		_ = rc.SetWriteDeadline(time.Time{})
 		_ = rc.SetReadDeadline(time.Time{})
 		go l.watch(ctx, c, r, r.Header.Clone(), false)
-		r = r.WithContext(graphql.StartOperationTrace(ctx))
-		transport.SSE{KeepAlivePingInterval: l.opts.Heartbeat}.Do(w, r, exec)
+		// Its one operation was charged to the caller's rate as its request
+		// was; its price goes to the company's budget.
+		r = r.WithContext(graphql.StartOperationTrace(fairshare.WithKey(ctx, fairshare.KeyOf(r))))
+		transport.SSE{KeepAlivePingInterval: l.opts.Heartbeat}.Do(w, r, l.gate.executor(exec, nil))
 		return
 	}
 	header := r.Header.Clone()
@@ -215,7 +219,25 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 			return authed, nil, nil
 		},
 	}
-	ws.Do(w, r, exec)
+	// Each operation the socket carries is charged to the caller's rate.
+	ws.Do(w, r, l.gate.executor(exec, l.authn))
+}
+
+// authenticate authenticates a connection from its credential and company
+// headers (the upgrade's, with connection_init's payload over them), as
+// every request is: the context bound to the caller, under the fair-share
+// key its operations' prices are charged to, or the refusal.
+func (l *liveConns) authenticate(ctx context.Context, conn *http.Request, header http.Header) (context.Context, error) {
+	authed, refusal := l.authn.Authenticate(ctx, conn, header)
+	if refusal != nil {
+		return ctx, refusal
+	}
+	if _, bound := tenant.Bound(authed); !bound {
+		authed = tenant.FromHeader(authed, header.Values(tenant.Header))
+	}
+	probe := conn.Clone(authed)
+	probe.Header = header
+	return fairshare.WithKey(authed, fairshare.KeyOf(probe)), nil
 }
 
 // watch ends the connection when its credential is refused on a recheck
@@ -288,37 +310,4 @@ func (cw closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts 
 		c.accepted(ws)
 	}
 	return ws, nil
-}
-
-// authenticator runs a connection's headers through chain (the
-// authentication of every request and the company header's reading) to the
-// context it gives, or the refusal it answers.
-func authenticator(chain func(next http.Handler) http.Handler) func(context.Context, *http.Request, http.Header) (context.Context, error) {
-	return func(ctx context.Context, conn *http.Request, header http.Header) (context.Context, error) {
-		var authed context.Context
-		h := chain(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { authed = r.Context() }))
-		req := httptest.NewRequest(http.MethodPost, "/graphql", nil).WithContext(ctx)
-		req.Header, req.RemoteAddr = header.Clone(), conn.RemoteAddr
-		// Not an upgrade (which authentication lets through to here): the
-		// request of an operation, as a query's.
-		for _, h := range []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Protocol", "Sec-Websocket-Extensions"} {
-			req.Header.Del(h)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if authed == nil {
-			return ctx, errors.New(refusalMessage(rec))
-		}
-		return authed, nil
-	}
-}
-
-// refusalMessage is the message of a refusal's first GraphQL error, or its
-// status.
-func refusalMessage(rec *httptest.ResponseRecorder) string {
-	var answer struct{ Errors []struct{ Message string } }
-	if json.Unmarshal(rec.Body.Bytes(), &answer) == nil && len(answer.Errors) > 0 {
-		return answer.Errors[0].Message
-	}
-	return http.StatusText(rec.Code)
 }

@@ -115,17 +115,20 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
-		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub})
+		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts)})
 	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
-	authOptions := auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
-		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log}
+	// One authenticator for every transport: its throttled lane, its
+	// memory of credentials verified lately and its rate limiter hold for
+	// HTTP requests and WebSocket connections alike.
+	authn := auth.New(auth.Options{Mode: mode, Verifier: opts.Verifier, Limiter: opts.Limiter,
+		Open: openOn(mux), WriteError: writeErrorFor(api, exec), Log: log})
 	drain := opts.Drain
 	if drain == nil {
 		drain = NewDrain()
 	}
-	liveConns := newLiveConns(opts.Live, opts.CORSOrigins, authenticator(func(next http.Handler) http.Handler {
-		return auth.Middleware(authOptions, withCompany(next))
-	}))
+	timeout := requestTimeout(opts)
+	liveConns := newLiveConns(opts.Live, opts.CORSOrigins, authn,
+		operationGate{queue: opts.Share, timeout: timeout, wait: st.AcquireTimeout()})
 	drain.OnStart(liveConns.closeAll)
 	if opts.Metrics != nil && opts.Live.Hub != nil {
 		hub := opts.Live.Hub
@@ -151,11 +154,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	if opts.Metrics != nil && !opts.SeparateMetrics {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
-	timeout := opts.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
-	var authenticated http.Handler = auth.Middleware(authOptions,
+	var authenticated http.Handler = authn.Middleware(
 		shared(opts.Share, openOn(mux), writeErrorFor(api, exec), withBaseURL(opts.PublicURL, opts.AllowedHosts, mux)))
 	// route names a request by the pattern of the endpoint it reaches, never
 	// by its path, whose values clients choose.
@@ -173,6 +172,15 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		served = tracing.Handler(served, route)
 	}
 	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served)))
+}
+
+// requestTimeout is each request's deadline (DefaultRequestTimeout unless
+// set), and each operation's over a live connection.
+func requestTimeout(opts Options) time.Duration {
+	if opts.RequestTimeout <= 0 {
+		return DefaultRequestTimeout
+	}
+	return opts.RequestTimeout
 }
 
 // openPatterns are the endpoints anyone may call, credential or not: health
