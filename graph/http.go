@@ -18,6 +18,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/tidwall/gjson"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
@@ -117,7 +118,10 @@ func serveUpload(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	}
 	t := uploads
 	t.MaxUploadSize, t.MaxMemory = bound, uploadMemory
-	t.Do(w, r, retryingExecutor{Executor: exec, header: w.Header()})
+	// As for GET: a photo the store could not take (full, read-only)
+	// leaves nothing answered, which is a 503 with Retry-After.
+	out := &outageWriter{ResponseWriter: w}
+	t.Do(out, r, retryingExecutor{Executor: exec, header: w.Header(), outage: out})
 }
 
 func isJSON(contentType string) bool {
@@ -171,16 +175,18 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	metrics.From(ctx).Operation(opCtx.Operation.Name, time.Since(start))
 }
 
-// outage reports whether res answers an operation that the database's
-// unavailability left with nothing to answer: no data, and every error
-// UNAVAILABLE. Such an answer is a 503 without a data entry, whatever the
-// media type (docs/decisions.md, "Operations as documented"): the request
+// outage reports whether res answers an operation that an outage (the
+// database's, or a blob store that refuses writes) left with nothing to
+// answer: no data, or none but nulls at its root (a mutation whose one
+// field failed), and every error UNAVAILABLE. Such an answer is a 503
+// without a data entry, whatever the media type (docs/decisions.md,
+// "Operations as documented"): the request
 // could not be served now and is to be sent again whole, which load
 // balancers, proxies and clients' retry policies read from the status. An
 // answer with data, even partial, stays a 200 (GraphQL over HTTP requires
 // it under application/graphql-response+json), with Retry-After.
 func outage(res *graphql.Response) bool {
-	if res == nil || len(res.Errors) == 0 || len(res.Data) > 0 && string(res.Data) != "null" {
+	if res == nil || len(res.Errors) == 0 || !nothingAnswered(res.Data) {
 		return false
 	}
 	for _, e := range res.Errors {
@@ -189,6 +195,24 @@ func outage(res *graphql.Response) bool {
 		}
 	}
 	return true
+}
+
+// nothingAnswered reports whether data holds no answer: none, null, or an
+// object whose every member is null.
+func nothingAnswered(data json.RawMessage) bool {
+	if len(data) == 0 || string(data) == "null" {
+		return true
+	}
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		return false
+	}
+	empty := true
+	root.ForEach(func(_, v gjson.Result) bool {
+		empty = v.Type == gjson.Null
+		return empty
+	})
+	return empty
 }
 
 // readBody reads a request body. A failure is the client's (it sent too

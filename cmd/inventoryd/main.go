@@ -246,6 +246,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	instruments := metrics.New()
 	instruments.WatchDB(st.Stats)
+	instruments.WatchBlobStore(func() metrics.BlobStore {
+		state := m.files.WriteState()
+		return metrics.BlobStore{Refusing: state.Reason, Refused: state.Refused}
+	})
 	share := fairshare.NewQueue(server.ShareOptions(st, m.Config.ConcurrentRequests, m.Config.AcquireTimeout))
 	instruments.WatchShare(share.InFlight)
 	if len(m.Config.ReplicaURLs) > 0 {

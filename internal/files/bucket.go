@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -130,7 +131,9 @@ func (o folderObject) modTime() time.Time { return o.modified }
 
 func (f *folder) open(_ context.Context, key string) (object, error) {
 	file, err := f.root.Open(key)
-	if errors.Is(err, fs.ErrNotExist) {
+	// ENOTDIR: a file stands where a folder of the key should, so nothing
+	// is stored under it.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, errNotFound
 	}
 	if err != nil {

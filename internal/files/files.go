@@ -302,8 +302,20 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 // Range and conditional requests answered.
 func ServeRendered(w http.ResponseWriter, r *http.Request, filename string, data []byte) {
 	sum := sha256.Sum256(data)
-	describe(w.Header(), filename, hex.EncodeToString(sum[:]), filename)
-	http.ServeContent(w, withoutManyRanges(r), filename, time.Time{}, bytes.NewReader(data))
+	ServeData(w, r, Download{Key: filename, SHA256: hex.EncodeToString(sum[:]), Filename: filename}, data)
+}
+
+// ServeData sends data, a document held in memory, as Serve sends the
+// stored file d describes: the same headers, Range and conditional requests
+// answered. A2 sends a signed PDF it has just rendered this way, whether or
+// not the store could keep it.
+func ServeData(w http.ResponseWriter, r *http.Request, d Download, data []byte) {
+	h := w.Header()
+	describe(h, d.Key, d.SHA256, d.Filename)
+	if d.CacheControl != "" {
+		h.Set("Cache-Control", d.CacheControl)
+	}
+	http.ServeContent(w, withoutManyRanges(r), path.Base(d.Key), d.Modified, bytes.NewReader(data))
 }
 
 // describe states what a download is: its media type (by key's extension),
