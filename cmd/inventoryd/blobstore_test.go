@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -48,9 +49,9 @@ func aPhoto(t *testing.T, side int) []byte {
 	return buf.Bytes()
 }
 
-// uploadPhoto sends addItemPhoto as apollo-upload-client does, the file
-// written by write (which may stop midway) into the request body.
-func uploadPhoto(t *testing.T, m *Main, itemID, photoID string, body io.Reader, contentType string) (*http.Response, []byte) {
+// uploadPhoto sends addItemPhoto's multipart body (photoRequest) as
+// apollo-upload-client does.
+func uploadPhoto(t *testing.T, m *Main, body io.Reader, contentType string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, m.URL()+"/graphql", body)
 	if err != nil {
@@ -123,7 +124,7 @@ func TestAFullOrReadOnlyBlobStoreIsUnavailableNotInternal(t *testing.T) {
 	itemID, photoID := writableItem(t, m), uuid.NewString()
 	for range 2 {
 		body, contentType := photoRequest(t, itemID, photoID, aPhoto(t, 64))
-		res, raw := uploadPhoto(t, m, itemID, photoID, body, contentType)
+		res, raw := uploadPhoto(t, m, body, contentType)
 		var answer struct {
 			Data   json.RawMessage
 			Errors []apitest.Error
@@ -172,5 +173,114 @@ func TestAFullOrReadOnlyBlobStoreIsUnavailableNotInternal(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "rest: A2 sent the signed PDF it rendered, which was not kept") {
 		t.Errorf("A2's warning not logged:\n%s", logs.String())
+	}
+}
+
+// kill -9 during uploads left a temporary file in the system's temporary
+// folder each time (gqlgen's multipart transport spills a part past 1 MiB
+// to one) and, in the blob folder, the half-written file of the store's
+// write. Uploads now spill under the data folder, and the start removes
+// what a killed process left there, and the blob folder's temporary files
+// over an hour old (a younger one may be another instance's write under
+// way), leaving every stored file. A spill lasts only its request.
+func TestUploadsSpillUnderTheDataFolderAndTheStartRemovesWhatAKilledOneLeft(t *testing.T) {
+	data := t.TempDir()
+	old := time.Now().Add(-2 * time.Hour)
+	write := func(name string, size int, mod time.Time) {
+		t.Helper()
+		p := filepath.Join(data, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bytes.Repeat([]byte{0xff}, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tmp/gqlgen-2918", 7<<20, time.Now())
+	write("blobs/.tmp/photos_a-1.jpg.4242.1.tmp", 1<<20, old)
+	write("blobs/.tmp/photos_a-2.jpg.4242.2.tmp", 1<<10, time.Now())
+	write("blobs/photos/kept.jpg", 1<<10, old)
+	tmpBefore, hadTmp := os.LookupEnv("TMPDIR")
+
+	m := launchWith(t, func(c *Config) { c.DataDir = data })
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			m.Close()
+		}
+	})
+	tmp := filepath.Join(data, "tmp")
+	if got := os.TempDir(); got != tmp {
+		t.Errorf("the server's temporary folder is %s, want %s", got, tmp)
+	}
+	for name, kept := range map[string]bool{"tmp/gqlgen-2918": false, "blobs/.tmp/photos_a-1.jpg.4242.1.tmp": false,
+		"blobs/.tmp/photos_a-2.jpg.4242.2.tmp": true, "blobs/photos/kept.jpg": true} {
+		if _, err := os.Stat(filepath.Join(data, name)); (err == nil) != kept {
+			t.Errorf("after the start, %s: kept %v, want %v", name, err == nil, kept)
+		}
+	}
+
+	// An upload of 1.5 MiB, its body held back halfway: the part being
+	// read is spilled into the data folder's tmp, and gone after the answer.
+	photo := aPhoto(t, 700)
+	for len(photo) < 3<<19 {
+		photo = aPhoto(t, 2*len(photo)/1000+700)
+	}
+	itemID, photoID := writableItem(t, m), uuid.NewString()
+	body, contentType := photoRequest(t, itemID, photoID, photo)
+	size := int64(body.Len())
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write(body.Next(int(size) - 1<<19))
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if spilled, _ := filepath.Glob(filepath.Join(tmp, "gqlgen-*")); len(spilled) == 1 {
+				break
+			}
+		}
+		_, _ = pw.Write(body.Bytes())
+		_ = pw.Close()
+	}()
+	req, err := http.NewRequest(http.MethodPost, m.URL()+"/graphql", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-Company-Id", datagen.DemoCompanies[0].String())
+	req.Header.Set("Apollo-Require-Preflight", "true")
+	spilled := make(chan []string, 1)
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if found, _ := filepath.Glob(filepath.Join(tmp, "gqlgen-*")); len(found) > 0 {
+				spilled <- found
+				return
+			}
+		}
+		spilled <- nil
+	}()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(raw), photoID) {
+		t.Fatalf("addItemPhoto of %d bytes: %d %s", len(photo), res.StatusCode, raw)
+	}
+	if found := <-spilled; len(found) != 1 {
+		t.Errorf("spilled while the upload was read: %v, want one file in %s", found, tmp)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in %s after the answer: %v", tmp, left)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	if now, has := os.LookupEnv("TMPDIR"); now != tmpBefore || has != hadTmp {
+		t.Errorf("TMPDIR after Close: %q (set %v), want %q (set %v) back", now, has, tmpBefore, hadTmp)
 	}
 }
