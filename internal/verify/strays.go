@@ -91,6 +91,9 @@ func namedOf(ctx context.Context, client *ent.Client, prefix string, entries []f
 				ids = append(ids, id)
 			}
 		}
+		if len(ids) == 0 {
+			break // no key of the batch is an inventory's PDF
+		}
 		have, err := client.Inventory.Query().Where(inventory.IDIn(ids...)).IDs(ctx)
 		if err != nil {
 			return nil, err
