@@ -218,16 +218,16 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	metrics.From(ctx).Operation(opCtx.Operation.Name, time.Since(start))
 }
 
-// outage reports whether res answers an operation that the database's
-// unavailability left with nothing to answer: no data, or data whose every
-// field is null (a mutation's payload, which the write never reached), and
-// every error UNAVAILABLE. Such an answer is a 503 without a data entry,
-// whatever the operation or the media type (docs/decisions.md, "Operations
-// as documented"): the request could not be served now and is to be sent
-// again whole, which load balancers, proxies and clients' retry policies
-// read from the status. An answer with data, even partial, stays a 200
-// (GraphQL over HTTP requires it under application/graphql-response+json),
-// with Retry-After.
+// outage reports whether res answers an operation that an outage (the
+// database's, or a blob store that refuses writes) left with nothing to
+// answer: no data, or none but nulls at its root (a mutation whose one
+// field failed), and every error UNAVAILABLE. Such an answer is a 503
+// without a data entry, whatever the media type (docs/decisions.md,
+// "Operations as documented"): the request
+// could not be served now and is to be sent again whole, which load
+// balancers, proxies and clients' retry policies read from the status. An
+// answer with data, even partial, stays a 200 (GraphQL over HTTP requires
+// it under application/graphql-response+json), with Retry-After.
 func outage(res *graphql.Response) bool {
 	if res == nil || len(res.Errors) == 0 || !nothingAnswered(res.Data) {
 		return false
@@ -240,18 +240,22 @@ func outage(res *graphql.Response) bool {
 	return true
 }
 
-// nothingAnswered reports whether data holds no value: absent, null, or an
-// object of nulls.
+// nothingAnswered reports whether data holds no answer: none, null, or an
+// object whose every member is null.
 func nothingAnswered(data json.RawMessage) bool {
 	if len(data) == 0 || string(data) == "null" {
 		return true
 	}
-	answered := false
-	gjson.ParseBytes(data).ForEach(func(_, value gjson.Result) bool {
-		answered = value.Type != gjson.Null
-		return !answered
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		return false
+	}
+	empty := true
+	root.ForEach(func(_, v gjson.Result) bool {
+		empty = v.Type == gjson.Null
+		return empty
 	})
-	return !answered
+	return empty
 }
 
 // readBody reads a request body. A failure is the client's (it sent too

@@ -276,7 +276,7 @@ func TestBusyDatabaseAnswersRetryAfter(t *testing.T) {
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), `"level":"WARN","msg":"graphql: database unavailable"`) {
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"graphql: unavailable"`) {
 		t.Errorf("the outage was not logged at WARN:\n%s", logs.String())
 	}
 	if lines := logs.ErrorLines(); len(lines) > 0 {

@@ -347,8 +347,9 @@ func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &appErr):
 			if appErr.Code == apperr.Unavailable {
 				// Not the request's fault nor a bug, but an outage or an
-				// overload someone should see, with what the database said.
-				log.WarnContext(ctx, "graphql: database unavailable", "path", graphql.GetPath(ctx).String(), "err", appErr.Message, "cause", appErr.Cause)
+				// overload someone should see, with what the database or the
+				// blob store said.
+				log.WarnContext(ctx, "graphql: unavailable", "path", graphql.GetPath(ctx).String(), "err", appErr.Message, "cause", appErr.Cause)
 			}
 		case errors.As(err, &gqlErr) && (gqlErr.Err == nil || gqlErr.Extensions["code"] != nil):
 			return gqlErr // gqlgen's or entgql's own, about the request

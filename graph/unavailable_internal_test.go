@@ -64,3 +64,22 @@ func TestRetryAfterFollowsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// An answer is an outage's (503, no data) when every error is UNAVAILABLE
+// and nothing was answered: no data, a null one, or only nulls at its root
+// (addItemPhoto to a store that refuses writes).
+func TestAnOutageIsAnAnswerWithNothingAnswered(t *testing.T) {
+	unavailable := gqlerror.List{{Message: "x", Extensions: map[string]any{"code": apperr.Unavailable}}}
+	for data, want := range map[string]bool{
+		``: true, `null`: true, `{"addItemPhoto":null}`: true, `{"a":null,"b":null}`: true,
+		`{"a":null,"b":{"id":"1"}}`: false, `{"__schema":{"types":[]}}`: false, `{"a":[]}`: false,
+	} {
+		if got := outage(&graphql.Response{Data: []byte(data), Errors: unavailable}); got != want {
+			t.Errorf("%s: outage %v, want %v", data, got, want)
+		}
+	}
+	internal := gqlerror.List{{Message: "x", Extensions: map[string]any{"code": apperr.Internal}}}
+	if outage(&graphql.Response{Data: []byte(`{"addItemPhoto":null}`), Errors: internal}) {
+		t.Error("an INTERNAL error is an outage")
+	}
+}

@@ -30,7 +30,9 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 		return p.err
 	}
 	// Call: the inventory, which must be signed; its PDF is rendered from
-	// the record if it was never stored (a signed inventory has one).
+	// the record if it was never stored (a signed inventory has one), and
+	// what was rendered is sent, kept or not: a store that refuses writes
+	// costs the next request a render, not this one its document.
 	n, err := node[signedPDF](ctx, a, "a2_inventory_pdf", id, "Inventory", "inventory")
 	switch {
 	case err != nil:
@@ -38,27 +40,37 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 	case !n.IsSigned:
 		return apperr.Errorf(apperr.Conflict, "inventory %s is not signed: it has no signed PDF yet", id)
 	case n.PDFSha256 == nil:
-		sum, err := a.pdfs.Keep(ctx, id, "A2: recording the signed PDF rendered on first request")
+		pdf, notKept, err := a.pdfs.Provide(ctx, id, "A2: recording the signed PDF rendered on first request")
 		if err != nil {
 			return err
 		}
-		n.PDFSha256 = &sum
+		if notKept != nil {
+			a.log.WarnContext(ctx, "rest: A2 sent the signed PDF it rendered, which was not kept; the next request renders it again",
+				"inventory", id.String(), "err", notKept)
+		}
+		files.ServeData(w, r, n.download(pdf.SHA256), pdf.Data)
+		return nil
 	}
 	// Encode: the stored file, as an attachment.
+	return a.files.Serve(w, r, n.download(*n.PDFSha256))
+}
+
+// download is the signed PDF of n, whose digest is sum, as A2 sends it.
+func (n *signedPDF) download(sum string) files.Download {
 	name := []string{"inventario", n.InventoryTypeName}
 	if n.Property.Code != "" {
 		name = append(name, n.Property.Code)
 	}
 	name = append(name, n.SignatureDate.UTC().Format("2006-01-02"))
-	return a.files.Serve(w, r, files.Download{
+	return files.Download{
 		Key:      files.PDFKey(n.ID),
-		SHA256:   *n.PDFSha256,
+		SHA256:   sum,
 		Filename: strings.Join(name, "-") + ".pdf",
 		Modified: n.SignatureDate,
 		// no-store: a signed contract with personal data, fetched by a URL
 		// that needs no company; no browser or proxy should keep a copy.
 		CacheControl: "no-store",
-	})
+	}
 }
 
 // itemPhotos is A3's body: the item and its photos.

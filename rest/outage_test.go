@@ -66,7 +66,7 @@ func TestAnOutageIs503WithRetryAfterAndAWarning(t *testing.T) {
 		switch {
 		case line["level"] == "ERROR":
 			t.Errorf("an outage logged as an error: %v", line)
-		case line["level"] == "WARN" && line["msg"] == "rest: database unavailable" && line["code"] == "UNAVAILABLE" &&
+		case line["level"] == "WARN" && line["msg"] == "rest: unavailable" && line["code"] == "UNAVAILABLE" &&
 			strings.Contains(line["err"].(string), "busy"):
 			warned++
 		}

@@ -316,13 +316,14 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		a.log.ErrorContext(r.Context(), "rest: internal error", "path", r.URL.Path, "err", err)
 	case public.Code == apperr.Unavailable:
 		// Nothing is wrong with the service or the request: the database is
-		// down, restarting or busy, and the client should come back. A warning
+		// down, restarting or busy, or the blob store refuses writes (full,
+		// read-only), and the client should come back. A warning
 		// with its cause, for the operator; not an error to page anyone on.
 		args := []any{"path", r.URL.Path, "code", public.Code, "err", err}
 		if public.Cause != nil {
 			args = append(args, "cause", public.Cause)
 		}
-		a.log.WarnContext(r.Context(), "rest: database unavailable", args...)
+		a.log.WarnContext(r.Context(), "rest: unavailable", args...)
 	}
 	writeJSON(w, apperr.HTTPStatus(public.Code), errorBody{
 		Timestamp: now(),

@@ -30,7 +30,7 @@ var (
 	generateCommand = command{name: "generate", summary: "writes a deterministic synthetic dataset straight into the database", reportsProgress: true}
 	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)", reportsProgress: true}
 	exportCommand   = command{name: "export", args: "[FILE]", summary: "writes one company's inventories as newline-delimited JSON"}
-	verifyCommand   = command{name: "verify", summary: "re-hashes every stored PDF and photo against its recorded SHA-256; exits 1 on any changed or missing"}
+	verifyCommand   = command{name: "verify", summary: "re-hashes every stored PDF and photo against its recorded SHA-256 and lists files no record names; exits 1 on any changed or missing; --repair removes strays over an hour old"}
 	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, verifyCommand, apikeyCommand, healthcheckCommand}
 )
 
@@ -311,7 +311,12 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 func verifyCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
-	cfg, rest, err := parseCommandConfig(verifyCommand, args, getenv, std.errOut)
+	var repair bool
+	cmd := verifyCommand
+	cmd.flags = func(fs *flag.FlagSet) {
+		fs.BoolVar(&repair, "repair", false, "remove the files no record names and the temporary files of unfinished writes, if written over an hour ago (never a file a record names)")
+	}
+	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
 	if err != nil {
 		return err
 	}
@@ -328,11 +333,18 @@ func verifyCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer fstore.Close()
-	sum, err := verify.Run(ctx, st.Client, fstore, func(p verify.Problem) { fmt.Fprintln(std.out, p) })
+	sum, err := verify.Run(ctx, st.Client, fstore, verify.Options{
+		Report: func(p verify.Problem) { fmt.Fprintln(std.out, p) },
+		Stray:  func(s verify.Stray) { fmt.Fprintln(std.out, s) },
+		Repair: repair,
+	})
 	if err != nil {
 		return fmt.Errorf("verify stopped after it %s: %w", sum, err)
 	}
 	fmt.Fprintln(std.out, sum)
+	if strays := sum.Unnamed + sum.Leftovers - sum.Removed; strays > 0 && !repair {
+		fmt.Fprintf(std.out, "%d file(s) no record accounts for: `verify --repair` removes those written over an hour ago\n", strays)
+	}
 	if !sum.OK() {
 		return fmt.Errorf("%d stored file(s) do not match their records", sum.Changed+sum.Missing)
 	}

@@ -111,3 +111,48 @@ func (f folder) check() error {
 	probe.Close()
 	return os.Remove(name)
 }
+
+// tempFolder is where the server's temporary files go: the parts of
+// uploads that gqlgen's multipart transport spills to disk (past 1 MiB, a
+// photo of up to INVENTORY_MAX_PHOTO_BYTES), and anything else in the
+// process that asks os.TempDir. Under the data folder, so that they count
+// against the volume the operator sized and watches, and so that the start
+// can remove what a killed process left: in the system's temporary folder
+// they stayed, nobody's to remove (kill -9 during uploads left one each time).
+func (c Config) tempFolder() folder {
+	return folder{path: filepath.Join(c.DataDir, "tmp"), setting: "INVENTORY_DATA_DIR", holds: "the temporary files of uploads"}
+}
+
+// useTempFolder empties the temporary folder and makes it the process's
+// ($TMPDIR, which os.TempDir reads on each call, as gqlgen's transport calls
+// it for each upload); it returns how many files it removed and what puts
+// $TMPDIR back. Everything in the folder is a process's that ended: the data
+// folder is one instance's (its SQLite database, its signing key), and only
+// the server points $TMPDIR there.
+func (c Config) useTempFolder() (removed int, restore func(), err error) {
+	tmp := c.tempFolder()
+	entries, err := os.ReadDir(tmp.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, nil, fmt.Errorf("the folder %s (%s), which holds %s, cannot be read: %w", tmp.path, tmp.setting, tmp.holds, err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(tmp.path, e.Name())); err != nil {
+			return removed, nil, fmt.Errorf("removing what a process left in %s: %w", tmp.path, err)
+		}
+		removed++
+	}
+	if err := tmp.check(); err != nil {
+		return removed, nil, err
+	}
+	was, set := os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", tmp.path); err != nil {
+		return removed, nil, err
+	}
+	return removed, func() {
+		if set {
+			_ = os.Setenv("TMPDIR", was)
+		} else {
+			_ = os.Unsetenv("TMPDIR")
+		}
+	}, nil
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/verify"
 )
 
 func main() {
@@ -179,6 +180,8 @@ type Main struct {
 	served   chan error
 	// metricsServer serves /metrics on MetricsAddr, when that is set.
 	metricsServer *http.Server
+	// restoreTemp puts back the $TMPDIR the process had before Run.
+	restoreTemp func()
 
 	closeOnce sync.Once
 	closeErr  error
@@ -224,6 +227,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := m.removeLeftovers(ctx); err != nil {
+		return err
+	}
 	if m.Config.loadsDemo() {
 		loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files)
 		if err != nil {
@@ -246,6 +252,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	instruments := metrics.New()
 	instruments.WatchDB(st.Stats)
+	instruments.WatchBlobStore(func() metrics.BlobStore {
+		state := m.files.WriteState()
+		return metrics.BlobStore{Refusing: state.Reason, Refused: state.Refused}
+	})
 	share := fairshare.NewQueue(server.ShareOptions(st, m.Config.ConcurrentRequests, m.Config.AcquireTimeout))
 	instruments.WatchShare(share.InFlight)
 	if len(m.Config.ReplicaURLs) > 0 {
@@ -361,7 +371,33 @@ func (m *Main) close() error {
 	if m.files != nil {
 		errs = append(errs, m.files.Close())
 	}
+	if m.restoreTemp != nil {
+		m.restoreTemp()
+	}
 	return errors.Join(errs...)
+}
+
+// removeLeftovers removes what a process killed mid-upload left: every file
+// of the temporary folder, which becomes the process's own, and the blob
+// folder's temporary files of writes over an hour old (verify.StrayAge:
+// younger ones may be another instance's writes under way on a shared
+// folder). Photos stored without their records are verify's to find, and
+// `verify --repair`'s to remove: that needs a walk of the whole store.
+func (m *Main) removeLeftovers(ctx context.Context) error {
+	temps, restore, err := m.Config.useTempFolder()
+	if err != nil {
+		return err
+	}
+	m.restoreTemp = restore
+	writes, err := m.files.RemoveTemporaries(ctx, time.Now().Add(-verify.StrayAge))
+	if err != nil {
+		return fmt.Errorf("removing the temporary files of unfinished writes from the blob store: %w", err)
+	}
+	if temps+writes > 0 {
+		m.Log.Info("removed what a stopped process left", "temporary_files", temps, "unfinished_writes", writes,
+			"temp_dir", m.Config.tempFolder().path)
+	}
+	return nil
 }
 
 // warnOfInstanceState says what an instance keeps of its own that several

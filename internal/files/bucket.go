@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -28,8 +29,8 @@ type bucket interface {
 	// signedURL is the provider's own time-limited download URL; local
 	// stores are signed by this service instead (signing.go) and never asked.
 	signedURL(ctx context.Context, key string, ttl time.Duration) (string, error)
-	// list calls each for every key under prefix, in no set order.
-	list(ctx context.Context, prefix string, each func(key string) error) error
+	// list calls each for every file under prefix, in no set order.
+	list(ctx context.Context, prefix string, each func(Entry) error) error
 	close() error
 }
 
@@ -42,12 +43,25 @@ type object interface {
 
 var errNotFound = errors.New("files: not found")
 
+// Entry is a stored file, as a listing gives it.
+type Entry struct {
+	Key      string
+	Modified time.Time
+}
+
 // folder is a store in a local folder, one file per key. os.Root keeps every
 // key inside it whatever it holds, and a write lands whole or not at all
 // (a temporary file renamed), so a reader never sees half a PDF.
 // It reads folders written by gocloud's fileblob (which this replaced): the
 // same paths; its .attrs side files are ignored.
 type folder struct{ root *os.Root }
+
+// tempFolder holds the folder store's writes until they are whole: one
+// folder, so that what a killed process left is found without walking
+// millions of photos (RemoveTemporaries), and inside the store's own folder,
+// so that the rename into place stays on one file system. Writes before it
+// existed left their ".tmp" files beside their keys; Leftovers finds those.
+const tempFolder = ".tmp"
 
 func openFolder(dir string) (*folder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -60,13 +74,27 @@ func openFolder(dir string) (*folder, error) {
 	return &folder{root: root}, nil
 }
 
+// write writes a temporary file in tempFolder and renames it to key. What
+// the system refuses because of the folder's state (full, read-only, gone)
+// is a refusal, so the client is told the store is unavailable.
 func (f *folder) write(_ context.Context, key string, r io.Reader, _ int64, _ string) error {
+	err := f.writeFile(key, r)
+	if reason := errnoRefusal(err); reason != "" {
+		return &refused{reason: reason, err: err}
+	}
+	return err
+}
+
+func (f *folder) writeFile(key string, r io.Reader) error {
+	if err := f.root.MkdirAll(tempFolder, 0o755); err != nil {
+		return err
+	}
 	if dir := path.Dir(key); dir != "." {
 		if err := f.root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	temp := fmt.Sprintf("%s.%d.%d.tmp", key, os.Getpid(), time.Now().UnixNano())
+	temp := fmt.Sprintf("%s/%s.%d.%d.tmp", tempFolder, strings.ReplaceAll(key, "/", "_"), os.Getpid(), time.Now().UnixNano())
 	file, err := f.root.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
@@ -103,7 +131,9 @@ func (o folderObject) modTime() time.Time { return o.modified }
 
 func (f *folder) open(_ context.Context, key string) (object, error) {
 	file, err := f.root.Open(key)
-	if errors.Is(err, fs.ErrNotExist) {
+	// ENOTDIR: a file stands where a folder of the key should, so nothing
+	// is stored under it.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, errNotFound
 	}
 	if err != nil {
@@ -124,7 +154,17 @@ func (f *folder) signedURL(context.Context, string, time.Duration) (string, erro
 	return "", errors.New("files: a local folder has no provider URLs")
 }
 
-func (f *folder) list(ctx context.Context, prefix string, each func(string) error) error {
+func (f *folder) list(ctx context.Context, prefix string, each func(Entry) error) error {
+	return f.walk(ctx, func(name string, d fs.DirEntry) error {
+		if strings.HasSuffix(name, ".attrs") || strings.HasSuffix(name, ".tmp") || !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		return f.entry(name, d, each)
+	})
+}
+
+// walk calls each for every file of the folder but those of tempFolder.
+func (f *folder) walk(ctx context.Context, each func(name string, d fs.DirEntry) error) error {
 	return fs.WalkDir(f.root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -132,10 +172,52 @@ func (f *folder) list(ctx context.Context, prefix string, each func(string) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d.IsDir() || strings.HasSuffix(name, ".attrs") || strings.HasSuffix(name, ".tmp") || !strings.HasPrefix(name, prefix) {
+		if d.IsDir() {
+			if name == tempFolder {
+				return fs.SkipDir
+			}
 			return nil
 		}
-		return each(name)
+		return each(name, d)
+	})
+}
+
+// entry calls each with the file name is, unless it went meanwhile.
+func (f *folder) entry(name string, d fs.DirEntry, each func(Entry) error) error {
+	info, err := d.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return each(Entry{Key: name, Modified: info.ModTime()})
+}
+
+// temporaries calls each for the temporary files of unfinished writes: those
+// in tempFolder and, when beside, those that writes before it left beside
+// their keys (found only by walking the whole folder).
+func (f *folder) temporaries(ctx context.Context, beside bool, each func(Entry) error) error {
+	err := fs.WalkDir(f.root.FS(), tempFolder, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		return f.entry(name, d, each)
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if !beside {
+		return nil
+	}
+	return f.walk(ctx, func(name string, d fs.DirEntry) error {
+		if !strings.HasSuffix(name, ".tmp") {
+			return nil
+		}
+		return f.entry(name, d, each)
 	})
 }
 
@@ -192,17 +274,17 @@ func (m *memory) signedURL(context.Context, string, time.Duration) (string, erro
 	return "", errors.New("files: memory has no provider URLs")
 }
 
-func (m *memory) list(_ context.Context, prefix string, each func(string) error) error {
+func (m *memory) list(_ context.Context, prefix string, each func(Entry) error) error {
 	m.mu.RLock()
-	keys := make([]string, 0, len(m.files))
-	for key := range m.files {
+	entries := make([]Entry, 0, len(m.files))
+	for key, file := range m.files {
 		if strings.HasPrefix(key, prefix) {
-			keys = append(keys, key)
+			entries = append(entries, Entry{Key: key, Modified: file.modified})
 		}
 	}
 	m.mu.RUnlock()
-	for _, key := range keys {
-		if err := each(key); err != nil {
+	for _, e := range entries {
+		if err := each(e); err != nil {
 			return err
 		}
 	}

@@ -43,6 +43,10 @@ type Store struct {
 	bucket bucket
 	signer *signer // set for local folders, whose URLs this service signs and serves
 	ttl    time.Duration
+	// name says which store this is in what clients are told: its kind,
+	// and an object store's bucket (a folder's path is the server's own).
+	name   string
+	health health
 }
 
 // Options configure Open.
@@ -63,7 +67,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.URLTTL <= 0 {
 		opts.URLTTL = 15 * time.Minute
 	}
-	s := &Store{ttl: opts.URLTTL}
+	s := &Store{ttl: opts.URLTTL, name: "local folder"}
 	var err error
 	switch sch := scheme(opts.URL); {
 	case opts.URL == "":
@@ -75,13 +79,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		s.bucket, err = openFolder(dir)
 	case sch == "mem":
-		s.bucket = &memory{files: map[string]memoryFile{}}
+		s.bucket, s.name = &memory{files: map[string]memoryFile{}}, "memory"
 	case sch == "s3":
-		s.bucket, err = openS3(opts.URL)
+		var b *s3Bucket
+		b, err = openS3(opts.URL)
+		if err == nil {
+			s.bucket, s.name = b, fmt.Sprintf("s3 bucket %q", b.name)
+		}
 	case unbuiltStores[sch] != "":
 		return nil, fmt.Errorf("files: this binary was built without %s:// stores: build it with -tags %s (see the README)", sch, unbuiltStores[sch])
 	case openCloud != nil && (sch == "gs" || sch == "azblob"):
 		s.bucket, err = openCloud(ctx, opts.URL)
+		s.name = sch + " bucket"
 	default:
 		return nil, fmt.Errorf("files: unknown store %q: use s3://, file://, mem://, gs:// or azblob://", opts.URL)
 	}
@@ -132,11 +141,12 @@ func ContentType(key string) string {
 }
 
 // Put stores data under key and returns its SHA-256 (hex), which callers
-// record so that a client can prove the file has not changed since.
+// record so that a client can prove the file has not changed since. A store
+// that refuses writes (full, read-only) is UNAVAILABLE, naming the store.
 func (s *Store) Put(ctx context.Context, key string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
-	if err := s.bucket.write(ctx, key, bytes.NewReader(data), int64(len(data)), ContentType(key)); err != nil {
-		return "", fmt.Errorf("files: writing %s: %w", key, err)
+	if err := s.wrote(key, s.bucket.write(ctx, key, bytes.NewReader(data), int64(len(data)), ContentType(key))); err != nil {
+		return "", err
 	}
 	return hex.EncodeToString(sum[:]), nil
 }
@@ -144,11 +154,11 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) (string, error
 // PutFrom stores what r holds (size bytes, or -1 when unknown) under key as
 // it reads it, never holding it whole (an upload is already held once, by
 // the transport), and returns its SHA-256 (hex). A read error leaves nothing
-// under key.
+// under key. A store that refuses writes is UNAVAILABLE, as with Put.
 func (s *Store) PutFrom(ctx context.Context, key string, r io.Reader, size int64) (string, error) {
 	hash := sha256.New()
-	if err := s.bucket.write(ctx, key, io.TeeReader(r, hash), size, ContentType(key)); err != nil {
-		return "", fmt.Errorf("files: writing %s: %w", key, err)
+	if err := s.wrote(key, s.bucket.write(ctx, key, io.TeeReader(r, hash), size, ContentType(key))); err != nil {
+		return "", err
 	}
 	return hex.EncodeToString(hash.Sum(nil)), nil
 }
@@ -180,7 +190,54 @@ func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 // List calls each for every stored key under prefix ("pdf/", "photos/"), in
 // no set order.
 func (s *Store) List(ctx context.Context, prefix string, each func(key string) error) error {
-	return s.bucket.list(ctx, prefix, each)
+	return s.Walk(ctx, prefix, func(e Entry) error { return each(e.Key) })
+}
+
+// Walk calls each for every stored file under prefix, with when it was
+// written, in no set order.
+func (s *Store) Walk(ctx context.Context, prefix string, each func(Entry) error) error {
+	return s.bucket.list(ctx, prefix, func(e Entry) error {
+		if path.Base(e.Key) == probeName {
+			return nil // Refusing's, for a moment
+		}
+		return each(e)
+	})
+}
+
+// Leftovers calls each for the temporary files of writes that never
+// finished (a process killed mid-write), wherever they are: a walk of the
+// whole store. Only a local folder has any: an object store's put is whole
+// or absent (an S3 multipart upload left unfinished is the bucket's
+// lifecycle rule's to abort).
+func (s *Store) Leftovers(ctx context.Context, each func(Entry) error) error {
+	if f, ok := s.bucket.(*folder); ok {
+		return f.temporaries(ctx, true, each)
+	}
+	return nil
+}
+
+// RemoveTemporaries removes the temporary files of unfinished writes last
+// written before cutoff, from the one folder writes keep them in (no walk of
+// the store: the start calls it), and returns how many it removed. A write
+// in flight, of this process or of another sharing the folder, is younger
+// than any cutoff an hour back.
+func (s *Store) RemoveTemporaries(ctx context.Context, cutoff time.Time) (int, error) {
+	f, ok := s.bucket.(*folder)
+	if !ok {
+		return 0, nil
+	}
+	removed := 0
+	err := f.temporaries(ctx, false, func(e Entry) error {
+		if !e.Modified.Before(cutoff) {
+			return nil
+		}
+		if err := f.remove(ctx, e.Key); err != nil {
+			return err
+		}
+		removed++
+		return nil
+	})
+	return removed, err
 }
 
 // open opens a stored file, a missing one being NotFound.
@@ -245,8 +302,20 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, d Download) error 
 // Range and conditional requests answered.
 func ServeRendered(w http.ResponseWriter, r *http.Request, filename string, data []byte) {
 	sum := sha256.Sum256(data)
-	describe(w.Header(), filename, hex.EncodeToString(sum[:]), filename)
-	http.ServeContent(w, withoutManyRanges(r), filename, time.Time{}, bytes.NewReader(data))
+	ServeData(w, r, Download{Key: filename, SHA256: hex.EncodeToString(sum[:]), Filename: filename}, data)
+}
+
+// ServeData sends data, a document held in memory, as Serve sends the
+// stored file d describes: the same headers, Range and conditional requests
+// answered. A2 sends a signed PDF it has just rendered this way, whether or
+// not the store could keep it.
+func ServeData(w http.ResponseWriter, r *http.Request, d Download, data []byte) {
+	h := w.Header()
+	describe(h, d.Key, d.SHA256, d.Filename)
+	if d.CacheControl != "" {
+		h.Set("Cache-Control", d.CacheControl)
+	}
+	http.ServeContent(w, withoutManyRanges(r), path.Base(d.Key), d.Modified, bytes.NewReader(data))
 }
 
 // describe states what a download is: its media type (by key's extension),

@@ -3,8 +3,11 @@ package files
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -84,7 +87,34 @@ func openS3(raw string) (*s3Bucket, error) {
 
 func (b *s3Bucket) write(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
 	_, err := b.client.PutObject(ctx, b.name, key, r, size, minio.PutObjectOptions{ContentType: contentType})
+	if reason := s3Refusal(err); reason != "" && ctx.Err() == nil {
+		return &refused{reason: reason, err: err}
+	}
 	return err
+}
+
+// s3Refusal is the reason an S3 store refused a put, from its answer, or ""
+// when the answer is not about the store's state.
+func s3Refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	resp := minio.ToErrorResponse(err)
+	switch {
+	case resp.StatusCode == http.StatusInsufficientStorage, resp.Code == "XMinioStorageFull",
+		resp.Code == "XMinioAdminBucketQuotaExceeded", resp.Code == "QuotaExceeded":
+		return RefusedFull
+	case resp.StatusCode == http.StatusForbidden, resp.Code == "AccessDenied":
+		return RefusedDenied
+	case resp.StatusCode == http.StatusServiceUnavailable, resp.Code == "SlowDown", resp.Code == "ServiceUnavailable",
+		resp.Code == "XMinioServerNotInitialized":
+		return RefusedUnreachable
+	}
+	// No answer at all: the endpoint refused the connection or timed out.
+	if netErr, ok := errors.AsType[net.Error](err); ok && netErr != nil {
+		return RefusedUnreachable
+	}
+	return ""
 }
 
 func (b *s3Bucket) remove(ctx context.Context, key string) error {
@@ -123,14 +153,14 @@ func (b *s3Bucket) signedURL(ctx context.Context, key string, ttl time.Duration)
 	return u.String(), nil
 }
 
-func (b *s3Bucket) list(ctx context.Context, prefix string, each func(string) error) error {
+func (b *s3Bucket) list(ctx context.Context, prefix string, each func(Entry) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // the listing goes on in the background until its context ends
 	for info := range b.client.ListObjectsIter(ctx, b.name, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if info.Err != nil {
 			return info.Err
 		}
-		if err := each(info.Key); err != nil {
+		if err := each(Entry{Key: info.Key, Modified: info.LastModified}); err != nil {
 			return err
 		}
 	}

@@ -26,8 +26,32 @@ func init() {
 
 type cloudBucket struct{ b *blob.Bucket }
 
-func (c cloudBucket) write(ctx context.Context, key string, data []byte, contentType string) error {
-	return c.b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: contentType})
+func (c cloudBucket) write(ctx context.Context, key string, r io.Reader, _ int64, contentType string) error {
+	err := c.b.Upload(ctx, key, r, &blob.WriterOptions{ContentType: contentType})
+	if reason := cloudRefusal(err); reason != "" && ctx.Err() == nil {
+		return &refused{reason: reason, err: err}
+	}
+	return err
+}
+
+// cloudRefusal is the reason a gocloud store refused a write, or "".
+func cloudRefusal(err error) string {
+	switch gcerrors.Code(err) {
+	case gcerrors.ResourceExhausted:
+		return RefusedFull
+	case gcerrors.PermissionDenied:
+		return RefusedDenied
+	case gcerrors.DeadlineExceeded:
+		return RefusedUnreachable
+	}
+	return ""
+}
+
+func (c cloudBucket) remove(ctx context.Context, key string) error {
+	if err := c.b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return err
+	}
+	return nil
 }
 
 type cloudObject struct{ *blob.Reader }
@@ -49,7 +73,7 @@ func (c cloudBucket) signedURL(ctx context.Context, key string, ttl time.Duratio
 	return c.b.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: ttl})
 }
 
-func (c cloudBucket) list(ctx context.Context, prefix string, each func(string) error) error {
+func (c cloudBucket) list(ctx context.Context, prefix string, each func(Entry) error) error {
 	it := c.b.List(&blob.ListOptions{Prefix: prefix})
 	for {
 		obj, err := it.Next(ctx)
@@ -59,7 +83,7 @@ func (c cloudBucket) list(ctx context.Context, prefix string, each func(string) 
 			}
 			return err
 		}
-		if err := each(obj.Key); err != nil {
+		if err := each(Entry{Key: obj.Key, Modified: obj.ModTime}); err != nil {
 			return err
 		}
 	}

@@ -157,6 +157,47 @@ func (m *Metrics) WatchReplicas(read func() []Replica) {
 	})
 }
 
+// BlobStore is what the metrics read of the blob store at each scrape.
+type BlobStore struct {
+	// Refusing is why it refuses writes (internal/files' Refused*); "" while
+	// it takes them.
+	Refusing string
+	// Refused counts the writes it refused, by reason.
+	Refused map[string]int64
+}
+
+// blobCollector reads the blob store's write state at each scrape.
+type blobCollector struct {
+	read              func() BlobStore
+	writable, refused *prometheus.Desc
+}
+
+func (c blobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.writable; ch <- c.refused }
+
+func (c blobCollector) Collect(ch chan<- prometheus.Metric) {
+	state := c.read()
+	writable := 1.0
+	if state.Refusing != "" {
+		writable = 0
+	}
+	ch <- prometheus.MustNewConstMetric(c.writable, prometheus.GaugeValue, writable)
+	for reason, n := range state.Refused {
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(n), reason)
+	}
+}
+
+// WatchBlobStore adds whether the blob store takes writes and the writes it
+// refused by reason (a fixed set), read from read at each scrape: a full or
+// read-only store is an outage of uploads, though every read is served.
+func (m *Metrics) WatchBlobStore(read func() BlobStore) {
+	m.registry.MustRegister(blobCollector{read: read,
+		writable: prometheus.NewDesc("inventory_blob_store_writable",
+			"Whether the blob store takes writes (1), or refused the last one (0: full, read-only, denied, unusable or unreachable).", nil, nil),
+		refused: prometheus.NewDesc("inventory_blob_store_refused_writes_total",
+			"Writes of photos and PDFs the blob store refused, by reason (full, read_only, denied, unusable, unreachable).", []string{"reason"}, nil),
+	})
+}
+
 // Handler serves the metrics in Prometheus's text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})

@@ -150,7 +150,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	mux.Handle("GET /readyz", readiness(st, drain, log))
+	mux.Handle("GET /readyz", readiness(st, opts.Files, drain, log))
 	if opts.Metrics != nil && !opts.SeparateMetrics {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
@@ -248,8 +248,11 @@ func crossOrigin(origins []string, next http.Handler) http.Handler {
 // shutting down, when the database does not answer, or when every database
 // connection is taken and statements wait for one (say, behind a locked
 // table). The status tells the three apart, so that an operator does not
-// look for a dead database that is only busy.
-func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
+// look for a dead database that is only busy. A blob store that refuses
+// writes (full, read-only) is said, with a 200: every read is still served,
+// and taking the instance out of rotation would stop them too (on a shared
+// store, on every instance) for the sake of uploads no instance can take.
+func readiness(st *store.Store, blobs *files.Store, drain *Drain, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if drain.Draining() {
 			writeStatus(w, http.StatusServiceUnavailable, "shutting down")
@@ -293,6 +296,13 @@ func readiness(st *store.Store, drain *Drain, log *slog.Logger) http.Handler {
 			log.WarnContext(ctx, "readyz: every database connection is in use", "in_use", pool.InUse, "size", pool.Size, "waiting", pool.Waiting)
 			write(http.StatusServiceUnavailable, "database busy: all connections in use")
 			return
+		}
+		if blobs != nil {
+			if reason := blobs.Refusing(ctx); reason != "" {
+				log.WarnContext(ctx, "readyz: the blob store refuses writes; reads are served", "reason", reason)
+				write(http.StatusOK, "files cannot be stored: the blob store refuses writes ("+reason+")")
+				return
+			}
 		}
 		write(http.StatusOK, "ok")
 	})

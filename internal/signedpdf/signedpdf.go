@@ -8,6 +8,8 @@ package signedpdf
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -34,38 +36,54 @@ func New(client *ent.Client, fs *files.Store) *Keeper { return &Keeper{client: c
 // may read it), stores it as its PDF and records its digest, which it
 // returns; why names the writer in the audit of the write.
 func (k *Keeper) Keep(ctx context.Context, id uuid.UUID, why string) (string, error) {
-	doc, err := Document(ctx, k.client, k.files, id)
+	pdf, notKept, err := k.Provide(ctx, id, why)
 	if err != nil {
 		return "", err
 	}
-	return k.Store(ctx, doc, why)
+	return pdf.SHA256, notKept
 }
 
-// Store renders doc, the record of a signed inventory, stores it as that
-// inventory's PDF and records its digest, which it returns. Two first
-// requests at once both render the same bytes, and the digest is recorded
-// once: only where none is. The file is whole or absent: the store writes a
-// temporary file and renames it (an object store's put is whole).
-func (k *Keeper) Store(ctx context.Context, doc report.Inventory, why string) (string, error) {
-	id, err := uuid.Parse(doc.ID)
+// Rendered is a signed PDF rendered from its record.
+type Rendered struct {
+	Data   []byte
+	SHA256 string
+}
+
+// Provide renders the signed inventory id from its record and keeps it as
+// Keep does, and returns the document whether or not it was kept: notKept
+// says why it was not (a store that refuses writes, a database that cannot
+// record its digest), err why there is no document. A first download is
+// thus served from what was rendered even when it cannot be kept, and the
+// next request renders it again. Two first requests at once both render the
+// same bytes, and the digest is recorded once: only where none is. The file
+// is whole or absent: the store writes a temporary file and renames it (an
+// object store's put is whole).
+func (k *Keeper) Provide(ctx context.Context, id uuid.UUID, why string) (pdf Rendered, notKept, err error) {
+	doc, err := Document(ctx, k.client, k.files, id)
 	if err != nil {
-		return "", fmt.Errorf("signedpdf: inventory id %q: %w", doc.ID, err)
+		return Rendered{}, nil, err
 	}
 	data, err := report.Render(ctx, doc)
 	if err != nil {
-		return "", fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)
+		return Rendered{}, nil, fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)
 	}
-	sum, err := k.files.Put(ctx, files.PDFKey(doc.ID), data)
-	if err != nil {
-		return "", err
+	sum := sha256.Sum256(data)
+	pdf = Rendered{Data: data, SHA256: hex.EncodeToString(sum[:])}
+	return pdf, k.keep(ctx, id, pdf, why), nil
+}
+
+// keep stores pdf as inventory id's PDF and records its digest.
+func (k *Keeper) keep(ctx context.Context, id uuid.UUID, pdf Rendered, why string) error {
+	if _, err := k.files.Put(ctx, files.PDFKey(id.String()), pdf.Data); err != nil {
+		return err
 	}
 	// Limited to the digest of a signed inventory that has none (the
 	// freeze hooks let that through once), and audited.
 	write := tenant.UnrestrictedRecord(ctx, why, id)
-	if err := k.recordDigest(write, id, sum); err != nil {
-		return "", fmt.Errorf("signedpdf: recording the digest of inventory %s: %w", id, err)
+	if err := k.recordDigest(write, id, pdf.SHA256); err != nil {
+		return fmt.Errorf("signedpdf: recording the digest of inventory %s: %w", id, err)
 	}
-	return sum, nil
+	return nil
 }
 
 // recordDigest records sum as the PDF's digest, and the event that the PDF

@@ -148,7 +148,9 @@ func makeAndKeep(ctx context.Context, store *files.Store, key, sum, thumbKey str
 	if hex.EncodeToString(hash.Sum(nil)) != sum {
 		return nil, notShown("el archivo guardado no coincide con su SHA-256 registrado")
 	}
-	if _, err := store.Put(ctx, thumbKey, thumb); err != nil {
+	// A store that refuses writes (full, read-only) costs the next report
+	// this decode again, not this one its photo: a thumbnail is derived.
+	if _, err := store.Put(ctx, thumbKey, thumb); err != nil && apperr.CodeOf(err) != apperr.Unavailable {
 		return nil, err
 	}
 	return thumb, nil

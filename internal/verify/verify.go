@@ -6,11 +6,17 @@
 // they are not hashed against a record, and verify makes each one that is
 // missing or is not a valid thumbnail, from an original it has just found
 // unchanged, so that no report has to.
+//
+// It also finds what no record accounts for: stored files no record names
+// (a process killed between storing a photo and committing its record) and
+// the temporary files of writes that never finished, and, asked to repair,
+// removes those last written more than an hour before it started.
 package verify
 
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -32,10 +38,40 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	if p.Stored == "" {
+	switch {
+	case p.Stored == "" && p.Recorded == "":
+		return fmt.Sprintf("MISSING  %s (%s, no sha256 recorded)", p.Key, p.Record)
+	case p.Stored == "":
 		return fmt.Sprintf("MISSING  %s (%s, recorded sha256 %s)", p.Key, p.Record, p.Recorded)
 	}
 	return fmt.Sprintf("CHANGED  %s (%s): recorded sha256 %s, stored %s", p.Key, p.Record, p.Recorded, p.Stored)
+}
+
+// Stray is a stored file no record accounts for.
+type Stray struct {
+	Key      string
+	Modified time.Time
+	// Temporary: an unfinished write's temporary file; otherwise a file
+	// no record names.
+	Temporary bool
+	// Removed says it was removed; Young, that it was left for being
+	// written after the cutoff (a write may be under way).
+	Removed, Young bool
+}
+
+func (s Stray) String() string {
+	what := "UNNAMED  %s (no record names it; written %s)"
+	if s.Temporary {
+		what = "LEFTOVER %s (the temporary file of a write that never finished; written %s)"
+	}
+	out := fmt.Sprintf(what, s.Key, s.Modified.UTC().Format(time.RFC3339))
+	switch {
+	case s.Removed:
+		out += ": removed"
+	case s.Young:
+		out += ": left, written within the hour (a write may be under way)"
+	}
+	return out
 }
 
 // Summary counts what was checked.
@@ -44,24 +80,50 @@ type Summary struct {
 	Changed      int
 	Missing      int
 	Thumbnails   int // made, where none was kept
+	Unnamed      int // stored files no record names
+	Leftovers    int // temporary files of unfinished writes
+	Removed      int // of those two, removed (Options.Repair)
 }
 
 // OK says whether every checked file matched its record.
 func (s Summary) OK() bool { return s.Changed == 0 && s.Missing == 0 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("checked %d PDFs and %d photos: %d changed, %d missing; %d thumbnails made",
-		s.PDFs, s.Photos, s.Changed, s.Missing, s.Thumbnails)
+	return fmt.Sprintf("checked %d PDFs and %d photos: %d changed, %d missing; %d thumbnails made; %d files no record names, %d temporary files of unfinished writes, %d removed",
+		s.PDFs, s.Photos, s.Changed, s.Missing, s.Thumbnails, s.Unnamed, s.Leftovers, s.Removed)
 }
+
+// Options say what Run reports and repairs.
+type Options struct {
+	// Report is told of each file that does not match its record.
+	Report func(Problem)
+	// Stray is told of each file no record accounts for.
+	Stray func(Stray)
+	// Repair removes the strays last written before Cutoff.
+	Repair bool
+	// Cutoff: strays written after it are reported and left, whatever
+	// Repair says: a photo is stored before its record commits, so a file
+	// without one may be an upload under way. Zero is an hour before Run
+	// starts, far past any request's deadline.
+	Cutoff time.Time
+}
+
+// StrayAge is how old a stray must be for a repair to remove it.
+const StrayAge = time.Hour
 
 // batch bounds the records read at once: a portfolio has millions of photos.
 const batch = 1000
 
 // Run checks every file with a recorded SHA-256, of every company, calling
-// report for each that does not match. Files recorded without a digest
-// (imported without one) have nothing to be checked against and are skipped.
-func Run(ctx context.Context, client *ent.Client, store *files.Store, report func(Problem)) (Summary, error) {
+// opts.Report for each that does not match. Photos recorded without a
+// digest (imported without one) have nothing to be checked against: only
+// that their file is there. Then it looks for strays (see Options).
+func Run(ctx context.Context, client *ent.Client, store *files.Store, opts Options) (Summary, error) {
 	ctx = tenant.Unrestricted(ctx, "verify: re-hashing every stored file")
+	if opts.Cutoff.IsZero() {
+		opts.Cutoff = time.Now().Add(-StrayAge)
+	}
+	report := opts.Report
 	var sum Summary
 	check := func(key, record, recorded string) (bool, error) {
 		stored, err := store.Digest(ctx, key)
@@ -101,7 +163,7 @@ func Run(ctx context.Context, client *ent.Client, store *files.Store, report fun
 	}
 	for after := uuid.Nil; ; {
 		page, err := client.Photo.Query().
-			Where(photo.Sha256NotNil(), photo.IDGT(after)).
+			Where(photo.IDGT(after)).
 			Order(ent.Asc(photo.FieldID)).Limit(batch).
 			Select(photo.FieldID, photo.FieldStorageReference, photo.FieldSha256).All(ctx)
 		if err != nil {
@@ -112,6 +174,15 @@ func Run(ctx context.Context, client *ent.Client, store *files.Store, report fun
 			key, err := files.PhotoKey(p.StorageReference)
 			if err != nil {
 				return sum, err
+			}
+			if p.Sha256 == nil {
+				if err := there(ctx, store, key); apperr.CodeOf(err) == apperr.NotFound {
+					sum.Missing++
+					report(Problem{Key: key, Record: "photo " + p.ID.String()})
+				} else if err != nil {
+					return sum, err
+				}
+				continue
 			}
 			unchanged, err := check(key, "photo "+p.ID.String(), *p.Sha256)
 			if err != nil {
@@ -135,5 +206,15 @@ func Run(ctx context.Context, client *ent.Client, store *files.Store, report fun
 		}
 		after = page[len(page)-1].ID
 	}
-	return sum, nil
+	err := strays(ctx, client, store, opts, &sum)
+	return sum, err
+}
+
+// there says whether key is stored: nil, or NotFound.
+func there(ctx context.Context, store *files.Store, key string) error {
+	obj, err := store.Open(ctx, key)
+	if err != nil {
+		return err
+	}
+	return obj.Close()
 }
