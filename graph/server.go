@@ -52,6 +52,9 @@ type ExecutorOptions struct {
 	MaxPhotoBytes int64
 	// Live serves the subscriptions; nil: they are refused.
 	Live *live.Hub
+	// PDFs make the signed PDFs of the inventories signInventory signs; nil:
+	// none are made (A2 has them made on first request).
+	PDFs *signedpdf.Renderings
 	// EventReadTimeout bounds each read a subscription's event makes
 	// (DefaultEventReadTimeout when 0): a subscription has no request
 	// deadline, and on SQLite no statement timeout bounds a read either.
@@ -64,7 +67,7 @@ const DefaultEventReadTimeout = 10 * time.Second
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, nodes, log, keeper(client, store), store), maxPhotoBytes: maxPhoto, live: opts.Live,
+		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store), maxPhotoBytes: maxPhoto, live: opts.Live,
 		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
@@ -133,13 +136,13 @@ func (x eventReads) InterceptField(ctx context.Context, next graphql.Resolver) (
 // (live.Shared): those of the events in flight.
 const maxSharedReads = 256
 
-// keeper stores the PDFs of the inventories signInventory signs; without a
-// file store there is none (nil, not a nil *Keeper in the interface).
-func keeper(client *ent.Client, store *files.Store) records.PDFKeeper {
-	if client == nil || store == nil {
+// pdfMaker makes the PDFs of the inventories signInventory signs; without
+// renderings there is none (nil, not a nil *Renderings in the interface).
+func pdfMaker(r *signedpdf.Renderings) records.PDFMaker {
+	if r == nil {
 		return nil
 	}
-	return signedpdf.New(client, store)
+	return r
 }
 
 // DefaultMaxResponseBytes bounds what one operation may answer

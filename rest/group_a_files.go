@@ -29,10 +29,11 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 	if p.err != nil {
 		return p.err
 	}
-	// Call: the inventory, which must be signed; its PDF is rendered from
-	// the record if it was never stored (a signed inventory has one), and
-	// what was rendered is sent, kept or not: a store that refuses writes
-	// costs the next request a render, not this one its document.
+	// Call: the inventory, which must be signed; its PDF, when it was never
+	// kept (a signature's rendering under way or failed, an import without
+	// it), is made in the background and waited for within the deadline:
+	// until it is ready, 503 with Retry-After. What was rendered is sent
+	// whether or not the store kept it.
 	n, err := node[signedPDF](ctx, a, "a2_inventory_pdf", id, "Inventory", "inventory")
 	switch {
 	case err != nil:
@@ -40,13 +41,9 @@ func (a *API) inventoryPDF(w http.ResponseWriter, r *http.Request, p *params) er
 	case !n.IsSigned:
 		return apperr.Errorf(apperr.Conflict, "inventory %s is not signed: it has no signed PDF yet", id)
 	case n.PDFSha256 == nil:
-		pdf, notKept, err := a.pdfs.Provide(ctx, id, "A2: recording the signed PDF rendered on first request")
+		pdf, err := a.pdfs.Await(ctx, id)
 		if err != nil {
 			return err
-		}
-		if notKept != nil {
-			a.log.WarnContext(ctx, "rest: A2 sent the signed PDF it rendered, which was not kept; the next request renders it again",
-				"inventory", id.String(), "err", notKept)
 		}
 		files.ServeData(w, r, n.download(pdf.SHA256), pdf.Data)
 		return nil

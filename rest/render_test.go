@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
 	"github.com/propertyrecords/inventory/internal/thumbnail"
@@ -264,11 +266,13 @@ func TestB4ComparisonPDFPastItsDeadlineIs504(t *testing.T) {
 	}
 }
 
-// The signed PDF that A2 renders on its first request is bounded the same
-// way: past the deadline (photos of 6 megapixels without thumbnails, 250
-// ms) it is a 504, and nothing is stored or recorded, so the next request
-// renders it whole rather than serve half a signed document.
-func TestA2SignedPDFPastItsDeadlineIs504AndStoresNothing(t *testing.T) {
+// TestA2PastItsDeadlineIs503WhileTheRenderingGoesOn: a signed PDF never
+// kept is made in the background, once: a first A2 that cannot wait for it
+// (photos of 6 megapixels without thumbnails, a deadline of 250 ms) is 503
+// with Retry-After, not 504, and the same rendering goes on to keep it; the
+// downloads after are served the kept file. Requests that come meanwhile
+// share that one rendering.
+func TestA2PastItsDeadlineIs503WhileTheRenderingGoesOn(t *testing.T) {
 	st := testdb.DemoRecords.Open(t)
 	fs := apitest.Files(t)
 	a := withDocument(t, apitest.NewServerWith(t, st, server.Options{Files: fs, RequestTimeout: 250 * time.Millisecond}))
@@ -285,16 +289,73 @@ func TestA2SignedPDFPastItsDeadlineIs504AndStoresNothing(t *testing.T) {
 	}
 	original := noisyJPEG(t, 3000, 2000)
 	storePhotos(t, st.Client, fs, photos, func(i int) []byte { return variant(original, i) })
+	logs := captureDefaultLog(t, slog.LevelInfo)
 
-	res := a.get(t, "/inventory/download-pdf/"+inv.ID.String())
-	if code, _ := errorOf(t, res); res.status != http.StatusGatewayTimeout || code != "DEADLINE_EXCEEDED" {
-		t.Fatalf("got %d %.300s, want 504 DEADLINE_EXCEEDED", res.status, res.body)
+	var wg sync.WaitGroup
+	first := make([]response, 3)
+	for i := range first {
+		wg.Go(func() { first[i] = a.get(t, "/inventory/download-pdf/"+inv.ID.String()) })
 	}
-	if after, err := st.Client.Inventory.Get(ctx, inv.ID); err != nil || after.PdfSha256 != nil {
-		t.Errorf("a PDF digest was recorded by a cut render: %v, %v", after.PdfSha256, err)
+	wg.Wait()
+	for _, res := range first {
+		if code, _ := errorOf(t, res); res.status != http.StatusServiceUnavailable || code != "UNAVAILABLE" || res.header.Get("Retry-After") == "" {
+			t.Fatalf("A2 of a PDF that takes longer than the deadline: %d %q %.300s, want 503 UNAVAILABLE with Retry-After", res.status, res.header.Get("Retry-After"), res.body)
+		}
 	}
-	if _, err := fs.Get(ctx, files.PDFKey(inv.ID.String())); err == nil {
-		t.Error("a cut render stored a PDF")
+	var served response
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if served = a.get(t, "/inventory/download-pdf/"+inv.ID.String()); served.status == http.StatusOK {
+			break
+		}
+	}
+	if served.status != http.StatusOK || !bytes.HasPrefix(served.body, []byte("%PDF-")) {
+		t.Fatalf("A2 once the rendering is done: %d %.200s, want the PDF", served.status, served.body)
+	}
+	after, err := st.Client.Inventory.Get(ctx, inv.ID)
+	if err != nil || after.PdfSha256 == nil {
+		t.Errorf("the PDF's digest after the rendering: %v, %v; want it recorded", after, err)
+	}
+	renderings := 0
+	for _, l := range auditLines(logs.Take(t)) {
+		if l["reason"] == "signed PDF: rendering it in the background" {
+			renderings++
+		}
+	}
+	if renderings != 1 {
+		t.Errorf("renderings for 3 downloads at once and those after: %d, want 1", renderings)
+	}
+}
+
+// TestAFailedRenderingIsTriedAgainInTheBackgroundNeverOnARequest: a
+// rendering that runs out of its budget is 503 with Retry-After, and is
+// tried again by itself with backoff; requests meanwhile do not render.
+func TestAFailedRenderingIsTriedAgainInTheBackgroundNeverOnARequest(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	a := withDocument(t, apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t),
+		PDFRendering: signedpdf.RenderingOptions{Budget: time.Nanosecond}}))
+	ctx := tenant.Unrestricted(context.Background(), "test: a signed inventory")
+	inv, err := st.Client.Inventory.Query().Where(inventory.IsSigned(true)).Order(inventory.ByID()).First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := captureDefaultLog(t, slog.LevelInfo)
+	attempts := func() int {
+		return strings.Count(logs.String(), `"reason":"signed PDF: rendering it in the background"`)
+	}
+	for range 5 {
+		res := a.get(t, "/inventory/download-pdf/"+inv.ID.String())
+		if code, _ := errorOf(t, res); res.status != http.StatusServiceUnavailable || code != "UNAVAILABLE" || res.header.Get("Retry-After") == "" {
+			t.Fatalf("A2 of a PDF whose rendering fails: %d %q %.300s, want 503 UNAVAILABLE with Retry-After", res.status, res.header.Get("Retry-After"), res.body)
+		}
+	}
+	if n := attempts(); n != 1 {
+		t.Errorf("renderings after 5 downloads of a PDF whose rendering failed: %d, want 1 (requests never render)", n)
+	}
+	for deadline := time.Now().Add(10 * time.Second); attempts() < 3 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := attempts(); n < 3 {
+		t.Errorf("renderings 10 s after a failure, with no request: %d, want the background's retries (1 s, then 2 s)", n)
 	}
 }
 

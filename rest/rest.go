@@ -44,7 +44,7 @@ var openAPIDocument []byte
 type API struct {
 	exec    graphql.GraphExecutor
 	files   *files.Store
-	pdfs    *signedpdf.Keeper
+	pdfs    *signedpdf.Renderings
 	log     *slog.Logger
 	baseURL string
 	ops     map[string]string
@@ -53,7 +53,7 @@ type API struct {
 
 // New returns the REST adapter over exec, serving files from store (and
 // signed PDFs never stored, rendered by pdfs), with group B under baseURL.
-func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Keeper, log *slog.Logger, baseURL string, mode auth.Mode) *API {
+func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Renderings, log *slog.Logger, baseURL string, mode auth.Mode) *API {
 	baseURL = strings.TrimSuffix(baseURL, "/")
 	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: baseURL, ops: loadOperations(), openAPI: openAPIFor(baseURL, mode)}
 }

@@ -34,9 +34,9 @@ import (
 type Service struct {
 	client *ent.Client
 	log    *slog.Logger
-	// pdfs stores the PDF of an inventory just signed; nil: A2 renders it
+	// pdfs makes the PDF of an inventory just signed; nil: A2 has it made
 	// on its first request.
-	pdfs PDFKeeper
+	pdfs PDFMaker
 	// files keeps the photos it takes; nil: none are taken.
 	files *files.Store
 	// ids tells whether an id a write gives is any record's already.
@@ -46,7 +46,7 @@ type Service struct {
 // NewService returns a Service writing to client, looking up the ids writes
 // give in ids, its audit lines to log, the PDFs of inventories it signs
 // through pdfs, the photos it takes to fs (either may be nil).
-func NewService(client *ent.Client, ids IDIndex, log *slog.Logger, pdfs PDFKeeper, fs *files.Store) *Service {
+func NewService(client *ent.Client, ids IDIndex, log *slog.Logger, pdfs PDFMaker, fs *files.Store) *Service {
 	return &Service{client: client, ids: ids, log: log, pdfs: pdfs, files: fs}
 }
 

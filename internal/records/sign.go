@@ -49,11 +49,16 @@ const (
 	fieldExpectedVersion = "expectedVersion"
 )
 
-// PDFKeeper renders and stores the PDF of an inventory just signed
-// (internal/signedpdf.Keeper).
-type PDFKeeper interface {
-	Keep(ctx context.Context, id uuid.UUID, why string) (string, error)
+// PDFMaker makes the PDF of an inventory just signed, in the background
+// (internal/signedpdf.Renderings): Ready waits for it as long as ctx lets.
+type PDFMaker interface {
+	Ready(ctx context.Context, id uuid.UUID) error
 }
+
+// signatureWait is the most a signature waits for its inventory's PDF
+// before it answers without it: the rendering goes on in the background,
+// and A2 serves the PDF once it is kept.
+const signatureWait = 5 * time.Second
 
 // Sign records one party's signature on an unsigned inventory of the
 // caller's company. The second makes the inventory signed: signature date
@@ -61,9 +66,8 @@ type PDFKeeper interface {
 // from then on the freeze hooks refuse every change. Each party signs once:
 // the same signature sent again (a retry) answers the inventory and writes
 // nothing, another one is CONFLICT. After the second signature commits the
-// PDF is rendered and stored, within the request; should that fail, the
-// inventory is signed all the same and A2 renders the PDF on its first
-// request (the report is the same bytes from the same record).
+// PDF is made in the background (keepPDF), which the answer names when it
+// is ready in time; the inventory is signed all the same when it is not.
 func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
 	ctx, err := tenant.ForWriting(ctx)
 	if err != nil {
@@ -175,16 +179,23 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 	return true, complete, nil
 }
 
-// keepPDF stores the PDF of the inventory just signed. A failure is logged,
-// not answered: the signature has committed, and A2 renders the same PDF on
-// its first request.
+// keepPDF has the PDF of the inventory just signed made in the background,
+// and waits for it a while (signatureWait, and at most half of what is left
+// of the request's time), so that the answer names it when it is ready: a
+// signature never fails, nor runs out of its deadline, for its PDF.
 func (s *Service) keepPDF(ctx context.Context, id uuid.UUID) {
 	if s.pdfs == nil {
 		return
 	}
-	if _, err := s.pdfs.Keep(ctx, id, "signInventory: storing the PDF of the inventory just signed"); err != nil {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "records: the signed PDF was not stored; A2 renders it on first request",
-			slog.String("inventory", id.String()), slog.String("error", err.Error()))
+	wait := signatureWait
+	if deadline, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(deadline)/2)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := s.pdfs.Ready(ctx, id); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "records: the signed PDF is not ready yet; it is made in the background",
+			slog.String("inventory", id.String()), slog.String("reason", err.Error()))
 	}
 }
 

@@ -84,6 +84,8 @@ type Options struct {
 	MaxPhotoBytes int64
 	// Live serves subscriptions (none without a Hub).
 	Live LiveOptions
+	// PDFRendering bounds the renderings of signed PDFs not kept yet.
+	PDFRendering signedpdf.RenderingOptions
 }
 
 // Access log sampling: at moderate load a line for every request was 47 MB
@@ -114,9 +116,12 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		return ideExamples(tenant.WithCompany(ctx, opts.IDECompany), st, log)
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
+	// The signed PDFs not kept yet are made in the background, one rendering
+	// of each for a signature and the downloads that come meanwhile.
+	pdfs := signedpdf.NewRenderings(signedpdf.New(st.Client, opts.Files), log, opts.PDFRendering)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
-		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts)})
-	api := rest.New(exec, opts.Files, signedpdf.New(st.Client, opts.Files), log, opts.RESTBaseURL, mode)
+		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files)})
+	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode)
 	// One authenticator for every transport: its throttled lane, its
 	// memory of credentials verified lately and its rate limiter hold for
 	// HTTP requests and WebSocket connections alike.
@@ -130,6 +135,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	liveConns := newLiveConns(opts.Live, opts.CORSOrigins, authn,
 		operationGate{queue: opts.Share, timeout: timeout, wait: st.AcquireTimeout()})
 	drain.OnStart(liveConns.closeAll)
+	drain.OnStart(pdfs.Close)
 	if opts.Metrics != nil && opts.Live.Hub != nil {
 		hub := opts.Live.Hub
 		opts.Metrics.WatchLive(liveConns.Open, func() metrics.LiveStats {
@@ -172,6 +178,14 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		served = tracing.Handler(served, route)
 	}
 	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served)))
+}
+
+// pdfsIfFiles is pdfs when there is a file store to keep the PDFs in.
+func pdfsIfFiles(pdfs *signedpdf.Renderings, fs *files.Store) *signedpdf.Renderings {
+	if fs == nil {
+		return nil
+	}
+	return pdfs
 }
 
 // requestTimeout is each request's deadline (DefaultRequestTimeout unless

@@ -43,6 +43,16 @@ func (k *Keeper) Keep(ctx context.Context, id uuid.UUID, why string) (string, er
 	return pdf.SHA256, notKept
 }
 
+// companyOf is the company of inventory id, whose fair share its rendering
+// takes.
+func (k *Keeper) companyOf(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	inv, err := k.client.Inventory.Query().Where(inventory.ID(id)).Only(ctx)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return inv.CompanyID, nil
+}
+
 // Rendered is a signed PDF rendered from its record.
 type Rendered struct {
 	Data   []byte
