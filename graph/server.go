@@ -20,6 +20,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/dbtime"
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -174,6 +175,9 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 		ctx = withLoaders(ctx)
 	}
 	cost := costExtensions(opCtx)
+	if opCtx.Operation.Operation == ast.Query {
+		ctx = dbtime.With(ctx, databaseTime(opCtx))
+	}
 	data, err := e.runDirect(ctx, opCtx)
 	switch unavailable := (*unavailableError)(nil); {
 	case err == nil:
@@ -218,6 +222,26 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 		answered, cost = true, nil // reported once: a subscription holds it no longer
 		return res
 	}, ctx
+}
+
+// The database time a query may take in all (internal/dbtime): from
+// minDatabaseTime for the cheapest to maxDatabaseTime at the price limit,
+// in proportion to its price. The price bounds what a document may ask
+// for; this bounds what the database then does for it, whatever the price
+// missed (a filter no index serves over a million rows).
+const (
+	minDatabaseTime = 250 * time.Millisecond
+	maxDatabaseTime = time.Second
+)
+
+// databaseTime is the database time of the query opCtx, by its price.
+func databaseTime(opCtx *graphql.OperationContext) time.Duration {
+	report, ok := opCtx.Stats.GetExtension(costStat).(*CostReport)
+	if !ok || report.MaximumQueryCost <= 0 {
+		return maxDatabaseTime
+	}
+	share := min(float64(report.RequestedQueryCost)/float64(report.MaximumQueryCost), 1)
+	return minDatabaseTime + time.Duration(share*float64(maxDatabaseTime-minDatabaseTime))
 }
 
 // withLoaders gives ctx the loaders that read a field for every record of

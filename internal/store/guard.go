@@ -19,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/dbtime"
 	"github.com/propertyrecords/inventory/internal/patience"
 )
 
@@ -103,13 +104,15 @@ func (g *guard) busy() (inUse, size int, waiting int64, refusing bool) {
 	return len(g.slots), cap(g.slots), g.waiting.Load(), refusing
 }
 
+// Each statement runs within what is left of its request's database time
+// (internal/dbtime), counted from when it has its connection.
 func (g *guard) Exec(ctx context.Context, query string, args, v any) error {
 	release, err := g.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return classify(ctx, g.Driver.Exec(ctx, query, args, v))
+	return runExec(ctx, g.Driver.Exec, query, args, v)
 }
 
 // Query holds its slot until the rows are closed: the connection is busy
@@ -119,16 +122,39 @@ func (g *guard) Query(ctx context.Context, query string, args, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := g.Driver.Query(ctx, query, args, v); err != nil {
+	return runQuery(ctx, g.Driver.Query, release, query, args, v)
+}
+
+// runExec runs a statement of ctx's request within its database time.
+func runExec(ctx context.Context, run func(context.Context, string, any, any) error, statement string, args, v any) error {
+	stmt, finish, err := dbtime.Start(ctx)
+	if err != nil {
+		return err
+	}
+	return classify(ctx, finish(run(stmt, statement, args, v)))
+}
+
+// runQuery runs a query of ctx's request within its database time, which its
+// rows spend until they are closed; release, when set, is called then too.
+func runQuery(ctx context.Context, run func(context.Context, string, any, any) error, release func(), statement string, args, v any) error {
+	if release == nil {
+		release = func() {}
+	}
+	stmt, finish, err := dbtime.Start(ctx)
+	if err != nil {
 		release()
-		return classify(ctx, err)
+		return err
+	}
+	if err := run(stmt, statement, args, v); err != nil {
+		release()
+		return classify(ctx, finish(err))
 	}
 	rows, ok := v.(*entsql.Rows)
 	if !ok || rows.ColumnScanner == nil {
 		release()
-		return nil
+		return classify(ctx, finish(nil))
 	}
-	rows.ColumnScanner = &guardedRows{ColumnScanner: rows.ColumnScanner, ctx: ctx, release: release}
+	rows.ColumnScanner = &guardedRows{ColumnScanner: rows.ColumnScanner, ctx: ctx, release: release, finish: finish}
 	return nil
 }
 
@@ -163,12 +189,12 @@ type guardedTx struct {
 	release func()
 }
 
-func (t *guardedTx) Exec(ctx context.Context, query string, args, v any) error {
-	return classify(ctx, t.Tx.Exec(ctx, query, args, v))
+func (t *guardedTx) Exec(ctx context.Context, statement string, args, v any) error {
+	return runExec(ctx, t.Tx.Exec, statement, args, v)
 }
 
-func (t *guardedTx) Query(ctx context.Context, query string, args, v any) error {
-	return classify(ctx, t.Tx.Query(ctx, query, args, v))
+func (t *guardedTx) Query(ctx context.Context, statement string, args, v any) error {
+	return runQuery(ctx, t.Tx.Query, nil, statement, args, v)
 }
 
 // Commit says of a commit the database did not answer that the write may
@@ -203,14 +229,38 @@ type guardedRows struct {
 	entsql.ColumnScanner
 	ctx     context.Context
 	release func()
+	// finish ends the rows' statement's database time (dbtime.Start).
+	finish func(error) error
+	// err is what the rows ended with, as finish said it.
+	err      error
+	finished bool
 }
 
 func (r *guardedRows) Close() error {
 	defer r.release()
-	return r.ColumnScanner.Close()
+	err := r.ColumnScanner.Close()
+	r.end(r.ColumnScanner.Err())
+	return err
 }
 
-func (r *guardedRows) Err() error { return classify(r.ctx, r.ColumnScanner.Err()) }
+func (r *guardedRows) Err() error {
+	if err := r.ColumnScanner.Err(); err != nil {
+		return classify(r.ctx, r.end(err))
+	}
+	return nil
+}
+
+// end finishes the statement's database time once, with err.
+func (r *guardedRows) end(err error) error {
+	if !r.finished {
+		r.finished = true
+		r.err = r.finish(err)
+	}
+	if err != nil {
+		return r.err
+	}
+	return nil
+}
 
 // classify returns err as apperr.Unavailable when it says the database could
 // not answer, rather than that the statement was wrong. A request whose own
