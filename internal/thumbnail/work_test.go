@@ -121,7 +121,9 @@ func BenchmarkWorstAcceptedPhotos(b *testing.B) {
 		// 34 MP RGBA interlaced: 1,100 million.
 		{"png-34MP-rgba-interlaced", func(*testing.B) []byte { return thumbtest.PNG(5860, 5860, thumbtest.RGBA, 8, true, 4) }},
 		// 50 MP lossy and 25 MB lossless (the byte bound).
-		{"webp-50MP-lossy", func(b *testing.B) []byte { return cwebp(b, noise(8000, 6250, 0), "-q", "100", "-m", "0", "-segments", "1", "-partition_limit", "100") }},
+		{"webp-50MP-lossy", func(b *testing.B) []byte {
+			return cwebp(b, noise(8000, 6250, 0), "-q", "100", "-m", "0", "-segments", "1", "-partition_limit", "100")
+		}},
 		{"webp-25MB-lossless", func(b *testing.B) []byte { return cwebp(b, noise(4000, 2500, 40), "-lossless", "-z", "0") }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -144,7 +146,7 @@ func BenchmarkWorstAcceptedPhotos(b *testing.B) {
 // BenchmarkWeighingTheBombs: what refusing issue 34's photos costs.
 func BenchmarkWeighingTheBombs(b *testing.B) {
 	for name, data := range map[string][]byte{
-		"jpeg-6400x6400-3000-scans":      thumbtest.ProgressiveJPEG(6400, 6400, 3000),
+		"jpeg-6400x6400-3000-scans":     thumbtest.ProgressiveJPEG(6400, 6400, 3000),
 		"png-7000x7000-rgba-interlaced": thumbtest.PNG(7000, 7000, thumbtest.RGBA, 8, true, 4),
 	} {
 		b.Run(name, func(b *testing.B) {
