@@ -140,7 +140,7 @@ func PNG(w, h, colorType, depth int, interlaced bool, filter byte) []byte {
 
 	channels := map[int]int{Gray: 1, RGB: 3, GrayAlpha: 2, RGBA: 4}[colorType]
 	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
 	row := make([]byte, 1+(w*channels*depth+7)/8)
 	writeRows := func(width, rows int) {
 		if width == 0 || rows == 0 {
