@@ -255,11 +255,19 @@ const (
 	// item) costs a hundred read ones: its insert, its indexes, its share of
 	// the commit, and its rows deleted when a tree is replaced.
 	writeRowPrice = 100
+	// photoDecodePrice: addItemPhoto decodes the photo it stores, once, for
+	// its thumbnail; thumbnail.MaxDecodeWork bounds that to under a second
+	// of a core (0.3 s for a phone's 12 MP photo). Priced at what a
+	// company's budget regains in a second (INVENTORY_COST_RESTORE_RATE's
+	// default): a full budget takes ten photos at once, then one a second.
+	// Those the decode bounds refuse are charged all the same: the price is
+	// known before the photo's bytes are read.
+	photoDecodePrice = 100_000
 )
 
 // work is what the database does to evaluate f once, beyond the rows f
 // returns: its filter, a page's count and the rows its offset skips, a
-// connection's count, and the repair list's scan.
+// connection's count, and the repair list's scan; and a photo's decode.
 func (p *pricer) work(f *ast.Field) int {
 	if f.Definition == nil {
 		return 0
@@ -270,6 +278,9 @@ func (p *pricer) work(f *ast.Field) int {
 	}
 	if f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Query" && (f.Name == "repairs" || f.Name == "repairPage") {
 		work += repairListPrice
+	}
+	if f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Mutation" && f.Name == "addItemPhoto" {
+		work += photoDecodePrice
 	}
 	if len(f.Arguments) == 0 {
 		return work

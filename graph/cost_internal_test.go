@@ -44,6 +44,13 @@ func TestPrices(t *testing.T) {
 		{"3 whole inventories (bench a)", nestedTree, map[string]any{"first": 3}, 35_000, 50_000},
 		{"100 inventories' item names", `{ inventories(first: 100) { edges { node { id environments { items { id name } } } } } }`, nil, 150_000, 250_000},
 		{"36 whole inventories", nestedTree, map[string]any{"first": 36}, DefaultLimits.Cost + 1, 600_000},
+		// Issue 34: a photo's decode, up to a second of a core, is priced
+		// at a second of the budget's restore rate, beside its row.
+		{"addItemPhoto", `mutation($file: Upload!) { addItemPhoto(itemId: "11111111-1111-4111-8111-111111111111", file: $file) { photo { id url sha256 } } }`,
+			map[string]any{"file": graphql.Upload{Filename: "a.jpg"}}, photoDecodePrice + writeRowPrice, photoDecodePrice + writeRowPrice + 10},
+		{"two photos in one operation", `mutation($file: Upload!) { a: addItemPhoto(itemId: "11111111-1111-4111-8111-111111111111", file: $file) { photo { id } }
+			b: addItemPhoto(itemId: "11111111-1111-4111-8111-111111111111", file: $file) { photo { id } } }`,
+			map[string]any{"file": graphql.Upload{Filename: "a.jpg"}}, 2 * (photoDecodePrice + writeRowPrice), 2*(photoDecodePrice+writeRowPrice) + 10},
 		{"a material's items, 3 levels of 100",
 			`query($id: ID!) { node(id: $id) { ... on Material { items(first: 100) { edges { node { material { items(first: 100) { edges { node { material { items(first: 100) { edges { node { id } } } } } } } } } } } } } }`,
 			map[string]any{"id": "11111111-1111-4111-8111-111111111111"}, DefaultLimits.Cost + 1, 1 << 30},

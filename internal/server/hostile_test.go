@@ -32,6 +32,8 @@ import (
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/internal/thumbnail"
+	"github.com/propertyrecords/inventory/internal/thumbnail/thumbtest"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -1995,7 +1997,9 @@ var replayedIDs = []string{"5d1c1a52-0c8f-4f43-9a55-2a8e7b1f0f01", "5d1c1a52-0c8
 // gqlMutation writes as a careless or hostile field app would: trees
 // malformed and oversized, other companies' ids and ids of the wrong kind,
 // one id replayed with other content, signatures repeated, uploads that are
-// no photo or lack the CSRF preflight header, a mutation over GET.
+// no photo or lack the CSRF preflight header, photos dear to decode (issue
+// 34's scan and pixel bombs, and photos just within the decode bounds), a
+// mutation over GET.
 func (g *gen) gqlMutation() hostileRequest {
 	header := g.companyHeader()
 	text := func() string {
@@ -2033,6 +2037,9 @@ func (g *gen) gqlMutation() hostileRequest {
 	case 3:
 		query, vars = `mutation($id: ID!) { removeItemPhoto(photoId: $id) { photoId } }`, map[string]any{"id": g.anyID()}
 	case 4:
+		if g.chance(0.3) {
+			return g.photoBomb(header)
+		}
 		return g.photoUpload(header)
 	default:
 		q := `mutation { signInventory(input: {inventoryId: "` + pick(g, replayedIDs...) + `", party: AGENT, signerName: "Ana"}) { inventory { id } } }`
@@ -2069,4 +2076,48 @@ func (g *gen) photoUpload(header http.Header) hostileRequest {
 		header.Set(pick(g, "apollo-require-preflight", "x-apollo-operation-name"), "true")
 	}
 	return hostileRequest{kind: "gql-upload", method: http.MethodPost, target: "/graphql", header: header, body: body.Bytes(), graphQL: true}
+}
+
+// photoBombs are issue 34's photos, made once: decodes dear for their
+// bytes. The scan bomb (6400×6400 in 3,000 scans, 317 KB) and one scan over
+// the scan bound must be refused from their markers; the pixel bomb (an
+// interlaced RGBA PNG of 7000×7000) from its header; the photos just within
+// the bounds (1000×1000 in 100 scans, a grey PNG of 7000×7000) are decoded.
+var photoBombs = sync.OnceValue(func() [][]byte {
+	return [][]byte{
+		thumbtest.ProgressiveJPEG(6400, 6400, 3000),
+		thumbtest.ProgressiveJPEG(640, 480, thumbnail.MaxScans+1),
+		thumbtest.PNG(7000, 7000, thumbtest.RGBA, 8, true, 4),
+		thumbtest.ProgressiveJPEG(1000, 1000, thumbnail.MaxScans),
+		thumbtest.PNG(7000, 7000, thumbtest.Gray, 8, false, 4),
+	}
+})
+
+// photoBomb sends one of photoBombs to addItemPhoto, on an item of either
+// company (its own, another's, one of a signed inventory). A bomb over the
+// bounds never runs to the deadline: it is refused before its decode.
+func (g *gen) photoBomb(header http.Header) hostileRequest {
+	if header == nil {
+		header = http.Header{}
+	}
+	which := g.r.IntN(len(photoBombs()))
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	_ = w.WriteField("operations", `{"query":"mutation($file: Upload!) { addItemPhoto(itemId: \"`+pick(g, g.fx.items...)+`\", file: $file) { photo { id sha256 } } }","variables":{"file":null}}`)
+	_ = w.WriteField("map", `{"0":["variables.file"]}`)
+	part, _ := w.CreateFormFile("0", pick(g, "bomb.jpg", "bomb.png", "IMG_0001.jpg"))
+	_, _ = part.Write(photoBombs()[which])
+	_ = w.Close()
+	header.Set("Content-Type", w.FormDataContentType())
+	header.Set("Apollo-Require-Preflight", "true")
+	req := hostileRequest{kind: "gql-upload-bomb", method: http.MethodPost, target: "/graphql", header: header, body: body.Bytes(), graphQL: true}
+	if which < 3 {
+		req.check = func(status int, _ http.Header, body []byte) string {
+			if bytes.Contains(body, []byte("DEADLINE_EXCEEDED")) {
+				return "a photo over the decode bounds ran to its deadline: it must be refused before it is decoded"
+			}
+			return ""
+		}
+	}
+	return req
 }

@@ -63,6 +63,7 @@ func decodeMemory(cfg image.Config, format string, sof *frame) int64 {
 type frame struct {
 	progressive bool
 	components  []struct{ h, v int }
+	ids         []byte // the components' selectors, as scans name them
 	hmax, vmax  int
 }
 
@@ -107,6 +108,7 @@ func readFrame(r io.Reader) *frame {
 				hv := body[6+3*i+1]
 				h, v := max(1, int(hv>>4)), max(1, int(hv&0x0F))
 				f.components = append(f.components, struct{ h, v int }{h, v})
+				f.ids = append(f.ids, body[6+3*i])
 				f.hmax, f.vmax = max(f.hmax, h), max(f.vmax, v)
 			}
 			return f

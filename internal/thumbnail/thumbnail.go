@@ -22,14 +22,17 @@ import (
 	"image/jpeg"
 	_ "image/png"
 	"io"
+	"runtime"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	_ "golang.org/x/image/webp" // phones' uploads may be WebP
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 )
 
@@ -50,9 +53,21 @@ const (
 	maxThumbnailBytes = 64 << 10
 
 	quality = 85
+
+	// decodeMaxWait bounds the wait for a decode's place of work that is no
+	// request's (import, verify): a request's own patience is shorter.
+	decodeMaxWait = time.Minute
 )
 
 var (
+	// decodeShare shares the decodes between companies, a place a core:
+	// one company's uploads (or bombs) take at most all but a quarter of
+	// them (one of two), and each place that frees goes to the company with
+	// the fewest decodes running. A company with 16 a place waiting is
+	// refused (RATE_LIMITED), and a decode waits for a place no longer than
+	// its request's patience (the acquire timeout) or decodeMaxWait.
+	decodeShare = fairshare.NewQueue(fairshare.QueueOptions{
+		Places: max(2, runtime.GOMAXPROCS(0)), MaxQueued: 16 * max(2, runtime.GOMAXPROCS(0)), MaxWait: decodeMaxWait})
 	decoding = semaphore.NewWeighted(decodeBudget)
 	making   singleflight.Group // by thumbnail and photo key
 	decoded  atomic.Int64
@@ -63,10 +78,28 @@ var (
 func OriginalsDecoded() int64 { return decoded.Load() }
 
 // NotShown is why a report shows a placeholder instead of a photo. Its
-// Reason is in the report's language.
-type NotShown struct{ Reason string }
+// Reason is in the report's language. Over, when set, is the bound on
+// decoding that the photo passes, for a client told why its upload is
+// refused.
+type NotShown struct {
+	Reason string
+	Over   *OverWork
+}
 
 func (e *NotShown) Error() string { return "photo not shown: " + e.Reason }
+
+// overWork is err as a photo not shown, when it is a bound passed.
+func overWork(err error) (*NotShown, bool) {
+	over, ok := errors.AsType[*OverWork](err)
+	if !ok {
+		return nil, false
+	}
+	reason := fmt.Sprintf("decodificarla costaría unos %d millones de muestras visitadas, más de los %d millones que se procesan", over.Work/1_000_000, MaxDecodeWork/1_000_000)
+	if over.Scans > MaxScans {
+		reason = fmt.Sprintf("JPEG de %d barridos, más de los %d que se procesan", over.Scans, MaxScans)
+	}
+	return &NotShown{Reason: reason, Over: over}, true
+}
 
 func notShown(format string, args ...any) error {
 	return &NotShown{Reason: fmt.Sprintf(format, args...)}
@@ -129,12 +162,18 @@ func get(ctx context.Context, store *files.Store, reference, recorded string) (t
 // makeAndKeep makes the thumbnail of the photo at key, whose SHA-256 was
 // recorded as sum, and keeps it at thumbKey.
 func makeAndKeep(ctx context.Context, store *files.Store, key, sum, thumbKey string) ([]byte, error) {
+	// A first read hashes the original and weighs its decode, so that a
+	// photo over the bounds costs one read and no decode (a second read of
+	// a photo that is decoded is cheap beside its decode).
+	if err := check(ctx, store, key, sum); err != nil {
+		return nil, err
+	}
 	original, err := store.Open(ctx, key)
 	if err != nil {
 		return nil, missing(err)
 	}
 	defer original.Close()
-	// The original is hashed as it is decoded: a file changed since its
+	// The original is hashed as it is decoded too: a file changed since its
 	// digest was recorded must not be shown under that digest, nor kept as
 	// its thumbnail.
 	hash := sha256.New()
@@ -154,6 +193,69 @@ func makeAndKeep(ctx context.Context, store *files.Store, key, sum, thumbKey str
 		return nil, err
 	}
 	return thumb, nil
+}
+
+// check reads the original at key whole: one whose SHA-256 is not sum, or
+// whose decode would pass the bounds (MaxScans, MaxDecodeWork), is a
+// *NotShown.
+func check(ctx context.Context, store *files.Store, key, sum string) error {
+	original, err := store.Open(ctx, key)
+	if err != nil {
+		return missing(err)
+	}
+	defer original.Close()
+	hash := sha256.New()
+	if err := Weigh(ctx, io.TeeReader(original, hash)); err != nil {
+		return err
+	}
+	if _, err := io.Copy(hash, reader{ctx, original}); err != nil {
+		return err
+	}
+	if hex.EncodeToString(hash.Sum(nil)) != sum {
+		return notShown("el archivo guardado no coincide con su SHA-256 registrado")
+	}
+	return nil
+}
+
+// Weigh reads the photo r holds to its end (or as far as it is over a
+// bound) and says whether its decode stays within the bounds: nil, or a
+// *NotShown (Over says which bound it passes; a file that is no image is
+// one too). It decodes nothing: a JPEG's entropy-coded data is skipped, at
+// tens of MB a second.
+func Weigh(ctx context.Context, r io.Reader) error {
+	in := bufio.NewReader(reader{ctx, r})
+	var header bytes.Buffer
+	cfg, format, err := image.DecodeConfig(io.TeeReader(in, &header))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err != nil {
+		return notShown("no es una imagen legible (JPEG, PNG o GIF)")
+	}
+	if err := checkPixels(cfg); err != nil {
+		return err
+	}
+	weighing := newInspector(format, cfg, header.Bytes())
+	_, err = io.Copy(weighing, io.MultiReader(&header, in))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ns, over := overWork(err); over {
+		return ns
+	}
+	return err
+}
+
+// checkPixels refuses a header of no pixels or over MaxPixels.
+func checkPixels(cfg image.Config) error {
+	pixels := int64(cfg.Width) * int64(cfg.Height)
+	switch {
+	case pixels <= 0:
+		return notShown("no es una imagen legible (JPEG, PNG o GIF)")
+	case pixels > MaxPixels:
+		return notShown("%d×%d píxeles, más de los %d megapíxeles que se procesan", cfg.Width, cfg.Height, MaxPixels/1_000_000)
+	}
+	return nil
 }
 
 // Keep makes and keeps the thumbnail of a photo being stored, whose bytes
@@ -221,9 +323,21 @@ func missing(err error) error {
 // whether its thumbnails were made now or long ago.
 //
 // Its header is read first: a photo over MaxPixels, or that is no image, is
-// a *NotShown before anything is decoded. Decoding waits its turn within the
-// process's decode budget and stops when ctx ends, mid-photo.
+// a *NotShown before anything is decoded; so is one whose decode would pass
+// MaxScans or MaxDecodeWork, weighed before decoding when r can be read again
+// (an io.ReadSeeker: Weigh), and as it is decoded in any case, so that even
+// then its decode stops at the bound. Decoding waits its turn in its
+// company's fair share of the decodes (fairshare.KeyFrom(ctx)) and within the
+// process's decode budget, and stops when ctx ends, mid-photo.
 func Make(ctx context.Context, r io.Reader) ([]byte, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if err := Weigh(ctx, rs); err != nil {
+			return nil, err
+		}
+		if _, err := rs.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("thumbnail: reading the photo again: %w", err)
+		}
+	}
 	in := bufio.NewReader(reader{ctx, r})
 	var header bytes.Buffer
 	cfg, format, err := image.DecodeConfig(io.TeeReader(in, &header))
@@ -233,12 +347,8 @@ func Make(ctx context.Context, r io.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, notShown("no es una imagen legible (JPEG, PNG o GIF)")
 	}
-	pixels := int64(cfg.Width) * int64(cfg.Height)
-	switch {
-	case pixels <= 0:
-		return nil, notShown("no es una imagen legible (JPEG, PNG o GIF)")
-	case pixels > MaxPixels:
-		return nil, notShown("%d×%d píxeles, más de los %d megapíxeles que se procesan", cfg.Width, cfg.Height, MaxPixels/1_000_000)
+	if err := checkPixels(cfg); err != nil {
+		return nil, err
 	}
 	if format == "jpeg" && cfg.Width == Width && cfg.Height == Height {
 		// Redrawn, it would only become itself, at the cost of a decode.
@@ -260,15 +370,24 @@ func Make(ctx context.Context, r io.Reader) ([]byte, error) {
 	if need > decodeBudget {
 		return nil, notShown("%d×%d píxeles necesitarían %d MB para procesarse, más de %d MB", cfg.Width, cfg.Height, need>>20, decodeBudget>>20)
 	}
+	release, err := decodeShare.Acquire(ctx, fairshare.KeyFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	weight := decodeWeight(need)
 	if err := decoding.Acquire(ctx, weight); err != nil {
 		return nil, err
 	}
 	defer decoding.Release(weight)
 	decoded.Add(1)
-	img, _, err := image.Decode(io.MultiReader(&header, in))
+	weighing := newInspector(format, cfg, header.Bytes())
+	img, _, err := image.Decode(io.TeeReader(io.MultiReader(&header, in), weighing))
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if ns, over := overWork(weighing.err); over {
+		return nil, ns
 	}
 	if err != nil {
 		return nil, notShown("la imagen %s está dañada o incompleta", strings.ToUpper(format))

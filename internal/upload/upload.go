@@ -42,7 +42,8 @@ var errTooLarge = errors.New("upload: over the bound")
 
 // Store takes the photo r holds (size bytes, or -1 when unknown) as the
 // photo id: a JPEG, PNG or WebP of at most maxBytes that decodes within
-// thumbnail.MaxPixels. Anything else is INVALID_ARGUMENT naming Field, and
+// thumbnail.MaxPixels, thumbnail.MaxScans and thumbnail.MaxDecodeWork (its
+// decode is bounded by its work, not its bytes). Anything else is INVALID_ARGUMENT naming Field, and
 // leaves nothing stored.
 func Store(ctx context.Context, fs *files.Store, id uuid.UUID, r io.Reader, size, maxBytes int64) (Photo, error) {
 	if size > maxBytes {
@@ -76,6 +77,9 @@ func Store(ctx context.Context, fs *files.Store, id uuid.UUID, r io.Reader, size
 	if _, err := thumbnail.For(ctx, fs, ref, sum); err != nil {
 		_ = fs.Delete(context.WithoutCancel(ctx), key)
 		if notShown, ok := errors.AsType[*thumbnail.NotShown](err); ok {
+			if notShown.Over != nil {
+				return Photo{}, apperr.InvalidField(Field, "the photo is refused: %s", notShown.Over.Error())
+			}
 			return Photo{}, apperr.InvalidField(Field, "not a readable %s image of at most %d megapixels (%s)", ext, thumbnail.MaxPixels/1_000_000, notShown.Reason)
 		}
 		return Photo{}, err

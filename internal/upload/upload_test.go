@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/thumbnail"
+	"github.com/propertyrecords/inventory/internal/thumbnail/thumbtest"
 	"github.com/propertyrecords/inventory/internal/upload"
 )
 
@@ -103,6 +104,8 @@ func TestWhatIsNoPhotoIsRefusedAndLeavesNothing(t *testing.T) {
 	// A JPEG's start and then noise: right by its first bytes, no image.
 	fake := append(bytes.Clone(photo[:200]), bytes.Repeat([]byte{0x42}, 4000)...)
 	// A header that claims 65535×65535 pixels, gigabytes once decoded.
+	scanBomb := thumbtest.ProgressiveJPEG(6400, 6400, 3000)
+	pixelBomb := thumbtest.PNG(7000, 7000, thumbtest.RGBA, 8, true, 4)
 	bomb := bytes.Clone(encodePNG(t, image.NewGray(image.Rect(0, 0, 1, 1))))
 	copy(bomb[16:24], []byte{0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff})
 	for _, tc := range []struct {
@@ -119,6 +122,10 @@ func TestWhatIsNoPhotoIsRefusedAndLeavesNothing(t *testing.T) {
 		{"over the bound, its size told", photo, int64(len(photo)), int64(len(photo) - 1), "over the"},
 		{"over the bound, its size untold", photo, -1, int64(len(photo) - 1), "over the"},
 		{"empty", nil, 0, upload.DefaultMaxPhotoBytes, "text/plain"},
+		// Issue 34: bounded by their decode's work, not their bytes.
+		{"a scan bomb (6400×6400, 3,000 scans)", scanBomb, int64(len(scanBomb)), upload.DefaultMaxPhotoBytes, "the photo is refused: decoding it would take about 3279 million sample visits, over the 1200 million"},
+		{"a JPEG of 101 scans", thumbtest.ProgressiveJPEG(64, 48, 101), -1, upload.DefaultMaxPhotoBytes, "the photo is refused: its JPEG has 101 scans, over the 100"},
+		{"a pixel bomb (an interlaced RGBA PNG of 7000×7000)", pixelBomb, -1, upload.DefaultMaxPhotoBytes, "over the 1200 million a photo may take"},
 	} {
 		fs := folder(t)
 		_, err := upload.Store(ctx, fs, uuid.New(), bytes.NewReader(tc.data), tc.size, tc.max)
