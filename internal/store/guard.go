@@ -267,6 +267,9 @@ func (r *guardedRows) end(err error) error {
 // context ended keeps its error: that is its deadline or its client, not the
 // database.
 func classify(ctx context.Context, err error) error {
+	if dbtime.Stopped(err) {
+		return err // said already: the request's database time, not the database's bound
+	}
 	if err != nil && ctx.Err() == nil && StatementTimedOut(err) {
 		return &apperr.Error{Code: apperr.DeadlineExceeded, Cause: err,
 			Message: "a statement ran past the database's time bound and was stopped: ask for less, or try again later"}
