@@ -226,11 +226,12 @@ func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.Operati
 
 // The database time a query may take in all (internal/dbtime): from
 // minDatabaseTime for the cheapest to maxDatabaseTime at the price limit,
-// in proportion to its price. The price bounds what a document may ask
+// in proportion to its price. The floor is generous: a count over a large
+// company's repairs is dear but honest. The price bounds what a document may ask
 // for; this bounds what the database then does for it, whatever the price
 // missed (a filter no index serves over a million rows).
 const (
-	minDatabaseTime = 250 * time.Millisecond
+	minDatabaseTime = 500 * time.Millisecond
 	maxDatabaseTime = time.Second
 )
 

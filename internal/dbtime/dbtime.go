@@ -27,12 +27,13 @@ type budget struct {
 	left atomic.Int64
 }
 
-// With gives ctx's request d of database time; a context that has a budget
-// keeps it.
+// With gives ctx's request d of database time (raceScale times that under
+// the race detector); a context that has a budget keeps it.
 func With(ctx context.Context, d time.Duration) context.Context {
 	if _, ok := ctx.Value(budgetKey{}).(*budget); ok {
 		return ctx
 	}
+	d *= raceScale
 	b := &budget{all: d}
 	b.left.Store(int64(d))
 	return context.WithValue(ctx, budgetKey{}, b)

@@ -2002,8 +2002,11 @@ var replayedIDs = []string{"5d1c1a52-0c8f-4f43-9a55-2a8e7b1f0f01", "5d1c1a52-0c8
 // mutation over GET.
 func (g *gen) gqlMutation() hostileRequest {
 	header := g.companyHeader()
+	// Texts up to and past their bounds (ent/schema/bounds.go), in
+	// characters of one and two bytes.
 	text := func() string {
-		return pick(g, "Sala", "Piso", "", "Cocina", g.garbage(), strings.Repeat("x", 300), "a\x00b")
+		return pick(g, "Sala", "Piso", "", "Cocina", g.garbage(), strings.Repeat("x", 300), "a\x00b",
+			strings.Repeat("é", 2000), strings.Repeat("x", 2001), strings.Repeat("ñ", 200_000))
 	}
 	var query string
 	var vars map[string]any
@@ -2022,10 +2025,24 @@ func (g *gen) gqlMutation() hostileRequest {
 		input := map[string]any{"propertyId": g.anyID(), "inventoryType": pick(g, "CAPTACION", "COLOCACION", "DESOCUPACION", "NOPE", ""),
 			"rentalPrice": pick[any](g, "1800000", "0.50", "-1", "1e400", "abc", "12345678901234567.99", 1800000), "currency": pick(g, "COP", "", "USD", strings.Repeat("X", 50)),
 			"environments": envs}
-		if g.chance(0.7) {
+		reused := g.chance(0.2) // the id of a record already there, of another type or company
+		switch {
+		case reused:
+			input["id"] = pick(g, pick(g, g.fx.items...), pick(g, g.fx.environments...), pick(g, g.fx.properties...), pick(g, g.fx.photos...), pick(g, g.fx.inventories...))
+		case g.chance(0.7):
 			input["id"] = pick(g, replayedIDs...)
 		}
 		query, vars = `mutation($input: CreateInventoryInput!) { createInventory(input: $input) { inventory { id version environments { items { id } } } } }`, map[string]any{"input": input}
+		if reused {
+			req := g.gqlPost("gql-mutation-id-reuse", map[string]any{"query": query, "variables": vars}, nil, header)
+			req.check = func(_ int, _ http.Header, body []byte) string {
+				if bytes.Contains(body, []byte(`"createInventory":{`)) {
+					return "createInventory took an id another record has: an id names one record"
+				}
+				return ""
+			}
+			return req
+		}
 	case 1:
 		query = `mutation($input: UpdateInventoryInput!) { updateInventory(input: $input) { inventory { id version } } }`
 		vars = map[string]any{"input": map[string]any{"id": pick(g, append([]string{g.anyID()}, replayedIDs...)...), "expectedVersion": pick[any](g, 1, 2, 0, -1, 99),
@@ -2059,7 +2076,11 @@ func (g *gen) photoUpload(header http.Header) hostileRequest {
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	operations := `{"query":"mutation($file: Upload!) { addItemPhoto(itemId: \"` + pick(g, g.anyID(), pick(g, g.fx.items...)) + `\", file: $file) { photo { id sha256 } } }","variables":{"file":null}}`
-	if g.chance(0.1) {
+	oversize := g.chance(0.05) // operations past a JSON body's bound: only files may be larger
+	switch {
+	case oversize:
+		operations = operations[:len(operations)-1] + `,"extensions":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`
+	case g.chance(0.1):
 		operations = g.garbage()
 	}
 	_ = w.WriteField("operations", operations)
@@ -2075,7 +2096,17 @@ func (g *gen) photoUpload(header http.Header) hostileRequest {
 	if g.chance(0.8) {
 		header.Set(pick(g, "apollo-require-preflight", "x-apollo-operation-name"), "true")
 	}
-	return hostileRequest{kind: "gql-upload", method: http.MethodPost, target: "/graphql", header: header, body: body.Bytes(), graphQL: true}
+	req := hostileRequest{kind: "gql-upload", method: http.MethodPost, target: "/graphql", header: header, body: body.Bytes(), graphQL: true}
+	if oversize && header.Get("apollo-require-preflight")+header.Get("x-apollo-operation-name") != "" {
+		req.kind = "gql-upload-oversize"
+		req.check = func(status int, _ http.Header, body []byte) string {
+			if status != http.StatusRequestEntityTooLarge || !bytes.Contains(body, []byte("QUERY_TOO_LARGE")) {
+				return "a multipart request whose operations are over 1 MB: want 413 QUERY_TOO_LARGE"
+			}
+			return ""
+		}
+	}
+	return req
 }
 
 // photoBombs are issue 34's photos, made once: decodes dear for their
