@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -23,9 +22,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
-	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
-	"github.com/propertyrecords/inventory/internal/tracing"
 )
 
 // MaxRequestBytes bounds a request body: operations are small, and a client
@@ -204,9 +201,7 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 		writeRequestErrors(w, exec.DispatchError(graphql.WithOperationContext(r.Context(), opCtx), errs))
 		return
 	}
-	ctx, span := tracing.Operation(r.Context(), opCtx.Operation.Name)
-	defer span.End()
-	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	responses, ctx := exec.DispatchOperation(r.Context(), opCtx)
 	res := responses(ctx)
 	setRetryAfter(w.Header(), res)
 	if outage(res) {
@@ -215,7 +210,6 @@ func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
 	} else {
 		writeResponse(w, res)
 	}
-	metrics.From(ctx).Operation(opCtx.Operation.Name, time.Since(start))
 }
 
 // outage reports whether res answers an operation that an outage (the

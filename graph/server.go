@@ -9,6 +9,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -169,7 +170,36 @@ type Executor struct {
 	maxPhotoBytes int64
 }
 
+// DispatchOperation runs an operation, whatever brought it (POST, GET,
+// multipart, @defer, SSE, a WebSocket, REST's in-process calls), as one
+// span and, but for a subscription's life, one observation of the
+// per-operation metric: both are made here, once.
 func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	start := opCtx.Stats.OperationStart
+	if start.IsZero() {
+		start = time.Now()
+	}
+	ctx, span := tracing.Operation(ctx, opCtx.Operation.Name)
+	responses, ctx := e.dispatch(ctx, opCtx)
+	var once sync.Once
+	done := func(ctx context.Context) {
+		once.Do(func() {
+			span.End()
+			if opCtx.Operation.Operation != ast.Subscription {
+				metrics.From(ctx).Operation(opCtx.Operation.Name, time.Since(start))
+			}
+		})
+	}
+	return func(ctx context.Context) *graphql.Response {
+		res := responses(ctx)
+		if res == nil || res.HasNext == nil && opCtx.Operation.Operation != ast.Subscription || res.HasNext != nil && !*res.HasNext {
+			done(ctx)
+		}
+		return res
+	}, ctx
+}
+
+func (e *Executor) dispatch(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
 	subscription := opCtx.Operation.Operation == ast.Subscription
 	if !subscription { // a subscription's loaders are its events' (below): each reads the records as they are then
 		ctx = withLoaders(ctx)

@@ -82,7 +82,7 @@ func request(t *testing.T, method, url string, header http.Header, body []byte) 
 	if header != nil {
 		req.Header = header.Clone()
 	}
-	if body != nil {
+	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := http.DefaultClient.Do(req)

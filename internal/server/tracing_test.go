@@ -1,12 +1,16 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -16,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -119,4 +124,76 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, s.Name())
 	}
 	return out
+}
+
+// TestEveryTransportMakesOneOperationSpanAndMetric: an operation is one span
+// ("graphql <name>") and one observation of the per-operation metric
+// whatever brings it: JSON POST, GET, multipart, @defer, SSE, a WebSocket,
+// and REST's in-process calls. Only JSON POST made them before.
+func TestEveryTransportMakesOneOperationSpanAndMetric(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tracing.Use(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans)))
+	t.Cleanup(func() { tracing.Use(noop.NewTracerProvider()) })
+	instruments := metrics.New()
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{Tracing: true, Metrics: instruments})
+	header := http.Header{"X-Company-Id": {company}}
+	query := func(name string) string { return "query " + name + " { inventories(first: 1) { totalCount } }" }
+	post := func(name, accept string) {
+		body, _ := json.Marshal(map[string]string{"query": query(name)})
+		h := header.Clone()
+		h.Set("Accept", accept)
+		if status, _, got := request(t, http.MethodPost, one.srv.URL+"/graphql", h, body); status != http.StatusOK {
+			t.Errorf("%s: %d %.200s", name, status, got)
+		}
+	}
+	post("ViaPost", "application/json")
+	if status, _, got := request(t, http.MethodGet, one.srv.URL+"/graphql?query="+url.QueryEscape(query("ViaGet")), header, nil); status != http.StatusOK {
+		t.Errorf("ViaGet: %d %.200s", status, got)
+	}
+	deferred, _ := json.Marshal(map[string]string{"query": "query ViaDefer { inventories(first: 1) { totalCount ... @defer { edges { node { id } } } } }"})
+	h := header.Clone()
+	h.Set("Accept", "multipart/mixed")
+	if status, _, got := request(t, http.MethodPost, one.srv.URL+"/graphql", h, deferred); status != http.StatusOK {
+		t.Errorf("ViaDefer: %d %.200s", status, got)
+	}
+	post("ViaSSE", "text/event-stream")
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	_ = mw.WriteField("operations", `{"query":"mutation ViaMultipart($f: Upload!) { addItemPhoto(itemId: \"`+uuid.NewString()+`\", file: $f) { photo { id } } }","variables":{"f":null}}`)
+	_ = mw.WriteField("map", `{"0": ["variables.f"]}`)
+	part, _ := mw.CreateFormFile("0", "a.jpg")
+	_, _ = part.Write([]byte("\xff\xd8\xff\xe0 a photo"))
+	_ = mw.Close()
+	h = header.Clone()
+	h.Set("Content-Type", mw.FormDataContentType())
+	h.Set("Apollo-Require-Preflight", "true")
+	if status, _, got := request(t, http.MethodPost, one.srv.URL+"/graphql", h, form.Bytes()); status != http.StatusOK {
+		t.Errorf("ViaMultipart: %d %.300s", status, got)
+	}
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errs := c.operation("1", query("ViaWebSocket")); len(errs) > 0 {
+		t.Errorf("ViaWebSocket: %+v", errs)
+	}
+	if status, _, got := request(t, http.MethodGet, one.srv.URL+"/api/v1/inventories", header, nil); status != http.StatusOK {
+		t.Errorf("REST B1: %d %.200s", status, got)
+	}
+
+	_, _, body := request(t, http.MethodGet, one.srv.URL+"/metrics", nil, nil)
+	for _, name := range []string{"ViaPost", "ViaGet", "ViaDefer", "ViaSSE", "ViaMultipart", "ViaWebSocket", "B1Inventories"} {
+		n := 0
+		for _, s := range spans.GetSpans().Snapshots() {
+			if s.Name() == "graphql "+name {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d operation spans, want 1", name, n)
+		}
+		if !strings.Contains(string(body), `inventory_graphql_operation_duration_seconds_count{operation="`+name+`"} 1`) {
+			t.Errorf("%s: no observation of the operation metric in /metrics", name)
+		}
+	}
 }
