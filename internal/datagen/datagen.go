@@ -120,19 +120,20 @@ func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint
 		return Stats{}, err
 	}
 	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
-	tx, err := client.Tx(ctx)
+	var stats Stats
+	err := records.InTx(ctx, client, func(tx *ent.Tx) error {
+		g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store, seed: seed}
+		for _, opt := range opts {
+			opt(g)
+		}
+		var err error
+		stats, err = g.load(ctx, size)
+		return err
+	})
 	if err != nil {
 		return Stats{}, err
 	}
-	g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store, seed: seed}
-	for _, opt := range opts {
-		opt(g)
-	}
-	stats, err := g.load(ctx, size)
-	if err != nil {
-		return Stats{}, rollback(tx, err)
-	}
-	return stats, tx.Commit()
+	return stats, nil
 }
 
 // LoadDemoIfEmpty loads the demo dataset into a database with no properties.
@@ -143,13 +144,6 @@ func LoadDemoIfEmpty(ctx context.Context, client *ent.Client, store *files.Store
 	}
 	stats, err = Load(ctx, client, store, DemoSeed, Demo)
 	return err == nil, stats, err
-}
-
-func rollback(tx *ent.Tx, err error) error {
-	if rerr := tx.Rollback(); rerr != nil {
-		return fmt.Errorf("%w (rolling back: %v)", err, rerr)
-	}
-	return err
 }
 
 type generator struct {

@@ -348,7 +348,11 @@ func setOf(ids []uuid.UUID) map[uuid.UUID]bool {
 }
 
 // InTx runs write in one transaction of client: nothing of it is seen
-// unless all of it is.
+// unless all of it is. It is the one way the service runs a transaction
+// (the API's writes, the import, the generator, the signed PDFs' digests).
+// A write that fails is rolled back, always, even when the database is
+// gone: the transaction holds a connection until then. A commit that fails
+// is a *CommitError: the writes were all made, and may have been saved.
 func InTx(ctx context.Context, client *ent.Client, write func(*ent.Tx) error) error {
 	tx, err := client.Tx(ctx)
 	if err != nil {
@@ -356,12 +360,22 @@ func InTx(ctx context.Context, client *ent.Client, write func(*ent.Tx) error) er
 	}
 	if err := write(tx); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
-			return errors.Join(err, rerr)
+			return errors.Join(err, fmt.Errorf("rolling back: %w", rerr))
 		}
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return &CommitError{Err: err}
+	}
+	return nil
 }
+
+// CommitError is a transaction whose writes were all made and whose
+// commit failed: unless the database said no, they may have been saved.
+type CommitError struct{ Err error }
+
+func (e *CommitError) Error() string { return "committing: " + e.Err.Error() }
+func (e *CommitError) Unwrap() error { return e.Err }
 
 // audit writes the audit line of an accepted write: who (the caller, its
 // address), for which company, what, and which records.

@@ -370,36 +370,37 @@ func (im *Importer) write(ctx context.Context, p *plan) (bool, *fieldError, *Sto
 func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit bool, err error) {
 	// Found again: a retry sees what the other writer committed.
 	p.propertyExists, p.inventoryExists, p.unchanged, p.correcting = false, false, false, false
-	tx, err := im.Client.Tx(ctx)
-	if err != nil {
-		return false, false, &dbError{"the database refused a transaction", err}
-	}
-	// Ownership and the signed state first: a record may not overwrite
-	// another company's files, nor a signed inventory's.
-	err = im.checkExisting(ctx, tx, p)
-	if err == nil && !p.unchanged {
-		err = im.storeFiles(ctx, p)
-	}
-	if p.correcting {
-		ctx = freeze.Correct(ctx, p.tree.ID, fmt.Sprintf("import line %d, with --correct-signed", p.line))
-	}
-	if err == nil {
-		created, err = writeRecord(ctx, tx, p)
-	}
-	if err != nil {
-		// Always rolled back, even when the database is gone: the
-		// transaction holds one of the store's connection slots until then.
-		if rerr := tx.Rollback(); rerr != nil {
-			if fe, ok := err.(*fieldError); ok {
-				fe.reason += fmt.Sprintf(" (rolling back: %v)", rerr)
+	err = records.InTx(ctx, im.Client, func(tx *ent.Tx) error {
+		// Ownership and the signed state first: a record may not overwrite
+		// another company's files, nor a signed inventory's.
+		if err := im.checkExisting(ctx, tx, p); err != nil {
+			return err
+		}
+		if !p.unchanged {
+			if err := im.storeFiles(ctx, p); err != nil {
+				return err
 			}
 		}
+		wctx := ctx
+		if p.correcting {
+			wctx = freeze.Correct(ctx, p.tree.ID, fmt.Sprintf("import line %d, with --correct-signed", p.line))
+		}
+		var err error
+		created, err = writeRecord(wctx, tx, p)
+		return err
+	})
+	var commit *records.CommitError
+	var fe *fieldError
+	var de *dbError
+	switch {
+	case err == nil:
+		return created, false, nil
+	case errors.As(err, &commit):
+		return false, true, &dbError{"the database refused the record", commit.Err}
+	case errors.As(err, &fe), errors.As(err, &de):
 		return false, false, err
 	}
-	if err := tx.Commit(); err != nil {
-		return false, true, &dbError{"the database refused the record", err}
-	}
-	return created, false, nil
+	return false, false, &dbError{"the database refused a transaction", err}
 }
 
 // dbError is a statement of a line's write that failed, and what it was
