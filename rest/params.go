@@ -169,34 +169,17 @@ func (p *params) optionalCompany() (uuid.UUID, bool) {
 // open). So once named, every value must be the same canonical UUID; any
 // other is an error, and the request fails closed.
 func (p *params) companyGiven() (id uuid.UUID, present bool) {
-	var given []string
-	for key, values := range p.q {
-		if strings.EqualFold(key, companyParam) {
-			given = append(given, values...)
+	id, present, err := tenant.Named(p.r.Header, p.q, companyParam)
+	switch {
+	case err != nil:
+		if p.err == nil {
+			p.err = err
 		}
-	}
-	given = append(given, p.r.Header.Values(tenant.Header)...)
-	if len(given) == 0 {
+		return uuid.Nil, true
+	case !present:
 		// A credential names the company (internal/auth has checked that
 		// any company given agrees with it).
 		return tenant.Bound(p.r.Context())
-	}
-	for _, value := range given {
-		value = strings.TrimSpace(value)
-		if value == "" {
-			p.fail(companyParam, "is empty: give the UUID of your company, or leave the parameter out")
-			return uuid.Nil, true
-		}
-		this, err := parseUUID(value)
-		if err != nil {
-			p.fail(companyParam, "%s is not a UUID", apperr.Quote(value))
-			return uuid.Nil, true
-		}
-		if id != uuid.Nil && this != id {
-			p.fail(companyParam, "names different companies (in the query and the X-Company-Id header, or more than once)")
-			return uuid.Nil, true
-		}
-		id = this
 	}
 	return id, true
 }

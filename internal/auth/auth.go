@@ -292,22 +292,18 @@ func credentialOf(header http.Header) (string, error) {
 	return given[0], nil
 }
 
-// otherCompany returns the first company the request names, in header or
-// r's query (x-company-id, any case), that is not the caller's. A value
-// that is not a UUID counts as another company: it is not the caller's.
+// otherCompany reports whether the request names (tenant.Named: in
+// header, or r's query) a company that is not own, or a value that is no
+// company at all: it is not the caller's.
 func otherCompany(r *http.Request, header http.Header, own uuid.UUID) (string, bool) {
-	named := header.Values(tenant.Header)
-	for key, values := range r.URL.Query() {
-		if strings.EqualFold(key, tenant.Header) {
-			named = append(named, values...)
-		}
+	id, present, err := tenant.Named(header, r.URL.Query(), tenant.Header)
+	switch {
+	case !present:
+		return "", false
+	case err != nil:
+		return "a value that is not one company's UUID", true
 	}
-	for _, v := range named {
-		if id, err := uuid.Parse(strings.TrimSpace(v)); err != nil || id != own {
-			return fmt.Sprintf("%.40q", v), true
-		}
-	}
-	return "", false
+	return id.String(), id != own
 }
 
 // clientAddress is the connection's address without its port: a proxy's,

@@ -233,7 +233,7 @@ func (l *liveConns) authenticate(ctx context.Context, conn *http.Request, header
 		return ctx, refusal
 	}
 	if _, bound := tenant.Bound(authed); !bound {
-		authed = tenant.FromHeader(authed, header.Values(tenant.Header))
+		authed = tenant.FromHeader(authed, header)
 	}
 	probe := conn.Clone(authed)
 	probe.Header = header

@@ -529,7 +529,7 @@ func withCompany(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(tenant.FromHeader(r.Context(), r.Header.Values(tenant.Header))))
+		next.ServeHTTP(w, r.WithContext(tenant.FromHeader(r.Context(), r.Header)))
 	})
 }
 

@@ -9,6 +9,9 @@ package tenant
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
 	"sync/atomic"
 
 	entgen "entgo.io/ent"
@@ -36,28 +39,52 @@ func WithCompany(ctx context.Context, id uuid.UUID) context.Context {
 	return context.WithValue(ctx, ctxKey{}, company{id: id})
 }
 
-// FromHeader scopes ctx to the company named by the header's values, as
-// sent. A malformed value is kept as an error and reported when data is first
-// read, so that schema introspection still works without the header. Values
-// that disagree are such an error too: behind a gateway that appends its
-// header rather than replacing the client's, the first value would be the
-// client's own choice.
-func FromHeader(ctx context.Context, values []string) context.Context {
-	if len(values) == 0 || len(values) == 1 && values[0] == "" {
-		return ctx
+// FromHeader scopes ctx to the company header names (Named), as sent. A
+// malformed value is kept as an error and reported when data is first
+// read, so that schema introspection still works without the header.
+func FromHeader(ctx context.Context, header http.Header) context.Context {
+	id, present, err := Named(header, nil, Header)
+	switch {
+	case err != nil:
+		return context.WithValue(ctx, ctxKey{}, company{err: err})
+	case present:
+		return WithCompany(ctx, id)
 	}
-	var id uuid.UUID
-	for _, value := range values {
-		this, err := uuid.Parse(value)
-		if err != nil {
-			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "%s is not a UUID", apperr.Quote(value))})
+	return ctx
+}
+
+// Named reads the company a request names: every value of its X-Company-Id
+// header and, when query is given, of its x-company-id parameter in any
+// case. It is the one reader of them: GraphQL's scoping, REST's parameters
+// and the check that a credential's company is the one named all read here,
+// and refuse alike (INVALID_ARGUMENT on field, the interface's name for
+// it). present is decided by the names alone, never by the values: reading
+// "x-company-id=" as "no company" would lift the scoping a client asked for
+// where a company is optional (fail open). So once named, every value must
+// be the same canonical UUID: behind a gateway that appends its header
+// rather than replacing the client's, values that disagree are a client's
+// own choice among them.
+func Named(header http.Header, query url.Values, field string) (id uuid.UUID, present bool, err *apperr.Error) {
+	given := header.Values(Header)
+	for key, values := range query {
+		if strings.EqualFold(key, Header) {
+			given = append(given, values...)
 		}
-		if id != uuid.Nil && this != id {
-			return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header, "is sent more than once, naming different companies")})
+	}
+	for _, value := range given {
+		value = strings.TrimSpace(value)
+		this, perr := uuid.Parse(value)
+		switch {
+		case value == "":
+			return uuid.Nil, true, apperr.InvalidField(field, "is empty: give the UUID of your company, or leave it out")
+		case perr != nil || len(value) != 36:
+			return uuid.Nil, true, apperr.InvalidField(field, "%s is not a UUID", apperr.Quote(value))
+		case id != uuid.Nil && this != id:
+			return uuid.Nil, true, apperr.InvalidField(field, "names different companies (in the query and the X-Company-Id header, or more than once)")
 		}
 		id = this
 	}
-	return WithCompany(ctx, id)
+	return id, len(given) > 0, nil
 }
 
 type boundKey struct{}
