@@ -147,7 +147,7 @@ func boundFormFields(r *http.Request) *gqlerror.Error {
 		n, err := io.Copy(io.Discard, io.LimitReader(part, left+1))
 		if left -= n; left < 0 {
 			tooLarge := gqlerror.Errorf("the %s part of the multipart request is over what a request's operations may be (%d bytes with the operations and map parts together): only file parts may be larger", name, MaxRequestBytes)
-			tooLarge.Extensions = map[string]any{"code": "QUERY_TOO_LARGE", "limit": MaxRequestBytes, "field": name}
+			tooLarge.Extensions = map[string]any{"code": string(apperr.QueryTooLarge), "limit": MaxRequestBytes, "field": name}
 			return tooLarge
 		}
 		if err != nil {
@@ -531,7 +531,7 @@ func writeGraphQLError(w http.ResponseWriter, status int, err error) {
 
 // BadRequest is the code of a request the transport refuses before any
 // GraphQL is read: no JSON, no query, a method or media type not served.
-const BadRequest = "BAD_REQUEST"
+const BadRequest = string(apperr.BadRequest)
 
 // badRequest is a transport's refusal, with its code: every error a client
 // gets has one to switch on.
@@ -545,7 +545,7 @@ func badRequest(format string, args ...any) *gqlerror.Error {
 // refuse a document over theirs.
 func bodyTooLarge() *gqlerror.Error {
 	err := gqlerror.Errorf("the request body is over %d bytes", MaxRequestBytes)
-	err.Extensions = map[string]any{"code": "QUERY_TOO_LARGE", "limit": MaxRequestBytes}
+	err.Extensions = map[string]any{"code": string(apperr.QueryTooLarge), "limit": MaxRequestBytes}
 	return err
 }
 

@@ -83,10 +83,11 @@ var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20,
 // Error codes of refused operations, besides gqlgen's own parse and
 // validation codes. Like those, they are request errors (422, or 400 with
 // application/graphql-response+json).
+// They are apperr's, under the names this package's callers know.
 const (
-	CodeQueryTooLarge = "QUERY_TOO_LARGE"
-	CodeQueryTooDeep  = "QUERY_TOO_DEEP"
-	CodeTooComplex    = "COMPLEXITY_LIMIT_EXCEEDED"
+	CodeQueryTooLarge = string(apperr.QueryTooLarge)
+	CodeQueryTooDeep  = string(apperr.QueryTooDeep)
+	CodeTooComplex    = string(apperr.TooComplex)
 )
 
 func init() {

@@ -39,7 +39,26 @@ const (
 	// ResponseTooLarge: the answer grew past the service's bound on what one
 	// request may write; the client should ask for less.
 	ResponseTooLarge Code = "RESPONSE_TOO_LARGE"
+	// The query limits' refusals of an operation before it runs
+	// (graph/limits.go, graph/cost.go), request errors as gqlgen's parse and
+	// validation errors are: a document (or a body) too large, nested too
+	// deep, or priced over the limit.
+	QueryTooLarge Code = "QUERY_TOO_LARGE"
+	QueryTooDeep  Code = "QUERY_TOO_DEEP"
+	TooComplex    Code = "COMPLEXITY_LIMIT_EXCEEDED"
+	// BadRequest: the transport refused the request before reading any
+	// GraphQL (no JSON, no query, a method or media type not served).
+	BadRequest Code = "BAD_REQUEST"
 )
+
+// LimitRefusal reports whether code is one of the query limits' refusals.
+func LimitRefusal(code string) bool {
+	switch Code(code) {
+	case QueryTooLarge, QueryTooDeep, TooComplex:
+		return true
+	}
+	return false
+}
 
 // RetryAfterSeconds is the Retry-After given with Unavailable: long enough
 // for a restarting PostgreSQL or a freed connection, short enough that a
@@ -66,6 +85,10 @@ var httpStatus = map[Code]int{
 	Unavailable:      http.StatusServiceUnavailable,
 	RateLimited:      http.StatusTooManyRequests,
 	ResponseTooLarge: http.StatusBadRequest,
+	QueryTooLarge:    http.StatusRequestEntityTooLarge,
+	QueryTooDeep:     http.StatusBadRequest,
+	TooComplex:       http.StatusBadRequest,
+	BadRequest:       http.StatusBadRequest,
 }
 
 // Error is an error a client may see: its Message is written for the client,

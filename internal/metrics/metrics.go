@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/buildinfo"
 )
 
@@ -36,9 +37,6 @@ type Metrics struct {
 // maxOperationNames bounds the operation label: names are the clients' to
 // choose; past this many, new ones count as "other".
 const maxOperationNames = 200
-
-// refusalCodes are the codes of the query limits' refusals (graph/limits.go).
-var refusalCodes = map[string]bool{"QUERY_TOO_LARGE": true, "QUERY_TOO_DEEP": true, "COMPLEXITY_LIMIT_EXCEEDED": true}
 
 // New registers the service's instruments, with the Go runtime's, the
 // process's and the build's.
@@ -267,7 +265,7 @@ func (m *Metrics) GraphQLError(code string) {
 	if code == "" {
 		code = "none"
 	}
-	if refusalCodes[code] {
+	if apperr.LimitRefusal(code) {
 		m.refusals.WithLabelValues(code).Inc()
 	}
 	if len(code) > 40 {
