@@ -34,7 +34,9 @@ type RenderingOptions struct {
 	// (DefaultRenderBudget when 0).
 	Budget time.Duration
 	// Places is how many render at once, shared fairly between companies
-	// (half the CPUs, at least one, when 0).
+	// (half the CPUs, at least two, when 0): one company holds at most three
+	// quarters of them (internal/fairshare), so with two or more another
+	// company's rendering always has a place.
 	Places int
 }
 
@@ -79,7 +81,7 @@ func NewRenderings(keeper *Keeper, log *slog.Logger, opts RenderingOptions) *Ren
 		opts.Budget = DefaultRenderBudget
 	}
 	if opts.Places <= 0 {
-		opts.Places = max(1, runtime.GOMAXPROCS(0)/2)
+		opts.Places = max(2, runtime.GOMAXPROCS(0)/2)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Renderings{keeper: keeper, log: log, budget: opts.Budget, ctx: ctx, stop: stop, byID: map[uuid.UUID]*rendering{},
