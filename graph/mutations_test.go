@@ -707,14 +707,15 @@ func TestOnlyWriteCredentialsWriteAndOnlyWithPOST(t *testing.T) {
 	}
 	before = w.count(t)
 
-	tenant.SetWrites(false)
-	t.Cleanup(func() { tenant.SetWrites(true) })
-	for name, answer := range map[string]apitest.Response{"write key": create(srv, "X-Api-Key", writer), "header mode": create(w.srv, "X-Company-Id", companyA)} {
+	// Writes off (INVENTORY_WRITES=off): a setting of the server, not of
+	// the process, so another server on the same database still writes.
+	readOnly := apitest.NewServerWith(t, w.st, server.Options{Files: apitest.Files(t), Auth: auth.APIKey, Verifier: keys, ReadOnly: true})
+	readOnlyHeader := apitest.NewServerWith(t, w.st, server.Options{Files: apitest.Files(t), ReadOnly: true})
+	for name, answer := range map[string]apitest.Response{"write key": create(readOnly, "X-Api-Key", writer), "header mode": create(readOnlyHeader, "X-Company-Id", companyA)} {
 		if len(answer.Errors) != 1 || answer.Errors[0].Code() != "FORBIDDEN" || !strings.Contains(answer.Errors[0].Message, "INVENTORY_WRITES=off") {
 			t.Errorf("%s with writes off: %+v; want FORBIDDEN naming the setting", name, answer)
 		}
 	}
-	tenant.SetWrites(true)
 
 	get := "/graphql?query=" + url.QueryEscape(`mutation { createInventory(input: {propertyId: "`+w.property+
 		`", inventoryType: CAPTACION, rentalPrice: "1.00"}) { inventory { id } } }`)

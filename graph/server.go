@@ -54,6 +54,8 @@ type ExecutorOptions struct {
 	MaxPhotoBytes int64
 	// Live serves the subscriptions; nil: they are refused.
 	Live *live.Hub
+	// ReadOnly refuses every write (INVENTORY_WRITES=off).
+	ReadOnly bool
 	// PDFs make the signed PDFs of the inventories signInventory signs; nil:
 	// none are made (A2 has them made on first request).
 	PDFs *signedpdf.Renderings
@@ -69,7 +71,7 @@ const DefaultEventReadTimeout = 10 * time.Second
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store), maxPhotoBytes: maxPhoto, live: opts.Live,
+		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly), maxPhotoBytes: maxPhoto, live: opts.Live,
 		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)

@@ -25,13 +25,17 @@ func auditLines(lines []map[string]any) []map[string]any {
 // lines, at a buffer for the rest of the test.
 func captureDefaultLog(t *testing.T, level slog.Level) *apitest.LogBuffer {
 	t.Helper()
+	return captureDefaultAuditLog(t, level, "info")
+}
+
+// captureDefaultAuditLog is captureDefaultLog with the audit lines as mode
+// says (INVENTORY_AUDIT_LOG, a setting of the logger: tenant.AuditLog).
+func captureDefaultAuditLog(t *testing.T, level slog.Level, mode string) *apitest.LogBuffer {
+	t.Helper()
 	logs := &apitest.LogBuffer{}
 	previous := slog.Default()
-	slog.SetDefault(logs.Logger(level))
-	t.Cleanup(func() {
-		slog.SetDefault(previous)
-		tenant.SetAuditLog("info")
-	})
+	slog.SetDefault(slog.New(tenant.AuditLog(logs.Logger(level).Handler(), mode)))
+	t.Cleanup(func() { slog.SetDefault(previous) })
 	return logs
 }
 
@@ -93,19 +97,18 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 
 	// "debug" writes them at debug level: gone at the default info level,
 	// there at debug.
-	tenant.SetAuditLog("debug")
+	logs = captureDefaultAuditLog(t, slog.LevelInfo, "debug")
 	a.Get(t, "/inventory/detail/"+inv.InventoryID, nil)
 	if lines := auditLines(logs.Take(t)); len(lines) != 0 {
 		t.Errorf("audit log debug, log level info: got %v, want no line", lines)
 	}
-	logs = captureDefaultLog(t, slog.LevelDebug)
-	tenant.SetAuditLog("debug")
+	logs = captureDefaultAuditLog(t, slog.LevelDebug, "debug")
 	a.Get(t, "/inventory/detail/"+inv.InventoryID, nil)
 	if lines := auditLines(logs.Take(t)); len(lines) != 1 || lines[0]["level"] != "DEBUG" || lines[0]["record"] != inv.InventoryID {
 		t.Errorf("audit log debug, log level debug: got %v, want one DEBUG line naming the record", lines)
 	}
 	// "off" silences them at any level.
-	tenant.SetAuditLog("off")
+	logs = captureDefaultAuditLog(t, slog.LevelDebug, "off")
 	a.Get(t, "/inventory/detail/"+inv.InventoryID, nil)
 	if lines := auditLines(logs.Take(t)); len(lines) != 0 {
 		t.Errorf("audit log off: got %v, want no line", lines)

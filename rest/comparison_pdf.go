@@ -120,6 +120,7 @@ func (a *API) inventoryComparisonPDF(w http.ResponseWriter, r *http.Request, p *
 	if err != nil {
 		return err
 	}
+	doc.Zone = a.zone
 	data, err := report.RenderComparison(ctx, doc)
 	if err != nil {
 		return err

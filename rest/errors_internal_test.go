@@ -22,7 +22,7 @@ import (
 // the operator gets a warning with the cause, and the cause stays in the log.
 func TestWriteErrorTellsWhenToRetryAndWarnsWithTheCause(t *testing.T) {
 	var logs bytes.Buffer
-	a := New(nil, nil, nil, slog.New(slog.NewJSONHandler(&logs, nil)), DefaultBaseURL, auth.Header)
+	a := New(nil, nil, nil, slog.New(slog.NewJSONHandler(&logs, nil)), DefaultBaseURL, auth.Header, nil)
 	cause := errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")
 	failing := func(err error) http.Handler {
 		return a.get(func(http.ResponseWriter, *http.Request, *params) error { return err })

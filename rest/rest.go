@@ -49,13 +49,16 @@ type API struct {
 	baseURL string
 	ops     map[string]string
 	openAPI []byte // the document as this server serves it
+	// zone is where the reports it renders show times, beside UTC.
+	zone *time.Location
 }
 
 // New returns the REST adapter over exec, serving files from store (and
-// signed PDFs never stored, rendered by pdfs), with group B under baseURL.
-func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Renderings, log *slog.Logger, baseURL string, mode auth.Mode) *API {
+// signed PDFs never stored, rendered by pdfs), with group B under baseURL;
+// the reports it renders show times in zone beside UTC.
+func New(exec graphql.GraphExecutor, store *files.Store, pdfs *signedpdf.Renderings, log *slog.Logger, baseURL string, mode auth.Mode, zone *time.Location) *API {
 	baseURL = strings.TrimSuffix(baseURL, "/")
-	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: baseURL, ops: loadOperations(), openAPI: openAPIFor(baseURL, mode)}
+	return &API{exec: exec, files: store, pdfs: pdfs, log: log, baseURL: baseURL, ops: loadOperations(), openAPI: openAPIFor(baseURL, mode), zone: zone}
 }
 
 // WriteError answers err in the REST error shape: for a request refused

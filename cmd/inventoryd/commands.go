@@ -18,9 +18,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/metrics"
-	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/store"
-	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/transfer"
 	"github.com/propertyrecords/inventory/internal/verify"
 )
@@ -36,8 +34,6 @@ var (
 
 // openStore opens and migrates the configured database.
 func openStore(ctx context.Context, cfg Config, std stdio) (*store.Store, error) {
-	tenant.SetAuditLog(cfg.AuditLog)
-	report.SetTimeZone(cfg.TimeZone)
 	// What the command logs (the audit lines of its writes among it) is the
 	// same JSON as the server's.
 	slog.SetDefault(newLogger(std.errOut, cfg))
@@ -173,7 +169,7 @@ func generateCmd(ctx context.Context, args []string, getenv func(string) string,
 	properties := int64(size.Companies * size.PropertiesPerCompany)
 	shown := newProgress(std, false, instruments.Job("generate", "properties", properties), "generating", "properties", properties)
 	started := time.Now()
-	opts := []datagen.Option{datagen.WithProgress(func(s datagen.Stats) { shown.set(int64(s.Properties)) })}
+	opts := []datagen.Option{datagen.WithProgress(func(s datagen.Stats) { shown.set(int64(s.Properties)) }), datagen.WithTimeZone(cfg.TimeZone)}
 	if !demoCompanies {
 		opts = append(opts, datagen.OwnCompanies())
 	}

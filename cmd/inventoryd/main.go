@@ -28,7 +28,6 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
-	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -105,9 +104,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, std s
 	if err != nil {
 		return err
 	}
-	tenant.SetAuditLog(cfg.AuditLog)
-	tenant.SetWrites(cfg.Writes == "on")
-	report.SetTimeZone(cfg.TimeZone)
 	traced, stopTracing, err := tracing.Setup(ctx, getenv)
 	if err != nil {
 		return err
@@ -156,7 +152,7 @@ const (
 )
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
-	return requestid.Logger(slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	return requestid.Logger(slog.New(tenant.AuditLog(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}), cfg.AuditLog)))
 }
 
 // Main is the running program, so that tests can start the real thing on port 0.
@@ -231,7 +227,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if m.Config.loadsDemo() {
-		loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files)
+		loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files, datagen.WithTimeZone(m.Config.TimeZone))
 		if err != nil {
 			return fmt.Errorf("loading demo data: %w", err)
 		}
@@ -275,8 +271,8 @@ func (m *Main) Run(ctx context.Context) error {
 			IDECompany: ideCompany, RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
 			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog, AccessLogSample: m.Config.AccessLogSample,
-			MaxPhotoBytes: m.Config.MaxPhotoBytes,
-			Metrics:       instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
+			MaxPhotoBytes: m.Config.MaxPhotoBytes, ReadOnly: m.Config.Writes == "off", TimeZone: m.Config.TimeZone,
+			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
 			Limiter:          auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
 			Share:            share,
 			Budget:           fairshare.NewBudget(m.Config.CostBudget, m.Config.CostRestoreRate),

@@ -104,6 +104,12 @@ func OwnCompanies() Option {
 }
 
 // WithProgress calls report after each batch written, at most twice a second.
+// WithTimeZone has the reports of signed inventories show times in loc
+// beside UTC (report.DefaultTimeZone when not given).
+func WithTimeZone(loc *time.Location) Option {
+	return func(g *generator) { g.zone = loc }
+}
+
 func WithProgress(report func(Stats)) Option {
 	return func(g *generator) { g.progress = report }
 }
@@ -137,16 +143,17 @@ func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint
 }
 
 // LoadDemoIfEmpty loads the demo dataset into a database with no properties.
-func LoadDemoIfEmpty(ctx context.Context, client *ent.Client, store *files.Store) (loaded bool, stats Stats, err error) {
+func LoadDemoIfEmpty(ctx context.Context, client *ent.Client, store *files.Store, opts ...Option) (loaded bool, stats Stats, err error) {
 	exists, err := client.Property.Query().Exist(tenant.Unrestricted(ctx, "datagen: is the database empty?"))
 	if err != nil || exists {
 		return false, Stats{}, err
 	}
-	stats, err = Load(ctx, client, store, DemoSeed, Demo)
+	stats, err = Load(ctx, client, store, DemoSeed, Demo, opts...)
 	return err == nil, stats, err
 }
 
 type generator struct {
+	zone  *time.Location // of the reports' times
 	rng   *rand.Rand
 	tx    *ent.Tx
 	files *files.Store

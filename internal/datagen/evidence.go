@@ -18,6 +18,7 @@ func (g *generator) storePDF(doc report.Inventory) string {
 	if g.err != nil {
 		return ""
 	}
+	doc.Zone = g.zone
 	data, err := report.Render(g.ctx, doc)
 	if err != nil {
 		g.err = err

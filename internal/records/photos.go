@@ -44,7 +44,7 @@ const (
 // one transaction in which the freeze hook checks the inventory again; a
 // record that does not commit takes its file with it.
 func (s *Service) AddPhoto(ctx context.Context, p NewPhoto) (uuid.UUID, error) {
-	ctx, err := tenant.ForWriting(ctx)
+	ctx, err := s.forWriting(ctx)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Service) AddPhoto(ctx context.Context, p NewPhoto) (uuid.UUID, error) {
 // RemovePhoto removes a photo of an unsigned inventory's item, and then its
 // file; it returns the item.
 func (s *Service) RemovePhoto(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
-	ctx, err := tenant.ForWriting(ctx)
+	ctx, err := s.forWriting(ctx)
 	if err != nil {
 		return uuid.Nil, err
 	}

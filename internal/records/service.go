@@ -41,13 +41,29 @@ type Service struct {
 	files *files.Store
 	// ids tells whether an id a write gives is any record's already.
 	ids IDIndex
+	// readOnly refuses every write (INVENTORY_WRITES=off): the service
+	// serves the read-only contract alone.
+	readOnly bool
 }
 
 // NewService returns a Service writing to client, looking up the ids writes
 // give in ids, its audit lines to log, the PDFs of inventories it signs
-// through pdfs, the photos it takes to fs (either may be nil).
-func NewService(client *ent.Client, ids IDIndex, log *slog.Logger, pdfs PDFMaker, fs *files.Store) *Service {
-	return &Service{client: client, ids: ids, log: log, pdfs: pdfs, files: fs}
+// through pdfs, the photos it takes to fs (either may be nil); readOnly, it
+// refuses every write.
+func NewService(client *ent.Client, ids IDIndex, log *slog.Logger, pdfs PDFMaker, fs *files.Store, readOnly bool) *Service {
+	return &Service{client: client, ids: ids, log: log, pdfs: pdfs, files: fs, readOnly: readOnly}
+}
+
+// forWriting is tenant.ForWriting on a service that takes writes: one
+// whose writes are turned off refuses them, to a caller with a company.
+func (s *Service) forWriting(ctx context.Context) (context.Context, error) {
+	if _, err := tenant.CompanyFrom(ctx); err != nil {
+		return ctx, err
+	}
+	if s.readOnly {
+		return ctx, apperr.Errorf(apperr.Forbidden, "writes are turned off on this service (INVENTORY_WRITES=off): it serves reads only")
+	}
+	return tenant.ForWriting(ctx)
 }
 
 // Create makes inv, a new inventory of the caller's company with its tree,
@@ -57,7 +73,7 @@ func NewService(client *ent.Client, ids IDIndex, log *slog.Logger, pdfs PDFMaker
 // Children without ids get ids derived from inv.ID and their positions, so
 // that a request sent again names the same records.
 func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error) {
-	ctx, err := tenant.ForWriting(ctx)
+	ctx, err := s.forWriting(ctx)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -155,7 +171,7 @@ type Change struct {
 
 // Update changes an unsigned inventory of the caller's company.
 func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
-	ctx, err := tenant.ForWriting(ctx)
+	ctx, err := s.forWriting(ctx)
 	if err != nil {
 		return uuid.Nil, err
 	}

@@ -69,7 +69,7 @@ const signatureWait = 5 * time.Second
 // PDF is made in the background (keepPDF), which the answer names when it
 // is ready in time; the inventory is signed all the same when it is not.
 func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
-	ctx, err := tenant.ForWriting(ctx)
+	ctx, err := s.forWriting(ctx)
 	if err != nil {
 		return uuid.Nil, err
 	}

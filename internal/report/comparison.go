@@ -19,6 +19,9 @@ type Comparison struct {
 	From, To     Side
 	Summary      Summary
 	Environments []ComparedRoom
+	// Zone is where the report shows times, beside UTC (DefaultTimeZone
+	// when nil).
+	Zone *time.Location
 }
 
 // Side is one of the two inventories.
@@ -76,8 +79,8 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	pdf.SetFont("Helvetica", "", 10)
 	for _, l := range []string{
 		"Inmueble: " + c.Property,
-		fmt.Sprintf("Antes: %s %s, creado %s, firmado %s", c.From.TypeName, c.From.ID, stamp(c.From.CreatedAt), stamp(c.From.SignatureDate)),
-		fmt.Sprintf("Después: %s %s, creado %s, firmado %s", c.To.TypeName, c.To.ID, stamp(c.To.CreatedAt), stamp(c.To.SignatureDate)),
+		fmt.Sprintf("Antes: %s %s, creado %s, firmado %s", c.From.TypeName, c.From.ID, stamp(c.From.CreatedAt, c.Zone), stamp(c.From.SignatureDate, c.Zone)),
+		fmt.Sprintf("Después: %s %s, creado %s, firmado %s", c.To.TypeName, c.To.ID, stamp(c.To.CreatedAt, c.Zone), stamp(c.To.SignatureDate, c.Zone)),
 		fmt.Sprintf("Elementos: %d sin cambio, %d empeoraron, %d mejoraron, %d nuevos, %d ya no están; %d por reparar desde entonces",
 			c.Summary.Unchanged, c.Summary.Worse, c.Summary.Better, c.Summary.Added, c.Summary.Removed, c.Summary.NewlyToRepair),
 	} {

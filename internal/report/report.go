@@ -34,6 +34,9 @@ type Inventory struct {
 	City                 string
 	PropertyLevels       int
 	Environments         []Environment
+	// Zone is where the report shows times, beside UTC (INVENTORY_TIME_ZONE;
+	// DefaultTimeZone when nil).
+	Zone *time.Location
 }
 
 // Environment is a room of the report.
@@ -88,7 +91,7 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 		"Inventario: " + inv.ID,
 		fmt.Sprintf("Inmueble: %s %s, %s, %s (%s, %d nivel(es))", inv.PropertyCode, inv.Address, inv.Neighborhood, inv.City, inv.PropertyType, inv.PropertyLevels),
 		fmt.Sprintf("Canon de arrendamiento: %s %s", inv.RentalPrice, inv.Currency),
-		"Creado: " + stamp(inv.CreatedAt),
+		"Creado: " + stamp(inv.CreatedAt, inv.Zone),
 	}
 	for _, l := range lines {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
@@ -250,9 +253,9 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	pdf.CellFormat(0, 8, tr("Firmas"), "B", 1, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	for _, l := range []string{
-		"Firma del agente: " + signer(inv.AgentName) + stamp(inv.AgentSigned),
-		"Firma del propietario: " + signer(inv.OwnerName) + stamp(inv.OwnerSigned),
-		"Fecha de firma: " + stamp(inv.SignatureDate) + remote(inv.RemoteSigned),
+		"Firma del agente: " + signer(inv.AgentName) + stamp(inv.AgentSigned, inv.Zone),
+		"Firma del propietario: " + signer(inv.OwnerName) + stamp(inv.OwnerSigned, inv.Zone),
+		"Fecha de firma: " + stamp(inv.SignatureDate, inv.Zone) + remote(inv.RemoteSigned),
 		"Código de aprobación: " + inv.ApprovalCode,
 	} {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")

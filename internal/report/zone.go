@@ -1,7 +1,6 @@
 package report
 
 import (
-	"sync/atomic"
 	"time"
 	_ "time/tzdata" // zones by name on any host, a bare container's included
 )
@@ -11,31 +10,26 @@ import (
 // is argued over in the hour its parties lived it.
 const DefaultTimeZone = "America/Bogota"
 
-var zone atomic.Pointer[time.Location]
-
-func init() {
+// defaultZone is DefaultTimeZone's location, for a report given none.
+var defaultZone = func() *time.Location {
 	loc, err := time.LoadLocation(DefaultTimeZone)
 	if err != nil {
 		panic(err) // embedded by time/tzdata
 	}
-	zone.Store(loc)
-}
+	return loc
+}()
 
-// SetTimeZone sets the zone reports show times in, beside UTC (the
-// INVENTORY_TIME_ZONE setting); UTC shows UTC alone.
-func SetTimeZone(loc *time.Location) { zone.Store(loc) }
-
-// TimeZone is the zone reports show times in.
-func TimeZone() *time.Location { return zone.Load() }
-
-// stamp is a time as reports print it: in the reports' zone and in UTC,
-// to the minute; "-" for none.
-func stamp(t time.Time) string {
+// stamp is a time as reports print it: in the report's zone (loc, the
+// default when nil) and in UTC, to the minute; "-" for none. UTC shows
+// UTC alone.
+func stamp(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"
 	}
 	utc := t.UTC().Format("2006-01-02 15:04 UTC")
-	loc := zone.Load()
+	if loc == nil {
+		loc = defaultZone
+	}
 	if loc == time.UTC {
 		return utc
 	}

@@ -86,6 +86,11 @@ type Options struct {
 	Live LiveOptions
 	// PDFRendering bounds the renderings of signed PDFs not kept yet.
 	PDFRendering signedpdf.RenderingOptions
+	// ReadOnly refuses every client's writes (INVENTORY_WRITES=off).
+	ReadOnly bool
+	// TimeZone is where reports show times, beside UTC
+	// (report.DefaultTimeZone when nil).
+	TimeZone *time.Location
 }
 
 // Access log sampling: at moderate load a line for every request was 47 MB
@@ -118,10 +123,11 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.Handle("GET /ide/", ide.Assets())
 	// The signed PDFs not kept yet are made in the background, one rendering
 	// of each for a signature and the downloads that come meanwhile.
-	pdfs := signedpdf.NewRenderings(signedpdf.New(st.Client, opts.Files), log, opts.PDFRendering)
+	pdfs := signedpdf.NewRenderings(signedpdf.New(st.Client, opts.Files, opts.TimeZone), log, opts.PDFRendering)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
-		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files)})
-	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode)
+		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
+		ReadOnly: opts.ReadOnly})
+	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode, opts.TimeZone)
 	// One authenticator for every transport: its throttled lane, its
 	// memory of credentials verified lately and its rate limiter hold for
 	// HTTP requests and WebSocket connections alike.

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 // company's, asked for after, is made before the first company's last.
 func TestRenderingsAreSharedFairlyBetweenCompanies(t *testing.T) {
 	st := testdb.DemoRecords.Open(t)
-	r := signedpdf.NewRenderings(signedpdf.New(st.Client, apitest.Files(t)), slog.New(slog.DiscardHandler), signedpdf.RenderingOptions{})
+	r := signedpdf.NewRenderings(signedpdf.New(st.Client, apitest.Files(t), nil), slog.New(slog.DiscardHandler), signedpdf.RenderingOptions{})
 	t.Cleanup(r.Close)
 	unkept := func(company uuid.UUID, n int) []uuid.UUID {
 		ids, err := st.Client.Inventory.Query().Where(inventory.IsSigned(true), inventory.PdfSha256IsNil()).

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -27,10 +28,14 @@ import (
 type Keeper struct {
 	client *ent.Client
 	files  *files.Store
+	zone   *time.Location
 }
 
-// New returns a Keeper writing to client's database and the files store.
-func New(client *ent.Client, fs *files.Store) *Keeper { return &Keeper{client: client, files: fs} }
+// New returns a Keeper writing to client's database and the files store,
+// whose PDFs show times in zone beside UTC (report.DefaultTimeZone when nil).
+func New(client *ent.Client, fs *files.Store, zone *time.Location) *Keeper {
+	return &Keeper{client: client, files: fs, zone: zone}
+}
 
 // Keep renders the signed inventory id from its record (Document, as ctx
 // may read it), stores it as its PDF and records its digest, which it
@@ -73,6 +78,7 @@ func (k *Keeper) Provide(ctx context.Context, id uuid.UUID, why string) (pdf Ren
 	if err != nil {
 		return Rendered{}, nil, err
 	}
+	doc.Zone = k.zone
 	data, err := report.Render(ctx, doc)
 	if err != nil {
 		return Rendered{}, nil, fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 
 	entgen "entgo.io/ent"
 	"entgo.io/ent/entql"
@@ -130,25 +129,42 @@ func CompanyFrom(ctx context.Context) (uuid.UUID, error) {
 	return c.id, nil
 }
 
-// auditLevel is the level of Unrestricted's audit lines, or auditOff.
-var auditLevel atomic.Int64
+// AuditMessage is the message of Unrestricted's audit lines.
+const AuditMessage = "tenancy: unrestricted context"
 
-// auditOff marks the audit lines off. It is not a level to log at: a
-// handler enables every level from its minimum up, so a line at any level,
-// however high, would still be written.
-const auditOff = slog.Level(1 << 10)
-
-// SetAuditLog sets the level of the audit lines: "info" (the default), "debug"
-// (kept only when the log level is debug) or "off".
-func SetAuditLog(mode string) {
-	switch mode {
-	case "debug":
-		auditLevel.Store(int64(slog.LevelDebug))
-	case "off":
-		auditLevel.Store(int64(auditOff))
-	default:
-		auditLevel.Store(int64(slog.LevelInfo))
+// AuditLog is h with the audit lines as mode (INVENTORY_AUDIT_LOG) says:
+// "info" as they are written, "debug" at debug level (kept only where h
+// keeps debug), "off" dropped. The setting belongs to the logger a program
+// builds from its configuration, not to this package: the lines are
+// written at info to the default logger, whatever it is.
+func AuditLog(h slog.Handler, mode string) slog.Handler {
+	if mode != "debug" && mode != "off" {
+		return h
 	}
+	return auditHandler{Handler: h, off: mode == "off"}
+}
+
+type auditHandler struct {
+	slog.Handler
+	off bool // else debug
+}
+
+func (h auditHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == AuditMessage {
+		if h.off || !h.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h auditHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return auditHandler{Handler: h.Handler.WithAttrs(attrs), off: h.off}
+}
+
+func (h auditHandler) WithGroup(name string) slog.Handler {
+	return auditHandler{Handler: h.Handler.WithGroup(name), off: h.off}
 }
 
 // Unrestricted is the one audited way to act across companies or to write:
@@ -170,13 +186,12 @@ func UnrestrictedRecord(ctx context.Context, reason string, record uuid.UUID) co
 	return entprivacy.DecisionContext(ctx, entprivacy.Allow)
 }
 
-// audit writes the audit line of an unrestricted context, at the level
-// SetAuditLog chose, to the default logger.
+// audit writes the audit line of an unrestricted context to the default
+// logger, at info: the logger's handler sets its level (AuditLog).
 func audit(ctx context.Context, reason string, record uuid.UUID) {
-	level := slog.Level(auditLevel.Load())
 	log := slog.Default()
 	// Checked first so that lines not written cost nothing to build.
-	if level == auditOff || !log.Enabled(ctx, level) {
+	if !log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 4)
@@ -185,7 +200,7 @@ func audit(ctx context.Context, reason string, record uuid.UUID) {
 		attrs = append(attrs, slog.String("record", record.String()))
 	}
 	attrs = CallerAttrs(ctx, attrs)
-	log.LogAttrs(ctx, level, "tenancy: unrestricted context", attrs...)
+	log.LogAttrs(ctx, slog.LevelInfo, AuditMessage, attrs...)
 }
 
 // CallerAttrs appends to attrs who sent the request of ctx, for an audit
@@ -281,27 +296,18 @@ type writeKey struct{}
 //
 // A request bound to a credential (apikey and jwt modes) writes only if the
 // credential's scope says so; in header mode the gateway answers for its
-// callers. SetWrites(false) turns every client's writes off.
+// callers. Whether the service takes writes at all is the caller's
+// (internal/records, INVENTORY_WRITES).
 func ForWriting(ctx context.Context) (context.Context, error) {
 	id, err := CompanyFrom(ctx)
 	if err != nil {
 		return ctx, err
-	}
-	if !writesOn.Load() {
-		return ctx, apperr.Errorf(apperr.Forbidden, "writes are turned off on this service (INVENTORY_WRITES=off): it serves reads only")
 	}
 	if b, bound := ctx.Value(boundKey{}).(binding); bound && !b.mayWrite {
 		return ctx, apperr.Errorf(apperr.Forbidden, "this credential may read only: writing takes an API key made with --scope write, or a token whose scope claim says write")
 	}
 	return context.WithValue(ctx, writeKey{}, id), nil
 }
-
-// writesOn is whether clients may write at all (INVENTORY_WRITES).
-var writesOn = func() *atomic.Bool { b := &atomic.Bool{}; b.Store(true); return b }()
-
-// SetWrites turns clients' writes on or off (INVENTORY_WRITES): off, the
-// service serves the read-only contract alone.
-func SetWrites(on bool) { writesOn.Store(on) }
 
 // writeAsCompany allows the writes of ForWriting.
 var writeAsCompany = privacy.MutationRuleFunc(func(ctx context.Context, m entgen.Mutation) error {
