@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
-	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 )
 
 // Queue bounds the requests in flight, sharing them fairly between keys
@@ -103,8 +103,8 @@ func (q *Queue) Acquire(ctx context.Context, key string) (release func(), err er
 	// The wait for a place and those for database connections share the
 	// request's patience: together they last at most the acquire timeout.
 	start := time.Now()
-	defer func() { patience.Spend(ctx, time.Since(start)) }()
-	timer := time.NewTimer(max(patience.Allow(ctx, q.maxWait), 0))
+	defer func() { waitbudget.Spend(ctx, time.Since(start)) }()
+	timer := time.NewTimer(max(waitbudget.Allow(ctx, q.maxWait), 0))
 	defer timer.Stop()
 	var cause error
 	select {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
-	"github.com/propertyrecords/inventory/internal/patience"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 )
 
 // TestAFreedPlaceGoesToTheCompanyWithFewestRunning: companies A and C hold
@@ -120,7 +120,7 @@ func TestTheWaitForAPlaceSharesTheRequestsPatience(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wait = 300 * time.Millisecond
-	ctx := patience.With(context.Background(), wait)
+	ctx := waitbudget.With(context.Background(), wait)
 	start := time.Now()
 	_, err := q.Acquire(ctx, "B")
 	if code, _ := codeOf(err); code != apperr.Unavailable {
@@ -129,7 +129,7 @@ func TestTheWaitForAPlaceSharesTheRequestsPatience(t *testing.T) {
 	if elapsed := time.Since(start); elapsed < wait || elapsed >= 10*wait {
 		t.Errorf("refused after %s, want the request's patience (%s), not the queue's wait (10s)", elapsed, wait)
 	}
-	if left := patience.Allow(ctx, time.Hour); left > 0 {
+	if left := waitbudget.Allow(ctx, time.Hour); left > 0 {
 		t.Errorf("patience left after waiting it out: %s, want none", left)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/fairshare"
-	"github.com/propertyrecords/inventory/internal/patience"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 )
 
 // operationGate holds each operation a live connection carries (a
@@ -64,7 +64,7 @@ func (e gatedExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.Ope
 	if opCtx.Operation != nil && opCtx.Operation.Operation == ast.Subscription {
 		return e.GraphExecutor.DispatchOperation(ctx, opCtx)
 	}
-	ctx, cancel := context.WithTimeout(patience.With(ctx, e.gate.wait), e.gate.timeout)
+	ctx, cancel := context.WithTimeout(waitbudget.With(ctx, e.gate.wait), e.gate.timeout)
 	release, err := e.gate.queue.Acquire(ctx, fairshare.KeyFrom(ctx))
 	if err != nil {
 		cancel()

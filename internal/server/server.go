@@ -22,12 +22,12 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/metrics"
-	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -347,12 +347,12 @@ func readiness(st *store.Store, blobs *files.Store, drain *Drain, log *slog.Logg
 func withDeadline(timeout, wait time.Duration, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isLive(r) { // bounded by LiveOptions instead
-			next.ServeHTTP(w, r.WithContext(patience.With(r.Context(), wait)))
+			next.ServeHTTP(w, r.WithContext(waitbudget.With(r.Context(), wait)))
 			return
 		}
 		start := time.Now()
 		deadline := start.Add(timeout)
-		ctx, cancel := context.WithDeadline(patience.With(r.Context(), wait), deadline)
+		ctx, cancel := context.WithDeadline(waitbudget.With(r.Context(), wait), deadline)
 		defer cancel()
 		if r.ContentLength != 0 && !readTimeoutWithin(r, timeout) {
 			// net/http resets the read deadline for the connection's next

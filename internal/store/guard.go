@@ -20,7 +20,7 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/dbtime"
-	"github.com/propertyrecords/inventory/internal/patience"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 )
 
 // guard sits between ent and the database. It admits at most size
@@ -59,14 +59,14 @@ func (g *guard) acquire(ctx context.Context) (release func(), err error) {
 		return g.releaser(), nil
 	default:
 	}
-	wait := patience.Allow(ctx, g.acquireTimeout)
+	wait := waitbudget.Allow(ctx, g.acquireTimeout)
 	if wait <= 0 {
 		return nil, g.refuse()
 	}
 	g.waiting.Add(1)
 	defer g.waiting.Add(-1)
 	start := time.Now()
-	defer func() { patience.Spend(ctx, time.Since(start)) }()
+	defer func() { waitbudget.Spend(ctx, time.Since(start)) }()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
-	"github.com/propertyrecords/inventory/internal/patience"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 )
 
 func TestUnknownDatabaseSchemesAreRefusedNotTakenForFiles(t *testing.T) {
@@ -156,7 +156,7 @@ func TestARequestWaitsForConnectionsAtMostTheAcquireTimeoutInAll(t *testing.T) {
 	}
 	defer tx.Rollback()
 
-	request := patience.With(ctx, timeout)
+	request := waitbudget.With(ctx, timeout)
 	start := time.Now()
 	for i := range 3 {
 		if _, err := st.Client.Property.Query().Count(request); apperr.CodeOf(err) != apperr.Unavailable {

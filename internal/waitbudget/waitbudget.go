@@ -1,10 +1,10 @@
-// Package patience bounds how long one request waits, in all, for what it
+// Package waitbudget bounds how long one request waits, in all, for what it
 // shares with others: a place in the fair share and database connections.
 // Each of those waits is bounded by the acquire timeout on its own; a
 // request that queued for a place, then waited for a connection for each of
 // its statements, could otherwise wait that timeout several times over
 // before being told the service is busy.
-package patience
+package waitbudget
 
 import (
 	"context"
