@@ -60,14 +60,23 @@ type Renderings struct {
 
 	mu   sync.Mutex
 	byID map[uuid.UUID]*rendering
+	// held is the bytes of PDFs rendered but not kept, held in memory to be
+	// served meanwhile: at most maxHeld.
+	held int
 }
+
+// maxHeld bounds the memory of PDFs rendered but not kept (a store that
+// refuses writes): past it, they are rendered again when asked for.
+const maxHeld = 64 << 20
 
 // rendering is an inventory's rendering: under way until done is closed;
 // then its PDF, or its error and when it is tried again.
 type rendering struct {
 	// kept is what an earlier attempt rendered but could not keep, served
 	// while this one tries again.
-	kept     Rendered
+	kept Rendered
+	// holds is the bytes of Renderings.held this rendering holds.
+	holds    int
 	done     chan struct{}
 	pdf      Rendered
 	err      error
@@ -163,13 +172,24 @@ func (r *Renderings) render(id uuid.UUID, rn *rendering) {
 	defer r.mu.Unlock()
 	switch {
 	case err == nil && notKept == nil:
+		r.held -= rn.holds
 		delete(r.byID, id) // kept: served from the store from now on
 	case r.ctx.Err() != nil:
 		rn.err = cmpErr(err, r.ctx.Err())
+		r.held -= rn.holds
 		delete(r.byID, id)
 	default:
 		// Served from memory meanwhile when it was rendered but not kept
-		// (a store that refuses writes), tried again with backoff.
+		// (a store that refuses writes), within maxHeld, and tried again
+		// with backoff.
+		if n := len(rn.pdf.Data); n > 0 && rn.holds == 0 {
+			if r.held+n > maxHeld {
+				rn.pdf = Rendered{}
+			} else {
+				r.held += n
+				rn.holds = n
+			}
+		}
 		rn.err = cmpErr(err, notKept)
 		rn.attempts++
 		wait := min(firstRetry<<min(rn.attempts-1, 16), lastRetry)
@@ -193,7 +213,7 @@ func (r *Renderings) retry(id uuid.UUID, failed *rendering) {
 	if failed.pdf.Data != nil {
 		kept = failed.pdf
 	}
-	next := &rendering{done: make(chan struct{}), attempts: failed.attempts, kept: kept}
+	next := &rendering{done: make(chan struct{}), attempts: failed.attempts, kept: kept, holds: failed.holds}
 	r.byID[id] = next
 	go r.render(id, next)
 }
