@@ -25,11 +25,16 @@ type directExec struct {
 	w        *direct.Writer
 	fields   *direct.Fields
 	contexts *direct.Contexts
+	// rootErrors counts the errors of root fields answered (direct.RootError);
+	// nullData is set when one of them is non-null.
+	rootErrors int
+	nullData   bool
 }
 
 // execDirect writes the data of the query in ctx's operation context to w,
-// or gives up with direct.ErrFallback.
-func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) error {
+// and says how many root fields' errors it answered; or gives up with
+// direct.ErrFallback, or nulls the whole data with direct.ErrNull.
+func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) (int, error) {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, nil)
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, func() *graphql.InputUnmarshalerIndex {
@@ -49,7 +54,11 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 		)
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
-	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
+	err := x._Query(ctx, opCtx.Operation.SelectionSet, nil)
+	if err == nil && x.nullData {
+		err = direct.ErrNull
+	}
+	return x.rootErrors, err
 }
 
 func (x *directExec) _AddItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *PhotoPayload) error {
@@ -1841,7 +1850,11 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			_ = fc
 			v, err := x.Resolvers.Query().Node(ctx, fc.Args["id"].(uuid.UUID))
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				x.w.Null()
@@ -1860,7 +1873,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Nodes(spanCtx, fc.Args["ids"].([]uuid.UUID))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1887,7 +1905,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Inventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1905,7 +1928,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Properties(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1921,7 +1949,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			_ = fc
 			v, err := x.Resolvers.Query().InventoryComparison(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1939,7 +1972,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().InventoryPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1957,7 +1995,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().PropertyPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1975,7 +2018,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().Repairs(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback
@@ -1993,7 +2041,12 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			v, err := x.Resolvers.Query().RepairPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				x.rootErrors++
+				x.nullData = true
+				if err := direct.RootError(ctx, x.w, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if v == nil {
 				return direct.ErrFallback

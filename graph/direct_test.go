@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -64,7 +65,7 @@ func (d *differential) run(t *testing.T, query string, vars map[string]any) (boo
 		return ctx, opCtx
 	}
 	ctx, opCtx := operation()
-	data, err := d.exec.runDirect(ctx, opCtx)
+	data, _, err := d.exec.runDirect(ctx, opCtx)
 	ctx, opCtx = operation()
 	responses, ctx := d.exec.Executor.DispatchOperation(ctx, opCtx)
 	return err == nil, string(data), responses(ctx)
@@ -333,4 +334,79 @@ func fragmentNamed(fragments, name string) string {
 		return rest[:j+1]
 	}
 	return rest
+}
+
+// TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes: a root field whose
+// resolver fails is answered by the direct executor itself, as gqlgen's
+// executor answers it (the error at the field's path, null for the field,
+// partial data included, or null data for a non-null field), so that a
+// failing query runs once: it ran on both executors, one after the other.
+func TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
+	var counter testdb.Counter
+	store, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte("a signing key of 32 bytes or so.")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	st := testdb.DemoWithFiles.Open(t, store, counter.Option())
+	d := &differential{exec: NewExecutor(st.Client, st, store, slog.New(slog.NewTextHandler(io.Discard, nil)), ExecutorOptions{}),
+		ctx: files.WithBaseURL(tenant.WithCompany(context.Background(), datagen.DemoCompanies[0]), "http://inventory.test")}
+	ids := d.ids(t)
+	unknown := uuid.NewString()
+	for _, tc := range []struct {
+		name, query string
+		ctx         context.Context
+	}{
+		{"a non-null root field: null data", fmt.Sprintf(`{ inventoryComparison(from: %q, to: %q) { id } }`, unknown, unknown), nil},
+		{"two root fields failing, and one answered", fmt.Sprintf(`{ a: node(id: %q) { id } b: inventoryComparison(from: %q, to: %q) { id }
+			c: inventoryComparison(from: %q, to: %q) { id } }`, ids["Inventory"], unknown, ids["Inventory"], ids["Inventory"], unknown), nil},
+		{"a nullable root field: partial data", fmt.Sprintf(`{ __typename node(id: %q) { id } }`, ids["Inventory"]), context.Background()},
+	} {
+		if tc.ctx != nil {
+			saved := d.ctx
+			d.ctx = tc.ctx
+			defer func() { d.ctx = saved }()
+		}
+		counter.Reset()
+		ok, direct, res := d.run(t, tc.query, nil)
+		both := counter.Count()
+		if !ok {
+			t.Errorf("%s: the direct executor gave the query up, want it answered", tc.name)
+			continue
+		}
+		if len(res.Errors) == 0 || direct != string(res.Data) {
+			t.Errorf("%s: data differ\n direct: %s\n gqlgen: %s (errors %v)", tc.name, direct, res.Data, res.Errors)
+		}
+		// Its errors, as the executor answers them: the same as gqlgen's.
+		ctx := graphql.StartOperationTrace(d.ctx)
+		opCtx, errs := d.exec.CreateOperationContext(ctx, &graphql.RawParams{Query: tc.query})
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		counter.Reset()
+		responses, ctx := d.exec.DispatchOperation(ctx, opCtx)
+		answer := responses(ctx)
+		once := counter.Count()
+		if got, want := errorTexts(answer.Errors), errorTexts(res.Errors); got != want {
+			t.Errorf("%s: errors differ\n direct: %s\n gqlgen: %s", tc.name, got, want)
+		}
+		if string(answer.Data) != string(res.Data) {
+			t.Errorf("%s: the executor's data %s, want gqlgen's %s", tc.name, answer.Data, res.Data)
+		}
+		if 2*once != both {
+			t.Errorf("%s: %d statements answering it, %d for both executors: want it run once", tc.name, once, both)
+		}
+	}
+}
+
+// errorTexts is errs as JSON, sorted: gqlgen resolves root fields at once,
+// in no fixed order.
+func errorTexts(errs gqlerror.List) string {
+	var texts []string
+	for _, e := range errs {
+		b, _ := json.Marshal(e)
+		texts = append(texts, string(b))
+	}
+	sort.Strings(texts)
+	return strings.Join(texts, "\n")
 }

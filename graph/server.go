@@ -210,10 +210,10 @@ func (e *Executor) dispatch(ctx context.Context, opCtx *graphql.OperationContext
 	if opCtx.Operation.Operation == ast.Query {
 		ctx = dbtime.With(ctx, databaseTime(opCtx))
 	}
-	data, err := e.runDirect(ctx, opCtx)
+	data, errs, err := e.runDirect(ctx, opCtx)
 	switch unavailable := (*unavailableError)(nil); {
 	case err == nil:
-		return graphql.OneShot(&graphql.Response{Data: data, Extensions: cost}), graphql.WithOperationContext(ctx, opCtx)
+		return graphql.OneShot(&graphql.Response{Data: data, Errors: errs, Extensions: cost}), graphql.WithOperationContext(ctx, opCtx)
 	case err == direct.ErrTooLarge:
 		ctx = graphql.WithOperationContext(ctx, opCtx)
 		res := e.tooLarge(ctx)
@@ -316,29 +316,44 @@ type unavailableError struct{ err error }
 
 func (u *unavailableError) Error() string { return u.err.Error() }
 
-// runDirect answers a query on the direct executor: its data, ErrTooLarge
-// past the answer's limit, an *unavailableError when the database could not
-// answer, or errFallback when gqlgen's executor must answer instead.
-func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, err error) {
+// runDirect answers a query on the direct executor: its data and the
+// errors of its root fields, ErrTooLarge past the answer's limit, an
+// *unavailableError when the database could not answer, or errFallback when
+// gqlgen's executor must answer instead. The executor is chosen before
+// running (Query operations but introspection), and an operation it answers
+// runs once, errors included.
+func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, errs gqlerror.List, err error) {
 	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) {
-		return nil, errFallback
+		return nil, nil, errFallback
 	}
 	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)
 	defer func() {
 		if recover() != nil {
-			data, err = nil, errFallback // gqlgen's run panics the same way, and reports it
+			data, errs, err = nil, nil, errFallback // gqlgen's run panics the same way, and reports it
 		}
 	}()
-	data, err = direct.Answer(e.maxAnswerBytes, func(w *direct.Writer) error { return e.schema.execDirect(ctx, w) })
+	answered := 0
+	data, err = direct.Answer(e.maxAnswerBytes, func(w *direct.Writer) error {
+		var err error
+		answered, err = e.schema.execDirect(ctx, w)
+		return err
+	})
 	switch {
 	case err == direct.ErrTooLarge:
-		return nil, err
+		return nil, nil, err
 	case err != nil && apperr.CodeOf(err) == apperr.Unavailable:
-		return nil, &unavailableError{err: err}
-	case err != nil || len(graphql.GetErrors(ctx)) > 0:
-		return nil, errFallback
+		return nil, nil, &unavailableError{err: err}
+	case err == direct.ErrNull:
+		data, err = []byte("null"), nil
+	case err != nil:
+		return nil, nil, errFallback
 	}
-	return data, nil
+	// Errors other than the root fields' it answered (none is known) are
+	// left to gqlgen's executor.
+	if errs = graphql.GetErrors(ctx); len(errs) != answered {
+		return nil, nil, errFallback
+	}
+	return data, errs, nil
 }
 
 // introspects reports whether a query asks for the schema, which only

@@ -5,11 +5,14 @@
 // field context, closures and a marshaler per field, a goroutine per list
 // element and per field bound to a method with a context).
 //
-// It answers only what gqlgen would answer without an error, byte for byte:
-// on any error, a null in a non-null field, a panic, @defer, or a field it was
-// not generated for, it gives up (ErrFallback) and the operation runs again on
-// gqlgen's executor, which writes the errors. Queries only read, so running
-// one again is safe; it costs a second run only when something went wrong.
+// It answers what gqlgen would answer, byte for byte. A root field whose
+// resolver fails is answered as gqlgen answers it (RootError): its error, and
+// null. On anything else that goes wrong (an error below the root, a null in a
+// non-null field, a panic, @defer, or a field it was not generated for) it
+// gives up (ErrFallback) and the operation runs again on gqlgen's executor,
+// which writes the errors. Queries only read, so running one again is safe;
+// the root fields' resolvers read the whole tree (entgql's eager loads), so
+// the errors of reads are theirs, and a failing read runs once.
 package direct
 
 import (
@@ -23,6 +26,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // ErrFallback is returned when the direct executor gives an operation up to
@@ -42,6 +47,26 @@ type failure struct{ err error }
 func (f *failure) Error() string        { return ErrFallback.Error() + ": " + f.err.Error() }
 func (f *failure) Is(target error) bool { return target == ErrFallback }
 func (f *failure) Unwrap() error        { return f.err }
+
+// ErrNull is returned when a non-null root field failed: the answer's data
+// is null, as gqlgen's executor makes it, and its errors say why.
+var ErrNull = errors.New("direct: the answer's data is null")
+
+// RootError answers a root field whose resolver failed with err as gqlgen's
+// executor does (graphql.ResolveField): the error is added to the answer at
+// the field's path and location (ctx is the field's), and the field is null.
+// (A non-null one nulls the whole data once every root field has run, as
+// gqlgen's does: the generated code says ErrNull then.) An outage
+// (UNAVAILABLE) is given up instead (Failed), which the executor answers as
+// one: no data.
+func RootError(ctx context.Context, w *Writer, err error) error {
+	if apperr.CodeOf(err) == apperr.Unavailable {
+		return Failed(err)
+	}
+	graphql.AddError(ctx, graphql.AddFieldLocationToError(ctx, err))
+	w.Null()
+	return nil
+}
 
 // ErrTooLarge is returned when an answer grows past its writer's limit: the
 // operation stops there, and is not run again on gqlgen's executor.

@@ -108,11 +108,16 @@ type directExec struct {
 	w        *direct.Writer
 	fields   *direct.Fields
 	contexts *direct.Contexts
+	// rootErrors counts the errors of root fields answered (direct.RootError);
+	// nullData is set when one of them is non-null.
+	rootErrors int
+	nullData   bool
 }
 
 // execDirect writes the data of the query in ctx's operation context to w,
-// or gives up with direct.ErrFallback.
-func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) error {
+// and says how many root fields' errors it answered; or gives up with
+// direct.ErrFallback, or nulls the whole data with direct.ErrNull.
+func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) (int, error) {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, nil)
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, func() *graphql.InputUnmarshalerIndex {
@@ -126,7 +131,11 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	g.printf(`		)
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
-	return x._%s(ctx, opCtx.Operation.SelectionSet, nil)
+	err := x._%s(ctx, opCtx.Operation.SelectionSet, nil)
+	if err == nil && x.nullData {
+		err = direct.ErrNull
+	}
+	return x.rootErrors, err
 }
 `, g.data.QueryRoot.Name)
 
@@ -217,12 +226,12 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 			// The span's context goes to the call only: what the value's
 			// fields resolve to later is not this resolver's work.
 			g.printf("\t\t\tspanCtx, endSpan := %s(ctx, %q, %q)\n", g.ListSpan, o.Name, f.Name)
-			g.getThen(spanned, f.NoErr && !f.IsResolver, "endSpan()")
+			g.getThen(spanned, f.NoErr && !f.IsResolver, "endSpan()", onError(o, f))
 			break
 		}
-		g.get(call, f.NoErr && !f.IsResolver)
+		g.getThen(call, f.NoErr && !f.IsResolver, "", onError(o, f))
 	case f.IsMethod():
-		g.get("obj."+f.GoFieldName+"()", f.NoErr)
+		g.getThen("obj."+f.GoFieldName+"()", f.NoErr, "", onError(o, f))
 	case f.IsVariable():
 		g.printf("\t\t\tv := obj.%s\n", f.GoFieldName)
 	default:
@@ -232,11 +241,9 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 	return g.value(f.TypeReference, "v", "\t\t\t")
 }
 
-func (g *gen) get(call string, noErr bool) { g.getThen(call, noErr, "") }
-
-// getThen is get with a statement run right after the call, whatever it
-// returned.
-func (g *gen) getThen(call string, noErr bool, then string) {
+// getThen writes the call that gets the field's value v, with a statement
+// run right after it, whatever it returned, and onErr run when it failed.
+func (g *gen) getThen(call string, noErr bool, then, onErr string) {
 	if noErr {
 		g.printf("\t\t\tv := %s\n", call)
 	} else {
@@ -246,8 +253,25 @@ func (g *gen) getThen(call string, noErr bool, then string) {
 		g.printf("\t\t\t%s\n", then)
 	}
 	if !noErr {
-		g.printf("\t\t\tif err != nil {\n\t\t\t\treturn direct.Failed(err)\n\t\t\t}\n")
+		g.printf("\t\t\tif err != nil {\n%s\t\t\t}\n", onErr)
 	}
+}
+
+// onError is what a field of o does when its resolver fails: a root field
+// is answered as gqlgen's executor answers it (direct.RootError: the error,
+// and null for the field, or for the whole data when the field is non-null)
+// and the next field follows; any other gives the operation up to gqlgen's
+// executor (direct.Failed), which is rare: the root fields' resolvers read
+// the whole tree (entgql's eager loads), so that is where reads fail.
+func onError(o *codegen.Object, f *codegen.Field) string {
+	if !o.Root {
+		return "\t\t\t\treturn direct.Failed(err)\n"
+	}
+	null := ""
+	if f.TypeReference.GQL.NonNull {
+		null = "\t\t\t\tx.nullData = true\n"
+	}
+	return "\t\t\t\tx.rootErrors++\n" + null + "\t\t\t\tif err := direct.RootError(ctx, x.w, err); err != nil {\n\t\t\t\t\treturn err\n\t\t\t\t}\n\t\t\t\tcontinue\n"
 }
 
 // value writes the statements that write v, of type ref.
