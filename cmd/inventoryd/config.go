@@ -29,6 +29,10 @@ import (
 type Config struct {
 	Addr        string
 	DatabaseURL string
+	// DatabaseListenURL is a direct connection to the PostgreSQL primary for
+	// the live updates' LISTEN, when DatabaseURL goes through a transaction
+	// pooler, which cannot hold one ("": DatabaseURL).
+	DatabaseListenURL string
 	DataDir     string
 	LogLevel    slog.Level
 	RESTBaseURL string
@@ -174,6 +178,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"database-pool-size", "INVENTORY_DATABASE_POOL_SIZE", "", fmt.Sprintf("database connections used at once (default: %d on PostgreSQL, the CPUs on SQLite)", store.DefaultPostgresPoolSize), &poolSize, false},
 		{"database-acquire-timeout", "INVENTORY_DATABASE_ACQUIRE_TIMEOUT", store.DefaultAcquireTimeout.String(), "how long a request waits, in all, for a place and free database connections before a 503", &acquireTimeout, false},
 		{"database-connect-timeout", "INVENTORY_DATABASE_CONNECT_TIMEOUT", store.DefaultConnectTimeout.String(), "bound on connecting to PostgreSQL, at start too", &connectTimeout, false},
+		{"database-listen-url", "INVENTORY_DATABASE_LISTEN_URL", "", "a direct postgres:// connection to the primary for the live updates' LISTEN, when --database-url goes through a transaction pooler such as PgBouncer (default: --database-url)", &cfg.DatabaseListenURL, true},
 		{"database-replica-urls", "INVENTORY_DATABASE_REPLICA_URLS", "", "comma-separated PostgreSQL standbys that serve reads, in turn (writes stay on --database-url)", &replicaURLs, true},
 		{"database-replica-max-lag", "INVENTORY_DATABASE_REPLICA_MAX_LAG", store.DefaultReplicaMaxLag.String(), "how far behind the primary a standby may replay and still serve reads", &replicaMaxLag, true},
 		{"database-replica-timeout", "INVENTORY_DATABASE_REPLICA_TIMEOUT", store.DefaultReplicaTimeout.String(), "how long a statement waits for a standby before the standby leaves the rotation and the statement runs on the primary", &replicaTimeout, true},
@@ -414,6 +419,7 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),
 		slog.String("database_url", store.Redacted(c.DatabaseURL)),
+		slog.String("database_listen_url", store.Redacted(c.DatabaseListenURL)),
 		slog.String("data_dir", c.DataDir),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("rest_base_url", c.RESTBaseURL),

@@ -260,7 +260,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.metricsServer, err = serveMetrics(m.Config.MetricsAddr, instruments, m.Log); err != nil {
 		return err
 	}
-	m.live = live.New(st.Client, st.Dialect(), st.PrimaryConfig(), m.Log, live.Options{PerCompany: m.Config.Live.PerCompany, Buffer: m.Config.Live.Buffer})
+	listen := st.PrimaryConfig()
+	if m.Config.DatabaseListenURL != "" {
+		if listen, err = store.ListenConfig(m.Config.DatabaseListenURL); err != nil {
+			return err
+		}
+	}
+	m.live = live.New(st.Client, st.Dialect(), listen, m.Log, live.Options{PerCompany: m.Config.Live.PerCompany, Buffer: m.Config.Live.Buffer})
 	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
 	m.liveDone = make(chan struct{})
 	m.stopLive = stopLive

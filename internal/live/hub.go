@@ -80,6 +80,10 @@ type Hub struct {
 	ring []int64
 
 	delivered, dropped, cut atomic.Int64
+	// polling is set when the Hub follows the events by polling on
+	// PostgreSQL: its LISTEN did not hear its own NOTIFY (a transaction
+	// pooler between it and PostgreSQL). Mode says so.
+	polling atomic.Bool
 	// repairs are the repair list's changes each signature made, read once
 	// for all its subscribers.
 	repairs *Shared[[]*RepairEvent]
@@ -275,6 +279,22 @@ func (h *Hub) newest(ctx context.Context) (int64, error) {
 	return ev.ID, nil
 }
 
+// Modes of a Hub (Mode): told of each event by PostgreSQL's NOTIFY, or
+// reading them every Poll (SQLite, and a PostgreSQL reached through a
+// transaction pooler, which cannot hold a LISTEN).
+const (
+	ModeListen  = "listen"
+	ModePolling = "polling"
+)
+
+// Mode is how the Hub follows the events.
+func (h *Hub) Mode() string {
+	if h.dialect == dialect.Postgres && h.listen != nil && !h.polling.Load() {
+		return ModeListen
+	}
+	return ModePolling
+}
+
 // Run reads the events as they commit until ctx ends.
 func (h *Hub) Run(ctx context.Context) {
 	// Once for the Hub's life: it reads every company's events to route
@@ -288,7 +308,9 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 	if h.dialect == dialect.Postgres && h.listen != nil {
 		h.listenLoop(ctx)
-		return
+		if ctx.Err() != nil {
+			return
+		}
 	}
 	h.pollLoop(ctx)
 }
@@ -339,12 +361,19 @@ func (h *Hub) pollLoop(ctx context.Context) {
 
 // listenLoop listens for the events' ids, connecting again when the
 // connection is lost; on each connection it first reads what committed
-// while it was not listening.
+// while it was not listening. It returns when ctx ends, or when its LISTEN
+// does not hear its own NOTIFY (errNotHeard): the Hub polls from then on.
 func (h *Hub) listenLoop(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := h.listenOnce(ctx)
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errNotHeard) {
+			h.polling.Store(true)
+			h.log.LogAttrs(ctx, slog.LevelWarn, "live: LISTEN does not hear this instance's own NOTIFY (a transaction pooler, such as PgBouncer, between it and PostgreSQL?): following the events by polling instead; set INVENTORY_DATABASE_LISTEN_URL to a direct connection to the primary to be told of them at once",
+				slog.Duration("poll", h.opts.Poll), slog.Duration("waited", heardWithin))
 			return
 		}
 		h.log.LogAttrs(ctx, slog.LevelWarn, "live: listening for events; connecting again", slog.String("error", err.Error()),
@@ -367,6 +396,9 @@ func (h *Hub) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
 		return err
 	}
+	if err := h.hearsItself(ctx, conn); err != nil {
+		return err
+	}
 	if err := h.readOn(ctx); err != nil {
 		return err
 	}
@@ -384,5 +416,42 @@ func (h *Hub) listenOnce(ctx context.Context) error {
 			return err
 		}
 		h.deliver([]*ent.RecordEvent{ev})
+	}
+}
+
+// heardWithin is how long a Hub's LISTEN has to hear its own NOTIFY.
+const heardWithin = 2 * time.Second
+
+// errNotHeard: the LISTEN did not hear a NOTIFY sent to it.
+var errNotHeard = errors.New("live: LISTEN did not hear a NOTIFY sent to it")
+
+// hearsItself checks that conn, listening, hears a NOTIFY that another
+// connection sends, as each writer's commit does: through a transaction
+// pooler, the LISTEN is held by a server connection the pooler has since
+// given to others, and nothing reaches conn (errNotHeard). What arrives
+// meanwhile is read on after the check (readOn), not lost.
+func (h *Hub) hearsItself(ctx context.Context, conn *pgx.Conn) error {
+	sender, err := pgx.ConnectConfig(ctx, h.listen)
+	if err != nil {
+		return err
+	}
+	probe := "probe " + strconv.FormatInt(time.Now().UnixNano(), 36)
+	_, err = sender.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, probe)
+	sender.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	wait, cancel := context.WithTimeout(ctx, heardWithin)
+	defer cancel()
+	for {
+		n, err := conn.WaitForNotification(wait)
+		switch {
+		case err != nil && ctx.Err() == nil && wait.Err() != nil:
+			return errNotHeard
+		case err != nil:
+			return err
+		case n.Payload == probe:
+			return nil
+		}
 	}
 }

@@ -112,12 +112,27 @@ func (m *Metrics) WatchLive(open func() int, hub func() LiveStats) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_live_events_dropped_total", Help: "Events dropped: their subscriber had fallen too far behind and was cut."},
 			func() float64 { return float64(hub().Dropped) }),
 	)
+	// How the events are followed: 1 for the mode in use (listen: told by
+	// PostgreSQL's NOTIFY; polling: read every poll, as on SQLite or behind
+	// a transaction pooler), 0 for the other.
+	for _, mode := range []string{"listen", "polling"} {
+		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_live_feed",
+			Help: "How this instance follows the events for live updates (1: the mode in use).", ConstLabels: prometheus.Labels{"mode": mode}},
+			func() float64 {
+				if hub().Mode == mode {
+					return 1
+				}
+				return 0
+			}))
+	}
 }
 
 // LiveStats are the live updates' figures (internal/live).
 type LiveStats struct {
 	Subscribers        int
 	Delivered, Dropped int64
+	// Mode is how the events are followed: "listen" or "polling".
+	Mode string
 }
 
 // Replica is what the metrics read of a standby at each scrape.

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/google/uuid"
 	"github.com/rs/cors"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
@@ -146,7 +148,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		hub := opts.Live.Hub
 		opts.Metrics.WatchLive(liveConns.Open, func() metrics.LiveStats {
 			s := hub.Stats()
-			return metrics.LiveStats{Subscribers: s.Subscribers, Delivered: s.Delivered, Dropped: s.Dropped}
+			return metrics.LiveStats{Subscribers: s.Subscribers, Delivered: s.Delivered, Dropped: s.Dropped, Mode: hub.Mode()}
 		})
 	}
 	graphQL := graph.Handler(exec)
@@ -162,7 +164,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	mux.Handle("GET /readyz", readiness(st, opts.Files, drain, log))
+	mux.Handle("GET /readyz", readiness(st, opts.Files, opts.Live.Hub, drain, log))
 	if opts.Metrics != nil && !opts.SeparateMetrics {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
@@ -272,7 +274,7 @@ func crossOrigin(origins []string, next http.Handler) http.Handler {
 // writes (full, read-only) is said, with a 200: every read is still served,
 // and taking the instance out of rotation would stop them too (on a shared
 // store, on every instance) for the sake of uploads no instance can take.
-func readiness(st *store.Store, blobs *files.Store, drain *Drain, log *slog.Logger) http.Handler {
+func readiness(st *store.Store, blobs *files.Store, hub *live.Hub, drain *Drain, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if drain.Draining() {
 			writeStatus(w, http.StatusServiceUnavailable, "shutting down")
@@ -323,6 +325,12 @@ func readiness(st *store.Store, blobs *files.Store, drain *Drain, log *slog.Logg
 				write(http.StatusOK, "files cannot be stored: the blob store refuses writes ("+reason+")")
 				return
 			}
+		}
+		if hub != nil && st.Dialect() == dialect.Postgres && hub.Mode() == live.ModePolling {
+			// Served all the same: subscribers are told of each write within a
+			// poll, not at once.
+			write(http.StatusOK, "ok; live updates by polling: LISTEN does not reach this instance (set INVENTORY_DATABASE_LISTEN_URL to a direct connection to the primary)")
+			return
 		}
 		write(http.StatusOK, "ok")
 	})

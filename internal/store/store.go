@@ -331,6 +331,24 @@ func openSQLite(url string, o *options) (string, *sql.DB, error) {
 // Dialect is dialect.SQLite or dialect.Postgres.
 func (s *Store) Dialect() string { return s.dialect }
 
+// ListenConfig is the configuration of a connection of its own to the
+// PostgreSQL primary at url, for the live updates' LISTEN when the store's
+// URL goes through a transaction pooler (INVENTORY_DATABASE_LISTEN_URL).
+func ListenConfig(url string) (*pgx.ConnConfig, error) {
+	if s := scheme(url); s != "postgres" && s != "postgresql" {
+		return nil, fmt.Errorf("store: the listen URL %s is not postgres://", Redacted(url))
+	}
+	s, rest, _ := strings.Cut(url, "://")
+	cfg, err := pgx.ParseConfig(strings.ToLower(s) + "://" + rest)
+	if err != nil {
+		return nil, fmt.Errorf("store: the listen URL: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	return cfg, nil
+}
+
 // PrimaryConfig is a connection's configuration to the PostgreSQL primary,
 // for a connection of its own outside the pool (LISTEN); nil on SQLite.
 func (s *Store) PrimaryConfig() *pgx.ConnConfig {
