@@ -33,12 +33,12 @@ type Config struct {
 	// the live updates' LISTEN, when DatabaseURL goes through a transaction
 	// pooler, which cannot hold one ("": DatabaseURL).
 	DatabaseListenURL string
-	DataDir     string
-	LogLevel    slog.Level
-	RESTBaseURL string
-	BlobURL     string
-	PublicURL   string
-	SigningKey  string
+	DataDir           string
+	LogLevel          slog.Level
+	RESTBaseURL       string
+	BlobURL           string
+	PublicURL         string
+	SigningKey        string
 	// RequestTimeout is every request's deadline: past it, its database work
 	// is cancelled and the client told so.
 	RequestTimeout time.Duration
