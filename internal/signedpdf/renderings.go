@@ -21,11 +21,8 @@ const (
 	// bounds admit renders in about 2 s (BenchmarkLargestSignedPDF), so a
 	// rendering over it is stuck, not slow.
 	DefaultRenderBudget = 30 * time.Second
-	// DefaultSignatureWait is the most a signature waits for its PDF before
-	// it answers without it (the rendering goes on).
-	DefaultSignatureWait = 5 * time.Second
-	firstRetry           = time.Second
-	lastRetry            = 5 * time.Minute
+	firstRetry          = time.Second
+	lastRetry           = 5 * time.Minute
 )
 
 // RenderingOptions bound the renderings of signed PDFs.

@@ -37,17 +37,6 @@ func New(client *ent.Client, fs *files.Store, zone *time.Location) *Keeper {
 	return &Keeper{client: client, files: fs, zone: zone}
 }
 
-// Keep renders the signed inventory id from its record (Document, as ctx
-// may read it), stores it as its PDF and records its digest, which it
-// returns; why names the writer in the audit of the write.
-func (k *Keeper) Keep(ctx context.Context, id uuid.UUID, why string) (string, error) {
-	pdf, notKept, err := k.Provide(ctx, id, why)
-	if err != nil {
-		return "", err
-	}
-	return pdf.SHA256, notKept
-}
-
 // companyOf is the company of inventory id, whose fair share its rendering
 // takes.
 func (k *Keeper) companyOf(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
@@ -64,15 +53,15 @@ type Rendered struct {
 	SHA256 string
 }
 
-// Provide renders the signed inventory id from its record and keeps it as
-// Keep does, and returns the document whether or not it was kept: notKept
-// says why it was not (a store that refuses writes, a database that cannot
-// record its digest), err why there is no document. A first download is
-// thus served from what was rendered even when it cannot be kept, and the
-// next request renders it again. Two first requests at once both render the
-// same bytes, and the digest is recorded once: only where none is. The file
-// is whole or absent: the store writes a temporary file and renames it (an
-// object store's put is whole).
+// Provide renders the signed inventory id from its record (Document, as ctx
+// may read it), stores it as its PDF and records its digest (why names the
+// writer in the audit of that write), and returns the document whether or
+// not it was kept: notKept says why it was not (a store that refuses
+// writes, a database that cannot record its digest), err why there is no
+// document; Renderings serves what was rendered meanwhile and tries again.
+// The digest is recorded once: only where none is. The file is whole or
+// absent: the store writes a temporary file and renames it (an object
+// store's put is whole).
 func (k *Keeper) Provide(ctx context.Context, id uuid.UUID, why string) (pdf Rendered, notKept, err error) {
 	doc, err := Document(ctx, k.client, k.files, id)
 	if err != nil {
