@@ -25,16 +25,13 @@ type directExec struct {
 	w        *direct.Writer
 	fields   *direct.Fields
 	contexts *direct.Contexts
-	// rootErrors counts the errors of root fields answered (direct.RootError);
-	// nullData is set when one of them is non-null.
-	rootErrors int
-	nullData   bool
+	path     direct.Path
 }
 
 // execDirect writes the data of the query in ctx's operation context to w,
-// and says how many root fields' errors it answered; or gives up with
-// direct.ErrFallback, or nulls the whole data with direct.ErrNull.
-func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) (int, error) {
+// its errors to ctx's response context; direct.ErrNull when the data is
+// null, another error when the operation could not be answered.
+func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) error {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, nil)
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, func() *graphql.InputUnmarshalerIndex {
@@ -53,12 +50,9 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) (in
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
 	})
-	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
-	err := x._Query(ctx, opCtx.Operation.SelectionSet, nil)
-	if err == nil && x.nullData {
-		err = direct.ErrNull
-	}
-	return x.rootErrors, err
+	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), path: direct.NewPath()}
+	x.contexts = direct.NewContexts(opCtx, &x.path)
+	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
 }
 
 func (x *directExec) _AddItemPhotoPayload(ctx context.Context, sel ast.SelectionSet, obj *PhotoPayload) error {
@@ -69,32 +63,54 @@ func (x *directExec) _AddItemPhotoPayload(ctx context.Context, sel ast.Selection
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"AddItemPhotoPayload\"")
 		case "photo":
 			ctx, fc, err := x.contexts.Of(ctx, "AddItemPhotoPayload", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "AddItemPhotoPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.AddItemPhotoPayload().Photo(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "AddItemPhotoPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Photo(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "AddItemPhotoPayload", IsMethod: true, IsResolver: true}, "Photo!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Photo(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -106,8 +122,11 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ComparedPhoto\"")
@@ -133,30 +152,54 @@ func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, o
 		case "contentType":
 			ctx, fc, err := x.contexts.Of(ctx, "ComparedPhoto", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "ComparedPhoto", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.ComparedPhoto().ContentType(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "ComparedPhoto", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			x.w.String(v)
 		case "url":
 			ctx, fc, err := x.contexts.Of(ctx, "ComparedPhoto", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "ComparedPhoto", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.ComparedPhoto().URL(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "ComparedPhoto", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			x.w.String(v)
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -168,8 +211,11 @@ func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSe
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ComparisonSummary\"")
@@ -201,7 +247,11 @@ func (x *directExec) _ComparisonSummary(ctx context.Context, sel ast.SelectionSe
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -213,32 +263,54 @@ func (x *directExec) _CreateInventoryPayload(ctx context.Context, sel ast.Select
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"CreateInventoryPayload\"")
 		case "inventory":
 			ctx, fc, err := x.contexts.Of(ctx, "CreateInventoryPayload", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "CreateInventoryPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.CreateInventoryPayload().Inventory(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "CreateInventoryPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Inventory(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "CreateInventoryPayload", IsMethod: true, IsResolver: true}, "Inventory!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -250,8 +322,11 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Environment\"")
@@ -288,51 +363,91 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 		case "inventory":
 			ctx, fc, err := x.contexts.Of(ctx, "Environment", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := obj.Inventory(ctx)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Inventory(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, "Inventory!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "items":
 			ctx, fc, err := x.contexts.Of(ctx, "Environment", field, true, false, x.field_Environment_items_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Environment", "items")
 			v, err := obj.BoundedItems(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
+				mark4 := x.w.Len()
+				at4, invalid4 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i1, e1 := range v {
-					x.w.Comma(i1)
-					if e1 == nil {
-						return direct.ErrFallback
-					}
-					if err := x._Item(ctx, field.Selections, e1); err != nil {
-						return err
+				for i4, e4 := range v {
+					x.path.Index(at4, i4)
+					x.w.Comma(i4)
+					if e4 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, "Item!", 1)
+						x.w.Null()
+						invalid4 = true
+					} else {
+						if err := x._Item(ctx, field.Selections, e4); err == direct.ErrNull {
+							invalid4 = true
+						} else if err != nil {
+							return err
+						}
 					}
 				}
+				x.path.Leave(at4)
 				x.w.Byte(']')
+				if invalid4 {
+					x.w.Truncate(mark4)
+					x.w.Null()
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -344,8 +459,11 @@ func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.Selecti
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"EnvironmentComparison\"")
@@ -393,24 +511,42 @@ func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.Selecti
 		case "items":
 			v := obj.Items
 			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i2, e2 := range v {
-				x.w.Comma(i2)
-				if e2 == nil {
-					return direct.ErrFallback
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "EnvironmentComparison", IsMethod: false, IsResolver: false}, "[ItemComparison!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at6, invalid6 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i6, e6 := range v {
+					x.path.Index(at6, i6)
+					x.w.Comma(i6)
+					if e6 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "EnvironmentComparison", IsMethod: false, IsResolver: false}, "ItemComparison!", 1)
+						x.w.Null()
+						invalid6 = true
+					} else {
+						if err := x._ItemComparison(ctx, field.Selections, e6); err == direct.ErrNull {
+							invalid6 = true
+						} else if err != nil {
+							return err
+						}
+					}
 				}
-				if err := x._ItemComparison(ctx, field.Selections, e2); err != nil {
-					return err
+				x.path.Leave(at6)
+				x.w.Byte(']')
+				if invalid6 {
+					invalid = true
 				}
 			}
-			x.w.Byte(']')
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -422,8 +558,11 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Inventory\"")
@@ -555,77 +694,141 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 		case "property":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := obj.Property(ctx)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Property(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, "Property!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Property(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "environments":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, x.field_Inventory_environments_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Inventory", "environments")
 			v, err := obj.BoundedEnvironments(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
+				mark9 := x.w.Len()
+				at9, invalid9 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i3, e3 := range v {
-					x.w.Comma(i3)
-					if e3 == nil {
-						return direct.ErrFallback
-					}
-					if err := x._Environment(ctx, field.Selections, e3); err != nil {
-						return err
+				for i9, e9 := range v {
+					x.path.Index(at9, i9)
+					x.w.Comma(i9)
+					if e9 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, "Environment!", 1)
+						x.w.Null()
+						invalid9 = true
+					} else {
+						if err := x._Environment(ctx, field.Selections, e9); err == direct.ErrNull {
+							invalid9 = true
+						} else if err != nil {
+							return err
+						}
 					}
 				}
+				x.path.Leave(at9)
 				x.w.Byte(']')
+				if invalid9 {
+					x.w.Truncate(mark9)
+					x.w.Null()
+				}
 			}
 		case "inventoryTypeCode":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeCode(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			x.w.Int(v)
 		case "inventoryTypeName":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Inventory().InventoryTypeName(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			x.w.String(v)
 		case "pdfUrl":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Inventory().PDFURL(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
@@ -638,17 +841,29 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 		case "previous":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Inventory().Previous(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				mark11 := x.w.Len()
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark11)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
@@ -656,7 +871,11 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -668,8 +887,11 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryComparison\"")
@@ -682,61 +904,111 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 		case "from":
 			ctx, fc, err := x.contexts.Of(ctx, "InventoryComparison", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryComparison", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.InventoryComparison().From(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryComparison", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Inventory(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryComparison", IsMethod: true, IsResolver: true}, "Inventory!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "to":
 			ctx, fc, err := x.contexts.Of(ctx, "InventoryComparison", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryComparison", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.InventoryComparison().To(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryComparison", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Inventory(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryComparison", IsMethod: true, IsResolver: true}, "Inventory!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "summary":
 			v := obj.Summary
-			if err := x._ComparisonSummary(ctx, field.Selections, &v); err != nil {
+			if err := x._ComparisonSummary(ctx, field.Selections, &v); err == direct.ErrNull {
+				invalid = true
+			} else if err != nil {
 				return err
 			}
 		case "environments":
 			v := obj.Environments
 			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i4, e4 := range v {
-				x.w.Comma(i4)
-				if e4 == nil {
-					return direct.ErrFallback
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryComparison", IsMethod: false, IsResolver: false}, "[EnvironmentComparison!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at15, invalid15 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i15, e15 := range v {
+					x.path.Index(at15, i15)
+					x.w.Comma(i15)
+					if e15 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryComparison", IsMethod: false, IsResolver: false}, "EnvironmentComparison!", 1)
+						x.w.Null()
+						invalid15 = true
+					} else {
+						if err := x._EnvironmentComparison(ctx, field.Selections, e15); err == direct.ErrNull {
+							invalid15 = true
+						} else if err != nil {
+							return err
+						}
+					}
 				}
-				if err := x._EnvironmentComparison(ctx, field.Selections, e4); err != nil {
-					return err
+				x.path.Leave(at15)
+				x.w.Byte(']')
+				if invalid15 {
+					invalid = true
 				}
 			}
-			x.w.Byte(']')
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -748,8 +1020,11 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryConnection\"")
@@ -758,22 +1033,36 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 			if v == nil {
 				x.w.Null()
 			} else {
+				mark17 := x.w.Len()
+				at17, invalid17 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i5, e5 := range v {
-					x.w.Comma(i5)
-					if e5 == nil {
+				for i17, e17 := range v {
+					x.path.Index(at17, i17)
+					x.w.Comma(i17)
+					if e17 == nil {
 						x.w.Null()
 					} else {
-						if err := x._InventoryEdge(ctx, field.Selections, e5); err != nil {
+						mark18 := x.w.Len()
+						if err := x._InventoryEdge(ctx, field.Selections, e17); err == direct.ErrNull {
+							x.w.Truncate(mark18)
+							x.w.Null()
+						} else if err != nil {
 							return err
 						}
 					}
 				}
+				x.path.Leave(at17)
 				x.w.Byte(']')
+				if invalid17 {
+					x.w.Truncate(mark17)
+					x.w.Null()
+				}
 			}
 		case "pageInfo":
 			v := obj.PageInfo
-			if err := x._PageInfo(ctx, field.Selections, &v); err != nil {
+			if err := x._PageInfo(ctx, field.Selections, &v); err == direct.ErrNull {
+				invalid = true
+			} else if err != nil {
 				return err
 			}
 		case "totalCount":
@@ -783,7 +1072,11 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -795,8 +1088,11 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryEdge\"")
@@ -805,7 +1101,11 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				mark20 := x.w.Len()
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark20)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
@@ -816,7 +1116,11 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -828,8 +1132,11 @@ func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, 
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryEvent\"")
@@ -917,17 +1224,29 @@ func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, 
 		case "inventory":
 			ctx, fc, err := x.contexts.Of(ctx, "InventoryEvent", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryEvent", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.InventoryEvent().Inventory(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryEvent", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Inventory(ctx, field.Selections, v); err != nil {
+				mark21 := x.w.Len()
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark21)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
@@ -935,7 +1254,11 @@ func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, 
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -947,37 +1270,64 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"InventoryPage\"")
 		case "data":
 			ctx, fc, err := x.contexts.Of(ctx, "InventoryPage", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "InventoryPage", "data")
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
-			}
-			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i6, e6 := range v {
-				x.w.Comma(i6)
-				if e6 == nil {
-					return direct.ErrFallback
-				}
-				if err := x._Inventory(ctx, field.Selections, e6); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
-			x.w.Byte(']')
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, "[Inventory!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at22, invalid22 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i22, e22 := range v {
+					x.path.Index(at22, i22)
+					x.w.Comma(i22)
+					if e22 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, "Inventory!", 1)
+						x.w.Null()
+						invalid22 = true
+					} else {
+						if err := x._Inventory(ctx, field.Selections, e22); err == direct.ErrNull {
+							invalid22 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at22)
+				x.w.Byte(']')
+				if invalid22 {
+					invalid = true
+				}
+			}
 		case "page":
 			v := obj.Page
 			x.w.Int(v)
@@ -1000,7 +1350,11 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1012,8 +1366,11 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Item\"")
@@ -1072,67 +1429,122 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 		case "environment":
 			ctx, fc, err := x.contexts.Of(ctx, "Item", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := obj.Environment(ctx)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Environment(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, "Environment!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Environment(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "material":
 			ctx, fc, err := x.contexts.Of(ctx, "Item", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := obj.Material(ctx)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Material(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, "Material!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Material(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "photos":
 			ctx, fc, err := x.contexts.Of(ctx, "Item", field, true, false, x.field_Item_photos_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Item", "photos")
 			v, err := obj.BoundedPhotos(spanCtx, fc.Args["first"].(int))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
+				mark26 := x.w.Len()
+				at26, invalid26 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i7, e7 := range v {
-					x.w.Comma(i7)
-					if e7 == nil {
-						return direct.ErrFallback
-					}
-					if err := x._Photo(ctx, field.Selections, e7); err != nil {
-						return err
+				for i26, e26 := range v {
+					x.path.Index(at26, i26)
+					x.w.Comma(i26)
+					if e26 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, "Photo!", 1)
+						x.w.Null()
+						invalid26 = true
+					} else {
+						if err := x._Photo(ctx, field.Selections, e26); err == direct.ErrNull {
+							invalid26 = true
+						} else if err != nil {
+							return err
+						}
 					}
 				}
+				x.path.Leave(at26)
 				x.w.Byte(']')
+				if invalid26 {
+					x.w.Truncate(mark26)
+					x.w.Null()
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1144,8 +1556,11 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ItemComparison\"")
@@ -1283,40 +1698,72 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 		case "fromPhotos":
 			v := obj.FromPhotos
 			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i8, e8 := range v {
-				x.w.Comma(i8)
-				if e8 == nil {
-					return direct.ErrFallback
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "[ComparedPhoto!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at28, invalid28 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i28, e28 := range v {
+					x.path.Index(at28, i28)
+					x.w.Comma(i28)
+					if e28 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
+						x.w.Null()
+						invalid28 = true
+					} else {
+						if err := x._ComparedPhoto(ctx, field.Selections, e28); err == direct.ErrNull {
+							invalid28 = true
+						} else if err != nil {
+							return err
+						}
+					}
 				}
-				if err := x._ComparedPhoto(ctx, field.Selections, e8); err != nil {
-					return err
+				x.path.Leave(at28)
+				x.w.Byte(']')
+				if invalid28 {
+					invalid = true
 				}
 			}
-			x.w.Byte(']')
 		case "toPhotos":
 			v := obj.ToPhotos
 			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i9, e9 := range v {
-				x.w.Comma(i9)
-				if e9 == nil {
-					return direct.ErrFallback
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "[ComparedPhoto!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at30, invalid30 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i30, e30 := range v {
+					x.path.Index(at30, i30)
+					x.w.Comma(i30)
+					if e30 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
+						x.w.Null()
+						invalid30 = true
+					} else {
+						if err := x._ComparedPhoto(ctx, field.Selections, e30); err == direct.ErrNull {
+							invalid30 = true
+						} else if err != nil {
+							return err
+						}
+					}
 				}
-				if err := x._ComparedPhoto(ctx, field.Selections, e9); err != nil {
-					return err
+				x.path.Leave(at30)
+				x.w.Byte(']')
+				if invalid30 {
+					invalid = true
 				}
 			}
-			x.w.Byte(']')
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1328,8 +1775,11 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ItemConnection\"")
@@ -1338,22 +1788,36 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 			if v == nil {
 				x.w.Null()
 			} else {
+				mark32 := x.w.Len()
+				at32, invalid32 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i10, e10 := range v {
-					x.w.Comma(i10)
-					if e10 == nil {
+				for i32, e32 := range v {
+					x.path.Index(at32, i32)
+					x.w.Comma(i32)
+					if e32 == nil {
 						x.w.Null()
 					} else {
-						if err := x._ItemEdge(ctx, field.Selections, e10); err != nil {
+						mark33 := x.w.Len()
+						if err := x._ItemEdge(ctx, field.Selections, e32); err == direct.ErrNull {
+							x.w.Truncate(mark33)
+							x.w.Null()
+						} else if err != nil {
 							return err
 						}
 					}
 				}
+				x.path.Leave(at32)
 				x.w.Byte(']')
+				if invalid32 {
+					x.w.Truncate(mark32)
+					x.w.Null()
+				}
 			}
 		case "pageInfo":
 			v := obj.PageInfo
-			if err := x._PageInfo(ctx, field.Selections, &v); err != nil {
+			if err := x._PageInfo(ctx, field.Selections, &v); err == direct.ErrNull {
+				invalid = true
+			} else if err != nil {
 				return err
 			}
 		case "totalCount":
@@ -1363,7 +1827,11 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1375,8 +1843,11 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"ItemEdge\"")
@@ -1385,7 +1856,11 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Item(ctx, field.Selections, v); err != nil {
+				mark35 := x.w.Len()
+				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark35)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
@@ -1396,7 +1871,11 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1408,8 +1887,11 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Material\"")
@@ -1425,26 +1907,45 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 		case "items":
 			ctx, fc, err := x.contexts.Of(ctx, "Material", field, true, false, x.field_Material_items_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Material", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Material", "items")
 			v, err := obj.PagedItems(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.ItemOrder), fc.Args["where"].(*ent.ItemWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Material", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._ItemConnection(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Material", IsMethod: true, IsResolver: false}, "ItemConnection!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._ItemConnection(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1456,8 +1957,11 @@ func (x *directExec) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"PageInfo\"")
@@ -1485,7 +1989,11 @@ func (x *directExec) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *e
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1497,8 +2005,11 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Photo\"")
@@ -1536,46 +2047,85 @@ func (x *directExec) _Photo(ctx context.Context, sel ast.SelectionSet, obj *ent.
 		case "item":
 			ctx, fc, err := x.contexts.Of(ctx, "Photo", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := obj.Item(ctx)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Item(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: false}, "Item!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "contentType":
 			ctx, fc, err := x.contexts.Of(ctx, "Photo", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Photo().ContentType(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			x.w.String(v)
 		case "url":
 			ctx, fc, err := x.contexts.Of(ctx, "Photo", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Photo().URL(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Photo", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			x.w.String(v)
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1587,8 +2137,11 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Property\"")
@@ -1635,52 +2188,95 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 		case "inventories":
 			ctx, fc, err := x.contexts.Of(ctx, "Property", field, true, false, x.field_Property_inventories_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Property", "inventories")
 			v, err := obj.PagedInventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._InventoryConnection(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: false}, "InventoryConnection!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._InventoryConnection(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "timeline":
 			ctx, fc, err := x.contexts.Of(ctx, "Property", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Property", "timeline")
 			v, err := x.Resolvers.Property().Timeline(spanCtx, obj)
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
-			}
-			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i11, e11 := range v {
-				x.w.Comma(i11)
-				if e11 == nil {
-					return direct.ErrFallback
-				}
-				if err := x._TimelineEvent(ctx, field.Selections, e11); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
-			x.w.Byte(']')
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, "[TimelineEvent!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at39, invalid39 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i39, e39 := range v {
+					x.path.Index(at39, i39)
+					x.w.Comma(i39)
+					if e39 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, "TimelineEvent!", 1)
+						x.w.Null()
+						invalid39 = true
+					} else {
+						if err := x._TimelineEvent(ctx, field.Selections, e39); err == direct.ErrNull {
+							invalid39 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at39)
+				x.w.Byte(']')
+				if invalid39 {
+					invalid = true
+				}
+			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1692,8 +2288,11 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"PropertyConnection\"")
@@ -1702,22 +2301,36 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 			if v == nil {
 				x.w.Null()
 			} else {
+				mark41 := x.w.Len()
+				at41, invalid41 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i12, e12 := range v {
-					x.w.Comma(i12)
-					if e12 == nil {
+				for i41, e41 := range v {
+					x.path.Index(at41, i41)
+					x.w.Comma(i41)
+					if e41 == nil {
 						x.w.Null()
 					} else {
-						if err := x._PropertyEdge(ctx, field.Selections, e12); err != nil {
+						mark42 := x.w.Len()
+						if err := x._PropertyEdge(ctx, field.Selections, e41); err == direct.ErrNull {
+							x.w.Truncate(mark42)
+							x.w.Null()
+						} else if err != nil {
 							return err
 						}
 					}
 				}
+				x.path.Leave(at41)
 				x.w.Byte(']')
+				if invalid41 {
+					x.w.Truncate(mark41)
+					x.w.Null()
+				}
 			}
 		case "pageInfo":
 			v := obj.PageInfo
-			if err := x._PageInfo(ctx, field.Selections, &v); err != nil {
+			if err := x._PageInfo(ctx, field.Selections, &v); err == direct.ErrNull {
+				invalid = true
+			} else if err != nil {
 				return err
 			}
 		case "totalCount":
@@ -1727,7 +2340,11 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1739,8 +2356,11 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"PropertyEdge\"")
@@ -1749,7 +2369,11 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Property(ctx, field.Selections, v); err != nil {
+				mark44 := x.w.Len()
+				if err := x._Property(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark44)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
@@ -1760,7 +2384,11 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1772,37 +2400,64 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"PropertyPage\"")
 		case "data":
 			ctx, fc, err := x.contexts.Of(ctx, "PropertyPage", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "PropertyPage", "data")
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
-			}
-			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i13, e13 := range v {
-				x.w.Comma(i13)
-				if e13 == nil {
-					return direct.ErrFallback
-				}
-				if err := x._Property(ctx, field.Selections, e13); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
-			x.w.Byte(']')
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, "[Property!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at45, invalid45 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i45, e45 := range v {
+					x.path.Index(at45, i45)
+					x.w.Comma(i45)
+					if e45 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, "Property!", 1)
+						x.w.Null()
+						invalid45 = true
+					} else {
+						if err := x._Property(ctx, field.Selections, e45); err == direct.ErrNull {
+							invalid45 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at45)
+				x.w.Byte(']')
+				if invalid45 {
+					invalid = true
+				}
+			}
 		case "page":
 			v := obj.Page
 			x.w.Int(v)
@@ -1825,7 +2480,11 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -1837,228 +2496,331 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"Query\"")
 		case "node":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_node_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Query().Node(ctx, fc.Args["id"].(uuid.UUID))
 			if err != nil {
-				x.rootErrors++
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
 				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Node(ctx, field.Selections, v); err != nil {
+				mark47 := x.w.Len()
+				if err := x._Node(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark47)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
 		case "nodes":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_nodes_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "nodes")
 			v, err := x.Resolvers.Query().Nodes(spanCtx, fc.Args["ids"].([]uuid.UUID))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i14, e14 := range v {
-				x.w.Comma(i14)
-				if e14 == nil {
-					x.w.Null()
-				} else {
-					if err := x._Node(ctx, field.Selections, e14); err != nil {
-						return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "[Node]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at48, invalid48 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i48, e48 := range v {
+					x.path.Index(at48, i48)
+					x.w.Comma(i48)
+					if e48 == nil {
+						x.w.Null()
+					} else {
+						mark49 := x.w.Len()
+						if err := x._Node(ctx, field.Selections, e48); err == direct.ErrNull {
+							x.w.Truncate(mark49)
+							x.w.Null()
+						} else if err != nil {
+							return err
+						}
 					}
 				}
+				x.path.Leave(at48)
+				x.w.Byte(']')
+				if invalid48 {
+					invalid = true
+				}
 			}
-			x.w.Byte(']')
 		case "inventories":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventories_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "inventories")
 			v, err := x.Resolvers.Query().Inventories(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.InventoryOrder), fc.Args["where"].(*ent.InventoryWhereInput))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._InventoryConnection(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "InventoryConnection!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._InventoryConnection(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "properties":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_properties_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "properties")
 			v, err := x.Resolvers.Query().Properties(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PropertyOrder), fc.Args["where"].(*ent.PropertyWhereInput))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._PropertyConnection(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "PropertyConnection!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._PropertyConnection(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "inventoryComparison":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventoryComparison_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.Query().InventoryComparison(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._InventoryComparison(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "InventoryComparison!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._InventoryComparison(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "inventoryPage":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventoryPage_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "inventoryPage")
 			v, err := x.Resolvers.Query().InventoryPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.InventoryWhereInput), fc.Args["orderBy"].(*ent.InventoryOrder))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._InventoryPage(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "InventoryPage!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._InventoryPage(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "propertyPage":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_propertyPage_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "propertyPage")
 			v, err := x.Resolvers.Query().PropertyPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*ent.PropertyWhereInput), fc.Args["orderBy"].(*ent.PropertyOrder))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._PropertyPage(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "PropertyPage!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._PropertyPage(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "repairs":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_repairs_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "repairs")
 			v, err := x.Resolvers.Query().Repairs(spanCtx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._ItemConnection(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "ItemConnection!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._ItemConnection(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		case "repairPage":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_repairPage_args)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "repairPage")
 			v, err := x.Resolvers.Query().RepairPage(spanCtx, fc.Args["page"].(int), fc.Args["pageSize"].(int), fc.Args["where"].(*repairs.Filter))
 			endSpan()
 			if err != nil {
-				x.rootErrors++
-				x.nullData = true
-				if err := direct.RootError(ctx, x.w, err); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
 				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._RepairPage(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "RepairPage!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._RepairPage(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -2070,8 +2832,11 @@ func (x *directExec) _RemoveItemPhotoPayload(ctx context.Context, sel ast.Select
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"RemoveItemPhotoPayload\"")
@@ -2084,24 +2849,43 @@ func (x *directExec) _RemoveItemPhotoPayload(ctx context.Context, sel ast.Select
 		case "item":
 			ctx, fc, err := x.contexts.Of(ctx, "RemoveItemPhotoPayload", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "RemoveItemPhotoPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.RemoveItemPhotoPayload().Item(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "RemoveItemPhotoPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Item(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "RemoveItemPhotoPayload", IsMethod: true, IsResolver: true}, "Item!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -2113,8 +2897,11 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"RepairEvent\"")
@@ -2179,17 +2966,29 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 		case "item":
 			ctx, fc, err := x.contexts.Of(ctx, "RepairEvent", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "RepairEvent", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.RepairEvent().Item(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "RepairEvent", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
 			}
 			if v == nil {
 				x.w.Null()
 			} else {
-				if err := x._Item(ctx, field.Selections, v); err != nil {
+				mark58 := x.w.Len()
+				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark58)
+					x.w.Null()
+				} else if err != nil {
 					return err
 				}
 			}
@@ -2197,7 +2996,11 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -2209,37 +3012,64 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"RepairPage\"")
 		case "data":
 			ctx, fc, err := x.contexts.Of(ctx, "RepairPage", field, true, false, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			spanCtx, endSpan := tracing.Resolver(ctx, "RepairPage", "data")
 			v, err := obj.Data(spanCtx)
 			endSpan()
 			if err != nil {
-				return direct.Failed(err)
-			}
-			if v == nil {
-				return direct.ErrFallback
-			}
-			x.w.Byte('[')
-			for i15, e15 := range v {
-				x.w.Comma(i15)
-				if e15 == nil {
-					return direct.ErrFallback
-				}
-				if err := x._Item(ctx, field.Selections, e15); err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, err); err != nil {
 					return err
 				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
-			x.w.Byte(']')
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "[Item!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at59, invalid59 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i59, e59 := range v {
+					x.path.Index(at59, i59)
+					x.w.Comma(i59)
+					if e59 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "Item!", 1)
+						x.w.Null()
+						invalid59 = true
+					} else {
+						if err := x._Item(ctx, field.Selections, e59); err == direct.ErrNull {
+							invalid59 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at59)
+				x.w.Byte(']')
+				if invalid59 {
+					invalid = true
+				}
+			}
 		case "page":
 			v := obj.Page
 			x.w.Int(v)
@@ -2262,7 +3092,11 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -2274,32 +3108,54 @@ func (x *directExec) _SignInventoryPayload(ctx context.Context, sel ast.Selectio
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"SignInventoryPayload\"")
 		case "inventory":
 			ctx, fc, err := x.contexts.Of(ctx, "SignInventoryPayload", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "SignInventoryPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.SignInventoryPayload().Inventory(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "SignInventoryPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Inventory(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "SignInventoryPayload", IsMethod: true, IsResolver: true}, "Inventory!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -2311,8 +3167,11 @@ func (x *directExec) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, o
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"TimelineEvent\"")
@@ -2381,7 +3240,11 @@ func (x *directExec) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, o
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 
@@ -2393,32 +3256,54 @@ func (x *directExec) _UpdateInventoryPayload(ctx context.Context, sel ast.Select
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw("\"UpdateInventoryPayload\"")
 		case "inventory":
 			ctx, fc, err := x.contexts.Of(ctx, "UpdateInventoryPayload", field, true, true, nil)
 			if err != nil {
-				return err
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "UpdateInventoryPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			_ = fc
 			v, err := x.Resolvers.UpdateInventoryPayload().Inventory(ctx, obj)
 			if err != nil {
-				return direct.Failed(err)
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "UpdateInventoryPayload", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
 			}
 			if v == nil {
-				return direct.ErrFallback
-			}
-			if err := x._Inventory(ctx, field.Selections, v); err != nil {
-				return err
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "UpdateInventoryPayload", IsMethod: true, IsResolver: true}, "Inventory!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
 			}
 		default:
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 

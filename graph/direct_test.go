@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -336,12 +339,14 @@ func fragmentNamed(fragments, name string) string {
 	return rest
 }
 
-// TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes: a root field whose
-// resolver fails is answered by the direct executor itself, as gqlgen's
-// executor answers it (the error at the field's path, null for the field,
-// partial data included, or null data for a non-null field), so that a
-// failing query runs once: it ran on both executors, one after the other.
-func TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
+// TestFieldErrorsAreAnsweredOnceAsGqlgenDoes: a field whose resolver
+// fails, at the root or below it, or a nil where the schema does not allow
+// one, is answered by the direct executor itself as gqlgen's executor
+// answers it (the error at the field's path, list indices included, null
+// for the field and up to the nearest position that may be null, partial
+// data included), so that a failing query runs once: it ran on both
+// executors, one after the other, before.
+func TestFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
 	var counter testdb.Counter
 	store, err := files.Open(context.Background(), files.Options{URL: "mem://", SigningKey: []byte("a signing key of 32 bytes or so.")})
 	if err != nil {
@@ -352,7 +357,12 @@ func TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
 	d := &differential{exec: NewExecutor(st.Client, st, store, slog.New(slog.NewTextHandler(io.Discard, nil)), ExecutorOptions{}),
 		ctx: files.WithBaseURL(tenant.WithCompany(context.Background(), datagen.DemoCompanies[0]), "http://inventory.test")}
 	ids := d.ids(t)
-	unknown := uuid.NewString()
+	// Failures no client can cause (client input is refused before any
+	// executor runs): the photo's URL cannot be signed, the comparison is
+	// nil without an error.
+	photo, comparison := uuid.MustParse(ids["Photo"]), uuid.New()
+	d.exec.schema.Resolvers = failingResolvers{ResolverRoot: d.exec.schema.Resolvers, photo: photo, comparison: comparison}
+	unknown, company := uuid.NewString(), d.ctx
 	for _, tc := range []struct {
 		name, query string
 		ctx         context.Context
@@ -361,11 +371,18 @@ func TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
 		{"two root fields failing, and one answered", fmt.Sprintf(`{ a: node(id: %q) { id } b: inventoryComparison(from: %q, to: %q) { id }
 			c: inventoryComparison(from: %q, to: %q) { id } }`, ids["Inventory"], unknown, ids["Inventory"], ids["Inventory"], unknown), nil},
 		{"a nullable root field: partial data", fmt.Sprintf(`{ __typename node(id: %q) { id } }`, ids["Inventory"]), context.Background()},
+		{"a nil non-null root field: null data", fmt.Sprintf(`{ inventoryComparison(from: %q, to: %q) { id } }`, comparison, comparison), nil},
+		{"a field below the root: null up to the nearest nullable position", fmt.Sprintf(`{ node(id: %q) { id ... on Photo { url } } }`, photo), nil},
+		{"a field in lists: its path has their indices, and its list is null", fmt.Sprintf(`{ node(id: %q) { ... on Inventory { id
+			environments { name items { name photos { id url } } } } } }`, ids["Inventory"]), nil},
+		{"a field in lists of a connection", `{ inventories(first: 5, where: {isSigned: true}) { totalCount edges { cursor node { id
+			environments { id items { id photos { url } } } } } } }`, nil},
+		{"two fields failing in one object, and a nullable one after", fmt.Sprintf(`{ node(id: %q) { ... on Photo { a: url id b: url } } x: node(id: %q) { id } }`,
+			photo, ids["Item"]), nil},
 	} {
+		d.ctx = company
 		if tc.ctx != nil {
-			saved := d.ctx
 			d.ctx = tc.ctx
-			defer func() { d.ctx = saved }()
 		}
 		counter.Reset()
 		ok, direct, res := d.run(t, tc.query, nil)
@@ -397,6 +414,45 @@ func TestRootFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
 			t.Errorf("%s: %d statements answering it, %d for both executors: want it run once", tc.name, once, both)
 		}
 	}
+}
+
+// failingResolvers fails the URL of one photo, and answers one comparison
+// with nil and no error.
+type failingResolvers struct {
+	ResolverRoot
+	photo, comparison uuid.UUID
+}
+
+func (r failingResolvers) Photo() PhotoResolver {
+	return failingPhoto{PhotoResolver: r.ResolverRoot.Photo(), id: r.photo}
+}
+
+func (r failingResolvers) Query() QueryResolver {
+	return nilComparison{QueryResolver: r.ResolverRoot.Query(), id: r.comparison}
+}
+
+type failingPhoto struct {
+	PhotoResolver
+	id uuid.UUID
+}
+
+func (p failingPhoto) URL(ctx context.Context, obj *ent.Photo) (string, error) {
+	if obj.ID == p.id {
+		return "", errors.New("the photo's URL cannot be signed")
+	}
+	return p.PhotoResolver.URL(ctx, obj)
+}
+
+type nilComparison struct {
+	QueryResolver
+	id uuid.UUID
+}
+
+func (q nilComparison) InventoryComparison(ctx context.Context, from, to uuid.UUID) (*compare.Comparison, error) {
+	if from == q.id {
+		return nil, nil
+	}
+	return q.QueryResolver.InventoryComparison(ctx, from, to)
 }
 
 // errorTexts is errs as JSON, sorted: gqlgen resolves root fields at once,

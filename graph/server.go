@@ -157,8 +157,8 @@ func pdfMaker(r *signedpdf.Renderings) records.PDFMaker {
 const DefaultMaxResponseBytes = 32 << 20
 
 // Executor runs the service's operations. Queries run on the direct executor
-// (see internal/direct), which gives up to gqlgen's on anything but a clean
-// answer. And it answers every operation, even one whose request ran past its
+// (see internal/direct), which answers their errors as gqlgen's does; the
+// rest on gqlgen's. And it answers every operation, even one whose request ran past its
 // deadline (gqlgen's answers nothing then).
 type Executor struct {
 	*executor.Executor
@@ -307,7 +307,7 @@ func (e *Executor) tooLarge(ctx context.Context) *graphql.Response {
 	return &graphql.Response{Errors: gqlerror.List{err}}
 }
 
-// errFallback: the direct executor gave the operation up to gqlgen's.
+// errFallback: the operation is gqlgen's executor's to answer.
 var errFallback = errors.New("graph: run on gqlgen's executor")
 
 // unavailableError: the direct executor stopped because the database could
@@ -316,27 +316,25 @@ type unavailableError struct{ err error }
 
 func (u *unavailableError) Error() string { return u.err.Error() }
 
-// runDirect answers a query on the direct executor: its data and the
-// errors of its root fields, ErrTooLarge past the answer's limit, an
-// *unavailableError when the database could not answer, or errFallback when
-// gqlgen's executor must answer instead. The executor is chosen before
-// running (Query operations but introspection), and an operation it answers
-// runs once, errors included.
+// runDirect answers a query on the direct executor: its data and errors
+// (partial data included, as gqlgen's executor answers them),
+// ErrTooLarge past the answer's limit, an *unavailableError when the
+// database could not answer, or errFallback when gqlgen's executor must
+// answer instead. The executor is chosen before running (queries, but
+// introspection and @defer), and an operation runs once, errors included;
+// only a panic (a bug) runs it again on gqlgen's, which reports it.
 func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, errs gqlerror.List, err error) {
-	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) {
+	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) || defers(opCtx.Operation.SelectionSet, map[string]bool{}) {
 		return nil, nil, errFallback
 	}
 	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)
 	defer func() {
 		if recover() != nil {
-			data, errs, err = nil, nil, errFallback // gqlgen's run panics the same way, and reports it
+			data, errs, err = nil, nil, errFallback
 		}
 	}()
-	answered := 0
 	data, err = direct.Answer(e.maxAnswerBytes, func(w *direct.Writer) error {
-		var err error
-		answered, err = e.schema.execDirect(ctx, w)
-		return err
+		return e.schema.execDirect(ctx, w)
 	})
 	switch {
 	case err == direct.ErrTooLarge:
@@ -348,12 +346,7 @@ func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContex
 	case err != nil:
 		return nil, nil, errFallback
 	}
-	// Errors other than the root fields' it answered (none is known) are
-	// left to gqlgen's executor.
-	if errs = graphql.GetErrors(ctx); len(errs) != answered {
-		return nil, nil, errFallback
-	}
-	return data, errs, nil
+	return data, graphql.GetErrors(ctx), nil
 }
 
 // introspects reports whether a query asks for the schema, which only

@@ -110,20 +110,12 @@ func (j *jwks) current() (keyfunc.Keyfunc, bool) {
 // issuer last answered (the key is not in its set), else the issuer's
 // outage.
 func (j *jwks) fetch(ctx context.Context) error {
-	done := j.start(true)
-	if done == nil {
-		j.mu.Lock()
-		failing := j.err != nil
-		j.mu.Unlock()
-		if failing {
-			return j.unavailable()
+	if done := j.start(true); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return nil
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	j.mu.Lock()
 	failing := j.err != nil

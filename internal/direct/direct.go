@@ -5,14 +5,14 @@
 // field context, closures and a marshaler per field, a goroutine per list
 // element and per field bound to a method with a context).
 //
-// It answers what gqlgen would answer, byte for byte. A root field whose
-// resolver fails is answered as gqlgen answers it (RootError): its error, and
-// null. On anything else that goes wrong (an error below the root, a null in a
-// non-null field, a panic, @defer, or a field it was not generated for) it
-// gives up (ErrFallback) and the operation runs again on gqlgen's executor,
-// which writes the errors. Queries only read, so running one again is safe;
-// the root fields' resolvers read the whole tree (entgql's eager loads), so
-// the errors of reads are theirs, and a failing read runs once.
+// It answers what gqlgen would answer, byte for byte, errors included: a
+// field whose resolver, method or arguments fail is answered as gqlgen
+// answers it (Path.Failed), a nil where the schema does not allow one too
+// (Path.InvalidNull), and such a null goes up to the nearest position that
+// may be null (ErrNull), so that an operation runs once. The executor
+// chooses gqlgen's before running for what this one was not generated for
+// (mutations, subscriptions, introspection, @defer); ErrFallback is left for
+// bugs (a panic).
 package direct
 
 import (
@@ -30,42 +30,119 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
-// ErrFallback is returned when the direct executor gives an operation up to
-// gqlgen's: as it is, or (a resolver's failure) as an error that Is it and
-// unwraps to the resolver's error (Failed).
+// ErrFallback is returned when the direct executor cannot answer: a panic,
+// or a value no record holds (a nil UUID). The executor chooses gqlgen's
+// executor before running for what the direct one was not generated for
+// (mutations, subscriptions, introspection, @defer), so this is for bugs.
 var ErrFallback = errors.New("direct: run the operation on gqlgen's executor")
 
-// Failed is what the generated code returns when a field's resolver fails
-// with err: the operation is given up to gqlgen's executor, as any other
-// fallback is, and the caller can tell why. Some failures no second run
-// mends (the database is unavailable): answered at once, they cost the
-// client no second wait.
+// Failed wraps a field's failure that no partial answer can carry: the
+// database is unavailable (Failed is used for those only). The executor
+// answers it as one error, no data, at once: a second run would wait as long
+// again, only to fail.
 func Failed(err error) error { return &failure{err: err} }
 
 type failure struct{ err error }
 
-func (f *failure) Error() string        { return ErrFallback.Error() + ": " + f.err.Error() }
+func (f *failure) Error() string        { return "direct: " + f.err.Error() }
 func (f *failure) Is(target error) bool { return target == ErrFallback }
 func (f *failure) Unwrap() error        { return f.err }
 
-// ErrNull is returned when a non-null root field failed: the answer's data
-// is null, as gqlgen's executor makes it, and its errors say why.
-var ErrNull = errors.New("direct: the answer's data is null")
+// ErrNull is returned by the code that writes a value when the value is
+// null where the schema does not allow it (its error already answered): the
+// nearest position above that may be null becomes null, as gqlgen's
+// executor makes it; past the root, the answer's data is null.
+var ErrNull = errors.New("direct: null where the schema does not allow it")
 
-// RootError answers a root field whose resolver failed with err as gqlgen's
-// executor does (graphql.ResolveField): the error is added to the answer at
-// the field's path and location (ctx is the field's), and the field is null.
-// (A non-null one nulls the whole data once every root field has run, as
-// gqlgen's does: the generated code says ErrNull then.) An outage
-// (UNAVAILABLE) is given up instead (Failed), which the executor answers as
-// one: no data.
-func RootError(ctx context.Context, w *Writer, err error) error {
-	if apperr.CodeOf(err) == apperr.Unavailable {
+// errReported: a field's failure was answered where it happened (its
+// arguments did not parse).
+var errReported = errors.New("direct: the field's error is answered")
+
+// Path is where the executor is in the answer: the alias of each field and
+// the index of each list element from the root, kept as it goes (one store
+// per field and per element) so that an error names its place as gqlgen's
+// does. Elements of a list share their field contexts here (Contexts), so
+// those cannot say it.
+type Path struct{ segments []segment }
+
+type segment struct {
+	alias string
+	index int // -1: a field
+}
+
+// NewPath returns a path with room for the depth of most answers.
+func NewPath() Path { return Path{segments: make([]segment, 0, 16)} }
+
+// Enter starts a level: an object's fields or a list's elements.
+func (p *Path) Enter() int {
+	p.segments = append(p.segments, segment{index: -1})
+	return len(p.segments) - 1
+}
+
+// Field says the level at is at the field alias.
+func (p *Path) Field(at int, alias string) { p.segments[at] = segment{alias: alias, index: -1} }
+
+// Index says the level at is at element i.
+func (p *Path) Index(at, i int) { p.segments[at] = segment{index: i} }
+
+// Leave ends the level at.
+func (p *Path) Leave(at int) { p.segments = p.segments[:at] }
+
+// Field is what gqlgen's field context holds of a field besides its
+// selection: its object, and whether a method or a resolver gives it.
+type Field struct {
+	Object               string
+	IsMethod, IsResolver bool
+}
+
+// context is ctx with the field context gqlgen's executor gives field at
+// the current path, the last elements levels being list elements of its
+// value: its path, location and description in errors are then gqlgen's.
+func (p *Path) context(ctx context.Context, field graphql.CollectedField, of Field, elements int) context.Context {
+	named := len(p.segments) - 1 - elements
+	var parent *graphql.FieldContext
+	for _, s := range p.segments[:named] {
+		parent = s.fieldContext(parent)
+	}
+	leaf := &graphql.FieldContext{Object: of.Object, Field: field, IsMethod: of.IsMethod, IsResolver: of.IsResolver}
+	ctx = graphql.WithFieldContext(ctx, leaf)
+	leaf.Parent = parent
+	for _, s := range p.segments[named+1:] {
+		ctx = graphql.WithFieldContext(ctx, s.fieldContext(nil))
+	}
+	return ctx
+}
+
+func (s segment) fieldContext(parent *graphql.FieldContext) *graphql.FieldContext {
+	if s.index >= 0 {
+		i := s.index
+		return &graphql.FieldContext{Parent: parent, Index: &i}
+	}
+	return &graphql.FieldContext{Parent: parent, Field: graphql.CollectedField{Field: &ast.Field{Alias: s.alias}}}
+}
+
+// Failed answers the failure err of field (its resolver's, its method's or
+// its arguments') as gqlgen's executor does (graphql.ResolveField): the
+// error at the field's path and location; the caller makes the field null.
+// An outage (UNAVAILABLE) is returned instead (Failed), for the executor to
+// answer whole.
+func (p *Path) Failed(ctx context.Context, op *graphql.OperationContext, field graphql.CollectedField, of Field, err error) error {
+	switch {
+	case err == errReported:
+		return nil
+	case apperr.CodeOf(err) == apperr.Unavailable:
 		return Failed(err)
 	}
-	graphql.AddError(ctx, graphql.AddFieldLocationToError(ctx, err))
-	w.Null()
+	ctx = p.context(ctx, field, of, 0)
+	op.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
 	return nil
+}
+
+// InvalidNull answers a nil where the schema does not allow one, as
+// gqlgen's executor does (graphql.AddInvalidNullError): the error at its
+// path, elements levels of list below field. The caller makes it null.
+func (p *Path) InvalidNull(ctx context.Context, field graphql.CollectedField, of Field, declaredType string, elements int) {
+	graphql.AddInvalidNullError(p.context(ctx, field, of, elements), declaredType)
 }
 
 // ErrTooLarge is returned when an answer grows past its writer's limit: the
@@ -109,6 +186,12 @@ func (w *Writer) grow() {
 	copy(grown, w.buf)
 	w.buf = grown
 }
+
+// Len is how much was written: a mark to Truncate to.
+func (w *Writer) Len() int { return len(w.buf) }
+
+// Truncate drops what was written after mark.
+func (w *Writer) Truncate(mark int) { w.buf = w.buf[:mark] }
 
 // Bytes is what was written.
 func (w *Writer) Bytes() []byte { return w.buf }
@@ -270,6 +353,8 @@ func (f *Fields) Of(set ast.SelectionSet, implementors []string) ([]graphql.Coll
 // which share their parent's context, share them: made once per list, not
 // once per element.
 type Contexts struct {
+	op   *graphql.OperationContext
+	path *Path
 	vars map[string]any
 	args map[*ast.Field]map[string]any
 	made map[contextKey]contextOf
@@ -285,13 +370,15 @@ type contextOf struct {
 	fc  *graphql.FieldContext
 }
 
-// NewContexts makes field contexts for an operation with these variables.
-func NewContexts(vars map[string]any) *Contexts {
-	return &Contexts{vars: vars, args: map[*ast.Field]map[string]any{}, made: map[contextKey]contextOf{}}
+// NewContexts makes field contexts for the operation op, at path.
+func NewContexts(op *graphql.OperationContext, path *Path) *Contexts {
+	return &Contexts{op: op, path: path, vars: op.Variables, args: map[*ast.Field]map[string]any{}, made: map[contextKey]contextOf{}}
 }
 
 // Of returns the context of field of an object, below parent. parse is
-// gqlgen's argument parser of the field, nil when it takes none.
+// gqlgen's argument parser of the field, nil when it takes none. Arguments
+// that do not parse are answered here, as gqlgen answers them: the error
+// returned then (with parent) is for Path.Failed, which knows it.
 func (c *Contexts) Of(parent context.Context, object string, field graphql.CollectedField, isMethod, isResolver bool,
 	parse func(context.Context, map[string]any) (map[string]any, error)) (context.Context, *graphql.FieldContext, error) {
 	key := contextKey{parent: parent, field: field.Field}
@@ -304,7 +391,12 @@ func (c *Contexts) Of(parent context.Context, object string, field graphql.Colle
 		if args, ok = c.args[field.Field]; !ok {
 			var err error
 			if args, err = parse(parent, field.ArgumentMap(c.vars)); err != nil {
-				return nil, nil, ErrFallback
+				// Parsed again at the field's path: its errors name it.
+				at := c.path.context(parent, field, Field{Object: object, IsMethod: isMethod, IsResolver: isResolver}, 0)
+				if _, err := parse(at, field.ArgumentMap(c.vars)); err != nil {
+					c.op.Error(at, err)
+				}
+				return parent, nil, errReported
 			}
 			c.args[field.Field] = args
 		}

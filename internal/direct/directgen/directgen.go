@@ -93,6 +93,8 @@ type gen struct {
 	data *codegen.Data
 	b    strings.Builder
 	vars int
+	// fieldOf is the direct.Field of the field being written, as Go.
+	fieldOf string
 }
 
 func (g *gen) printf(format string, args ...any) { fmt.Fprintf(&g.b, format, args...) }
@@ -108,16 +110,13 @@ type directExec struct {
 	w        *direct.Writer
 	fields   *direct.Fields
 	contexts *direct.Contexts
-	// rootErrors counts the errors of root fields answered (direct.RootError);
-	// nullData is set when one of them is non-null.
-	rootErrors int
-	nullData   bool
+	path     direct.Path
 }
 
 // execDirect writes the data of the query in ctx's operation context to w,
-// and says how many root fields' errors it answered; or gives up with
-// direct.ErrFallback, or nulls the whole data with direct.ErrNull.
-func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) (int, error) {
+// its errors to ctx's response context; direct.ErrNull when the data is
+// null, another error when the operation could not be answered.
+func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) error {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, nil)
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, func() *graphql.InputUnmarshalerIndex {
@@ -130,12 +129,9 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) (in
 	}
 	g.printf(`		)
 	})
-	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), contexts: direct.NewContexts(opCtx.Variables)}
-	err := x._%s(ctx, opCtx.Operation.SelectionSet, nil)
-	if err == nil && x.nullData {
-		err = direct.ErrNull
-	}
-	return x.rootErrors, err
+	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), path: direct.NewPath()}
+	x.contexts = direct.NewContexts(opCtx, &x.path)
+	return x._%s(ctx, opCtx.Operation.SelectionSet, nil)
 }
 `, g.data.QueryRoot.Name)
 
@@ -176,8 +172,11 @@ func (x *directExec) _%s(ctx context.Context, sel ast.SelectionSet, %s) error {
 	if err := x.w.Object(); err != nil {
 		return err
 	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
 	for i, field := range fields {
 		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
 		switch field.Name {
 		case "__typename":
 			x.w.Raw(%q)
@@ -195,7 +194,11 @@ func (x *directExec) _%s(ctx context.Context, sel ast.SelectionSet, %s) error {
 			return direct.ErrFallback
 		}
 	}
+	x.path.Leave(at)
 	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
 	return nil
 }
 `)
@@ -204,6 +207,8 @@ func (x *directExec) _%s(ctx context.Context, sel ast.SelectionSet, %s) error {
 
 // field writes the statements of one case: get the value v, write it.
 func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
+	// As gqlgen's field context says it (fieldContext_Object_field).
+	g.fieldOf = fmt.Sprintf("direct.Field{Object: %q, IsMethod: %t, IsResolver: %t}", o.Name, f.IsMethod() || f.IsResolver, f.IsResolver)
 	switch {
 	case f.TypeReference == nil, f.IsMap(), f.VOkFunc, f.HasHaser, f.IsBatch(), f.Stream:
 		g.printf("\t\t\treturn direct.ErrFallback\n")
@@ -216,7 +221,7 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 			parse = "x." + f.ArgsFunc()
 		}
 		g.printf("\t\t\tctx, fc, err := x.contexts.Of(ctx, %q, field, %t, %t, %s)\n", o.Name, f.IsMethod() || f.IsResolver, f.IsResolver, parse)
-		g.printf("\t\t\tif err != nil {\n\t\t\t\treturn err\n\t\t\t}\n")
+		g.printf("\t\t\tif err != nil {\n%s\t\t\t}\n", g.onError(f))
 		g.printf("\t\t\t_ = fc\n")
 		call := "x.Resolvers." + f.ShortInvocation()
 		if !f.IsResolver {
@@ -226,19 +231,19 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 			// The span's context goes to the call only: what the value's
 			// fields resolve to later is not this resolver's work.
 			g.printf("\t\t\tspanCtx, endSpan := %s(ctx, %q, %q)\n", g.ListSpan, o.Name, f.Name)
-			g.getThen(spanned, f.NoErr && !f.IsResolver, "endSpan()", onError(o, f))
+			g.getThen(spanned, f.NoErr && !f.IsResolver, "endSpan()", g.onError(f))
 			break
 		}
-		g.getThen(call, f.NoErr && !f.IsResolver, "", onError(o, f))
+		g.getThen(call, f.NoErr && !f.IsResolver, "", g.onError(f))
 	case f.IsMethod():
-		g.getThen("obj."+f.GoFieldName+"()", f.NoErr, "", onError(o, f))
+		g.getThen("obj."+f.GoFieldName+"()", f.NoErr, "", g.onError(f))
 	case f.IsVariable():
 		g.printf("\t\t\tv := obj.%s\n", f.GoFieldName)
 	default:
 		g.printf("\t\t\treturn direct.ErrFallback\n")
 		return nil
 	}
-	return g.value(f.TypeReference, "v", "\t\t\t")
+	return g.value(f.TypeReference, "v", "\t\t\t", "invalid = true", 0)
 }
 
 // getThen writes the call that gets the field's value v, with a statement
@@ -257,51 +262,61 @@ func (g *gen) getThen(call string, noErr bool, then, onErr string) {
 	}
 }
 
-// onError is what a field of o does when its resolver fails: a root field
-// is answered as gqlgen's executor answers it (direct.RootError: the error,
-// and null for the field, or for the whole data when the field is non-null)
-// and the next field follows; any other gives the operation up to gqlgen's
-// executor (direct.Failed), which is rare: the root fields' resolvers read
-// the whole tree (entgql's eager loads), so that is where reads fail.
-func onError(o *codegen.Object, f *codegen.Field) string {
-	if !o.Root {
-		return "\t\t\t\treturn direct.Failed(err)\n"
-	}
-	null := ""
+// onError is what field f does when its resolver, method or arguments
+// fail: the error is answered (direct.Path.Failed) and the field is null,
+// and so is its object when it is non-null; the next field follows. An
+// outage stops the operation.
+func (g *gen) onError(f *codegen.Field) string {
+	invalid := ""
 	if f.TypeReference.GQL.NonNull {
-		null = "\t\t\t\tx.nullData = true\n"
+		invalid = "\t\t\t\tinvalid = true\n"
 	}
-	return "\t\t\t\tx.rootErrors++\n" + null + "\t\t\t\tif err := direct.RootError(ctx, x.w, err); err != nil {\n\t\t\t\t\treturn err\n\t\t\t\t}\n\t\t\t\tcontinue\n"
+	return "\t\t\t\tif err := x.path.Failed(ctx, x.OperationContext, field, " + g.fieldOf + ", err); err != nil {\n\t\t\t\t\treturn err\n\t\t\t\t}\n" +
+		"\t\t\t\tx.w.Null()\n" + invalid + "\t\t\t\tcontinue\n"
 }
 
-// value writes the statements that write v, of type ref.
-func (g *gen) value(ref *config.TypeReference, v, in string) error {
+// value writes the statements that write v, of type ref, elements levels
+// of list below its field. A null where ref does not allow one runs
+// invalid, which makes the position above null (a nullable position
+// catches it: what was written of it is dropped for null).
+func (g *gen) value(ref *config.TypeReference, v, in, invalid string, elements int) error {
 	if ref.IsNilable() {
-		// A nil in a non-null position gives up (gqlgen reports it); a nil
-		// elsewhere is null.
+		g.printf("%sif %s == nil {\n", in, v)
 		if ref.GQL.NonNull {
-			g.printf("%sif %s == nil {\n%s\treturn direct.ErrFallback\n%s}\n", in, v, in, in)
+			g.printf("%s\tx.path.InvalidNull(ctx, field, %s, %q, %d)\n%s\tx.w.Null()\n%s\t%s\n", in, g.fieldOf, ref.GQL.String(), elements, in, in, invalid)
 		} else {
-			g.printf("%sif %s == nil {\n%s\tx.w.Null()\n%s} else {\n", in, v, in, in)
-			defer g.printf("%s}\n", in)
-			in += "\t"
+			g.printf("%s\tx.w.Null()\n", in)
 		}
+		g.printf("%s} else {\n", in)
+		defer g.printf("%s}\n", in)
+		in += "\t"
 	}
 	switch {
 	case ref.IsSlice():
 		g.vars++
-		i, e := fmt.Sprintf("i%d", g.vars), fmt.Sprintf("e%d", g.vars)
-		g.printf("%sx.w.Byte('[')\n%sfor %s, %s := range %s {\n%s\tx.w.Comma(%s)\n", in, in, i, e, v, in, i)
-		if err := g.value(ref.Elem(), e, in+"\t"); err != nil {
+		n := g.vars
+		if !ref.GQL.NonNull {
+			g.printf("%smark%d := x.w.Len()\n", in, n)
+		}
+		g.printf("%sat%d, invalid%d := x.path.Enter(), false\n", in, n, n)
+		g.printf("%sx.w.Byte('[')\n%sfor i%d, e%d := range %s {\n%s\tx.path.Index(at%d, i%d)\n%s\tx.w.Comma(i%d)\n", in, in, n, n, v, in, n, n, in, n)
+		if err := g.value(ref.Elem(), fmt.Sprintf("e%d", n), in+"\t", fmt.Sprintf("invalid%d = true", n), elements+1); err != nil {
 			return err
 		}
-		g.printf("%s}\n%sx.w.Byte(']')\n", in, in)
+		g.printf("%s}\n%sx.path.Leave(at%d)\n%sx.w.Byte(']')\n", in, in, n, in)
+		g.printf("%sif invalid%d {\n%s\t%s\n%s}\n", in, n, in, g.nulled(ref, n, invalid), in)
 	case ref.Definition.Kind == ast.Object || ref.Definition.Kind == ast.Interface:
 		arg := v
 		if !ref.IsNilable() {
 			arg = "&" + v
 		}
-		g.printf("%sif err := x._%s(ctx, field.Selections, %s); err != nil {\n%s\treturn err\n%s}\n", in, ref.Definition.Name, arg, in, in)
+		g.vars++
+		n := g.vars
+		if !ref.GQL.NonNull {
+			g.printf("%smark%d := x.w.Len()\n", in, n)
+		}
+		g.printf("%sif err := x._%s(ctx, field.Selections, %s); err == direct.ErrNull {\n%s\t%s\n%s} else if err != nil {\n%s\treturn err\n%s}\n",
+			in, ref.Definition.Name, arg, in, g.nulled(ref, n, invalid), in, in, in)
 	default:
 		if code, ok := g.scalar(ref); ok {
 			switch {
@@ -318,6 +333,16 @@ func (g *gen) value(ref *config.TypeReference, v, in string) error {
 		g.printf("%sx.%s(ctx, field.Selections, %s).MarshalGQL(x.w)\n", in, ref.MarshalFunc(), v)
 	}
 	return nil
+}
+
+// nulled is what a position of type ref does when what it holds is null
+// where that is not allowed: null in its place, when it may be null (mark n
+// is where it starts); else the position above's invalid.
+func (g *gen) nulled(ref *config.TypeReference, n int, invalid string) string {
+	if ref.GQL.NonNull {
+		return invalid
+	}
+	return fmt.Sprintf("x.w.Truncate(mark%d)\n\tx.w.Null()", n)
 }
 
 // scalar is the statement that writes a scalar v of ref's type, if one of the
