@@ -93,6 +93,13 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldAgentSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldAgentSignedRemotely},
 			inventory.FieldOwnerSignerName:       {Type: field.TypeString, Column: inventory.FieldOwnerSignerName},
 			inventory.FieldOwnerSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldOwnerSignedRemotely},
+			inventory.FieldTenantSignatureDate:   {Type: field.TypeTime, Column: inventory.FieldTenantSignatureDate},
+			inventory.FieldTenantSignerName:      {Type: field.TypeString, Column: inventory.FieldTenantSignerName},
+			inventory.FieldTenantSignedRemotely:  {Type: field.TypeBool, Column: inventory.FieldTenantSignedRemotely},
+			inventory.FieldRequiredSignatures:    {Type: field.TypeString, Column: inventory.FieldRequiredSignatures},
+			inventory.FieldAgentSignedWith:       {Type: field.TypeString, Column: inventory.FieldAgentSignedWith},
+			inventory.FieldOwnerSignedWith:       {Type: field.TypeString, Column: inventory.FieldOwnerSignedWith},
+			inventory.FieldTenantSignedWith:      {Type: field.TypeString, Column: inventory.FieldTenantSignedWith},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -637,6 +644,41 @@ func (f *InventoryFilter) WhereOwnerSignerName(p entql.StringP) {
 // WhereOwnerSignedRemotely applies the entql bool predicate on the owner_signed_remotely field.
 func (f *InventoryFilter) WhereOwnerSignedRemotely(p entql.BoolP) {
 	f.Where(p.Field(inventory.FieldOwnerSignedRemotely))
+}
+
+// WhereTenantSignatureDate applies the entql time.Time predicate on the tenant_signature_date field.
+func (f *InventoryFilter) WhereTenantSignatureDate(p entql.TimeP) {
+	f.Where(p.Field(inventory.FieldTenantSignatureDate))
+}
+
+// WhereTenantSignerName applies the entql string predicate on the tenant_signer_name field.
+func (f *InventoryFilter) WhereTenantSignerName(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldTenantSignerName))
+}
+
+// WhereTenantSignedRemotely applies the entql bool predicate on the tenant_signed_remotely field.
+func (f *InventoryFilter) WhereTenantSignedRemotely(p entql.BoolP) {
+	f.Where(p.Field(inventory.FieldTenantSignedRemotely))
+}
+
+// WhereRequiredSignatures applies the entql string predicate on the required_signatures field.
+func (f *InventoryFilter) WhereRequiredSignatures(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldRequiredSignatures))
+}
+
+// WhereAgentSignedWith applies the entql string predicate on the agent_signed_with field.
+func (f *InventoryFilter) WhereAgentSignedWith(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldAgentSignedWith))
+}
+
+// WhereOwnerSignedWith applies the entql string predicate on the owner_signed_with field.
+func (f *InventoryFilter) WhereOwnerSignedWith(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldOwnerSignedWith))
+}
+
+// WhereTenantSignedWith applies the entql string predicate on the tenant_signed_with field.
+func (f *InventoryFilter) WhereTenantSignedWith(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldTenantSignedWith))
 }
 
 // WhereHasProperty applies a predicate to check if query has an edge property.

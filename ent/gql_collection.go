@@ -270,6 +270,21 @@ func (_q *InventoryQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 				selectedFields = append(selectedFields, inventory.FieldOwnerSignedRemotely)
 				fieldSeen[inventory.FieldOwnerSignedRemotely] = struct{}{}
 			}
+		case "tenantSignatureDate":
+			if _, ok := fieldSeen[inventory.FieldTenantSignatureDate]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldTenantSignatureDate)
+				fieldSeen[inventory.FieldTenantSignatureDate] = struct{}{}
+			}
+		case "tenantSignerName":
+			if _, ok := fieldSeen[inventory.FieldTenantSignerName]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldTenantSignerName)
+				fieldSeen[inventory.FieldTenantSignerName] = struct{}{}
+			}
+		case "tenantSignedRemotely":
+			if _, ok := fieldSeen[inventory.FieldTenantSignedRemotely]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldTenantSignedRemotely)
+				fieldSeen[inventory.FieldTenantSignedRemotely] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

@@ -64,6 +64,20 @@ type Inventory struct {
 	OwnerSignerName *string `json:"owner_signer_name,omitempty"`
 	// Whether the owner signed remotely.
 	OwnerSignedRemotely bool `json:"owner_signed_remotely,omitempty"`
+	// When the tenant signed; absent until then.
+	TenantSignatureDate *time.Time `json:"tenant_signature_date,omitempty"`
+	// Who signed for the tenant; absent until then.
+	TenantSignerName *string `json:"tenant_signer_name,omitempty"`
+	// Whether the tenant signed remotely.
+	TenantSignedRemotely bool `json:"tenant_signed_remotely,omitempty"`
+	// RequiredSignatures holds the value of the "required_signatures" field.
+	RequiredSignatures string `json:"required_signatures,omitempty"`
+	// AgentSignedWith holds the value of the "agent_signed_with" field.
+	AgentSignedWith *string `json:"agent_signed_with,omitempty"`
+	// OwnerSignedWith holds the value of the "owner_signed_with" field.
+	OwnerSignedWith *string `json:"owner_signed_with,omitempty"`
+	// TenantSignedWith holds the value of the "tenant_signed_with" field.
+	TenantSignedWith *string `json:"tenant_signed_with,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InventoryQuery when eager-loading is set.
 	Edges        InventoryEdges `json:"edges"`
@@ -107,7 +121,7 @@ func (e InventoryEdges) EnvironmentsOrErr() ([]*Environment, error) {
 
 // scanInventoryRow holds the scan destinations of one Inventory row in a single allocation.
 type scanInventoryRow struct {
-	values                [22]any
+	values                [29]any
 	ID                    uuid.UUID
 	CompanyID             uuid.UUID
 	PropertyID            uuid.UUID
@@ -130,6 +144,13 @@ type scanInventoryRow struct {
 	AgentSignedRemotely   sql.NullBool
 	OwnerSignerName       sql.NullString
 	OwnerSignedRemotely   sql.NullBool
+	TenantSignatureDate   sql.NullTime
+	TenantSignerName      sql.NullString
+	TenantSignedRemotely  sql.NullBool
+	RequiredSignatures    sql.NullString
+	AgentSignedWith       sql.NullString
+	OwnerSignedWith       sql.NullString
+	TenantSignedWith      sql.NullString
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -187,6 +208,20 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = &row.OwnerSignerName
 		case inventory.FieldOwnerSignedRemotely:
 			values[i] = &row.OwnerSignedRemotely
+		case inventory.FieldTenantSignatureDate:
+			values[i] = &row.TenantSignatureDate
+		case inventory.FieldTenantSignerName:
+			values[i] = &row.TenantSignerName
+		case inventory.FieldTenantSignedRemotely:
+			values[i] = &row.TenantSignedRemotely
+		case inventory.FieldRequiredSignatures:
+			values[i] = &row.RequiredSignatures
+		case inventory.FieldAgentSignedWith:
+			values[i] = &row.AgentSignedWith
+		case inventory.FieldOwnerSignedWith:
+			values[i] = &row.OwnerSignedWith
+		case inventory.FieldTenantSignedWith:
+			values[i] = &row.TenantSignedWith
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -342,6 +377,53 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.OwnerSignedRemotely = value.Bool
 			}
+		case inventory.FieldTenantSignatureDate:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field tenant_signature_date", values[i])
+			} else if value.Valid {
+				_m.TenantSignatureDate = new(time.Time)
+				*_m.TenantSignatureDate = value.Time
+			}
+		case inventory.FieldTenantSignerName:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field tenant_signer_name", values[i])
+			} else if value.Valid {
+				_m.TenantSignerName = new(string)
+				*_m.TenantSignerName = value.String
+			}
+		case inventory.FieldTenantSignedRemotely:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field tenant_signed_remotely", values[i])
+			} else if value.Valid {
+				_m.TenantSignedRemotely = value.Bool
+			}
+		case inventory.FieldRequiredSignatures:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field required_signatures", values[i])
+			} else if value.Valid {
+				_m.RequiredSignatures = value.String
+			}
+		case inventory.FieldAgentSignedWith:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field agent_signed_with", values[i])
+			} else if value.Valid {
+				_m.AgentSignedWith = new(string)
+				*_m.AgentSignedWith = value.String
+			}
+		case inventory.FieldOwnerSignedWith:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field owner_signed_with", values[i])
+			} else if value.Valid {
+				_m.OwnerSignedWith = new(string)
+				*_m.OwnerSignedWith = value.String
+			}
+		case inventory.FieldTenantSignedWith:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field tenant_signed_with", values[i])
+			} else if value.Valid {
+				_m.TenantSignedWith = new(string)
+				*_m.TenantSignedWith = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -466,6 +548,37 @@ func (_m *Inventory) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("owner_signed_remotely=")
 	builder.WriteString(fmt.Sprintf("%v", _m.OwnerSignedRemotely))
+	builder.WriteString(", ")
+	if v := _m.TenantSignatureDate; v != nil {
+		builder.WriteString("tenant_signature_date=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.TenantSignerName; v != nil {
+		builder.WriteString("tenant_signer_name=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("tenant_signed_remotely=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TenantSignedRemotely))
+	builder.WriteString(", ")
+	builder.WriteString("required_signatures=")
+	builder.WriteString(_m.RequiredSignatures)
+	builder.WriteString(", ")
+	if v := _m.AgentSignedWith; v != nil {
+		builder.WriteString("agent_signed_with=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.OwnerSignedWith; v != nil {
+		builder.WriteString("owner_signed_with=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.TenantSignedWith; v != nil {
+		builder.WriteString("tenant_signed_with=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

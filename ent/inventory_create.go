@@ -287,6 +287,104 @@ func (_c *InventoryCreate) SetNillableOwnerSignedRemotely(v *bool) *InventoryCre
 	return _c
 }
 
+// SetTenantSignatureDate sets the "tenant_signature_date" field.
+func (_c *InventoryCreate) SetTenantSignatureDate(v time.Time) *InventoryCreate {
+	_c.mutation.SetTenantSignatureDate(v)
+	return _c
+}
+
+// SetNillableTenantSignatureDate sets the "tenant_signature_date" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableTenantSignatureDate(v *time.Time) *InventoryCreate {
+	if v != nil {
+		_c.SetTenantSignatureDate(*v)
+	}
+	return _c
+}
+
+// SetTenantSignerName sets the "tenant_signer_name" field.
+func (_c *InventoryCreate) SetTenantSignerName(v string) *InventoryCreate {
+	_c.mutation.SetTenantSignerName(v)
+	return _c
+}
+
+// SetNillableTenantSignerName sets the "tenant_signer_name" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableTenantSignerName(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetTenantSignerName(*v)
+	}
+	return _c
+}
+
+// SetTenantSignedRemotely sets the "tenant_signed_remotely" field.
+func (_c *InventoryCreate) SetTenantSignedRemotely(v bool) *InventoryCreate {
+	_c.mutation.SetTenantSignedRemotely(v)
+	return _c
+}
+
+// SetNillableTenantSignedRemotely sets the "tenant_signed_remotely" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableTenantSignedRemotely(v *bool) *InventoryCreate {
+	if v != nil {
+		_c.SetTenantSignedRemotely(*v)
+	}
+	return _c
+}
+
+// SetRequiredSignatures sets the "required_signatures" field.
+func (_c *InventoryCreate) SetRequiredSignatures(v string) *InventoryCreate {
+	_c.mutation.SetRequiredSignatures(v)
+	return _c
+}
+
+// SetNillableRequiredSignatures sets the "required_signatures" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableRequiredSignatures(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetRequiredSignatures(*v)
+	}
+	return _c
+}
+
+// SetAgentSignedWith sets the "agent_signed_with" field.
+func (_c *InventoryCreate) SetAgentSignedWith(v string) *InventoryCreate {
+	_c.mutation.SetAgentSignedWith(v)
+	return _c
+}
+
+// SetNillableAgentSignedWith sets the "agent_signed_with" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableAgentSignedWith(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetAgentSignedWith(*v)
+	}
+	return _c
+}
+
+// SetOwnerSignedWith sets the "owner_signed_with" field.
+func (_c *InventoryCreate) SetOwnerSignedWith(v string) *InventoryCreate {
+	_c.mutation.SetOwnerSignedWith(v)
+	return _c
+}
+
+// SetNillableOwnerSignedWith sets the "owner_signed_with" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableOwnerSignedWith(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetOwnerSignedWith(*v)
+	}
+	return _c
+}
+
+// SetTenantSignedWith sets the "tenant_signed_with" field.
+func (_c *InventoryCreate) SetTenantSignedWith(v string) *InventoryCreate {
+	_c.mutation.SetTenantSignedWith(v)
+	return _c
+}
+
+// SetNillableTenantSignedWith sets the "tenant_signed_with" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableTenantSignedWith(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetTenantSignedWith(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InventoryCreate) SetID(v uuid.UUID) *InventoryCreate {
 	_c.mutation.SetID(v)
@@ -403,6 +501,14 @@ func (_c *InventoryCreate) defaults() error {
 		v := inventory.DefaultOwnerSignedRemotely
 		_c.mutation.SetOwnerSignedRemotely(v)
 	}
+	if _, ok := _c.mutation.TenantSignedRemotely(); !ok {
+		v := inventory.DefaultTenantSignedRemotely
+		_c.mutation.SetTenantSignedRemotely(v)
+	}
+	if _, ok := _c.mutation.RequiredSignatures(); !ok {
+		v := inventory.DefaultRequiredSignatures
+		_c.mutation.SetRequiredSignatures(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if inventory.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized inventory.DefaultID (forgotten import ent/runtime?)")
@@ -488,6 +594,37 @@ func (_c *InventoryCreate) check() error {
 	}
 	if _, ok := _c.mutation.OwnerSignedRemotely(); !ok {
 		return &ValidationError{Name: "owner_signed_remotely", err: errors.New(`ent: missing required field "Inventory.owner_signed_remotely"`)}
+	}
+	if v, ok := _c.mutation.TenantSignerName(); ok {
+		if err := inventory.TenantSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signer_name": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.TenantSignedRemotely(); !ok {
+		return &ValidationError{Name: "tenant_signed_remotely", err: errors.New(`ent: missing required field "Inventory.tenant_signed_remotely"`)}
+	}
+	if _, ok := _c.mutation.RequiredSignatures(); !ok {
+		return &ValidationError{Name: "required_signatures", err: errors.New(`ent: missing required field "Inventory.required_signatures"`)}
+	}
+	if v, ok := _c.mutation.RequiredSignatures(); ok {
+		if err := inventory.RequiredSignaturesValidator(v); err != nil {
+			return &ValidationError{Name: "required_signatures", err: fmt.Errorf(`ent: validator failed for field "Inventory.required_signatures": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.AgentSignedWith(); ok {
+		if err := inventory.AgentSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.OwnerSignedWith(); ok {
+		if err := inventory.OwnerSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.TenantSignedWith(); ok {
+		if err := inventory.TenantSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_with": %w`, err)}
+		}
 	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
 		return &ValidationError{Name: "property", err: errors.New(`ent: missing required edge "Inventory.property"`)}
@@ -606,6 +743,34 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.OwnerSignedRemotely(); ok {
 		_spec.SetField(inventory.FieldOwnerSignedRemotely, field.TypeBool, value)
 		_node.OwnerSignedRemotely = value
+	}
+	if value, ok := _c.mutation.TenantSignatureDate(); ok {
+		_spec.SetField(inventory.FieldTenantSignatureDate, field.TypeTime, value)
+		_node.TenantSignatureDate = &value
+	}
+	if value, ok := _c.mutation.TenantSignerName(); ok {
+		_spec.SetField(inventory.FieldTenantSignerName, field.TypeString, value)
+		_node.TenantSignerName = &value
+	}
+	if value, ok := _c.mutation.TenantSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldTenantSignedRemotely, field.TypeBool, value)
+		_node.TenantSignedRemotely = value
+	}
+	if value, ok := _c.mutation.RequiredSignatures(); ok {
+		_spec.SetField(inventory.FieldRequiredSignatures, field.TypeString, value)
+		_node.RequiredSignatures = value
+	}
+	if value, ok := _c.mutation.AgentSignedWith(); ok {
+		_spec.SetField(inventory.FieldAgentSignedWith, field.TypeString, value)
+		_node.AgentSignedWith = &value
+	}
+	if value, ok := _c.mutation.OwnerSignedWith(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedWith, field.TypeString, value)
+		_node.OwnerSignedWith = &value
+	}
+	if value, ok := _c.mutation.TenantSignedWith(); ok {
+		_spec.SetField(inventory.FieldTenantSignedWith, field.TypeString, value)
+		_node.TenantSignedWith = &value
 	}
 	if nodes := _c.mutation.PropertyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -346,6 +346,134 @@ func (_u *InventoryUpdate) SetNillableOwnerSignedRemotely(v *bool) *InventoryUpd
 	return _u
 }
 
+// SetTenantSignatureDate sets the "tenant_signature_date" field.
+func (_u *InventoryUpdate) SetTenantSignatureDate(v time.Time) *InventoryUpdate {
+	_u.mutation.SetTenantSignatureDate(v)
+	return _u
+}
+
+// SetNillableTenantSignatureDate sets the "tenant_signature_date" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableTenantSignatureDate(v *time.Time) *InventoryUpdate {
+	if v != nil {
+		_u.SetTenantSignatureDate(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignatureDate clears the value of the "tenant_signature_date" field.
+func (_u *InventoryUpdate) ClearTenantSignatureDate() *InventoryUpdate {
+	_u.mutation.ClearTenantSignatureDate()
+	return _u
+}
+
+// SetTenantSignerName sets the "tenant_signer_name" field.
+func (_u *InventoryUpdate) SetTenantSignerName(v string) *InventoryUpdate {
+	_u.mutation.SetTenantSignerName(v)
+	return _u
+}
+
+// SetNillableTenantSignerName sets the "tenant_signer_name" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableTenantSignerName(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetTenantSignerName(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignerName clears the value of the "tenant_signer_name" field.
+func (_u *InventoryUpdate) ClearTenantSignerName() *InventoryUpdate {
+	_u.mutation.ClearTenantSignerName()
+	return _u
+}
+
+// SetTenantSignedRemotely sets the "tenant_signed_remotely" field.
+func (_u *InventoryUpdate) SetTenantSignedRemotely(v bool) *InventoryUpdate {
+	_u.mutation.SetTenantSignedRemotely(v)
+	return _u
+}
+
+// SetNillableTenantSignedRemotely sets the "tenant_signed_remotely" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableTenantSignedRemotely(v *bool) *InventoryUpdate {
+	if v != nil {
+		_u.SetTenantSignedRemotely(*v)
+	}
+	return _u
+}
+
+// SetRequiredSignatures sets the "required_signatures" field.
+func (_u *InventoryUpdate) SetRequiredSignatures(v string) *InventoryUpdate {
+	_u.mutation.SetRequiredSignatures(v)
+	return _u
+}
+
+// SetNillableRequiredSignatures sets the "required_signatures" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableRequiredSignatures(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetRequiredSignatures(*v)
+	}
+	return _u
+}
+
+// SetAgentSignedWith sets the "agent_signed_with" field.
+func (_u *InventoryUpdate) SetAgentSignedWith(v string) *InventoryUpdate {
+	_u.mutation.SetAgentSignedWith(v)
+	return _u
+}
+
+// SetNillableAgentSignedWith sets the "agent_signed_with" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableAgentSignedWith(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetAgentSignedWith(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignedWith clears the value of the "agent_signed_with" field.
+func (_u *InventoryUpdate) ClearAgentSignedWith() *InventoryUpdate {
+	_u.mutation.ClearAgentSignedWith()
+	return _u
+}
+
+// SetOwnerSignedWith sets the "owner_signed_with" field.
+func (_u *InventoryUpdate) SetOwnerSignedWith(v string) *InventoryUpdate {
+	_u.mutation.SetOwnerSignedWith(v)
+	return _u
+}
+
+// SetNillableOwnerSignedWith sets the "owner_signed_with" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableOwnerSignedWith(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetOwnerSignedWith(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignedWith clears the value of the "owner_signed_with" field.
+func (_u *InventoryUpdate) ClearOwnerSignedWith() *InventoryUpdate {
+	_u.mutation.ClearOwnerSignedWith()
+	return _u
+}
+
+// SetTenantSignedWith sets the "tenant_signed_with" field.
+func (_u *InventoryUpdate) SetTenantSignedWith(v string) *InventoryUpdate {
+	_u.mutation.SetTenantSignedWith(v)
+	return _u
+}
+
+// SetNillableTenantSignedWith sets the "tenant_signed_with" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableTenantSignedWith(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetTenantSignedWith(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignedWith clears the value of the "tenant_signed_with" field.
+func (_u *InventoryUpdate) ClearTenantSignedWith() *InventoryUpdate {
+	_u.mutation.ClearTenantSignedWith()
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdate) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdate {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -451,6 +579,31 @@ func (_u *InventoryUpdate) check() error {
 			return &ValidationError{Name: "owner_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signer_name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.TenantSignerName(); ok {
+		if err := inventory.TenantSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signer_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RequiredSignatures(); ok {
+		if err := inventory.RequiredSignaturesValidator(v); err != nil {
+			return &ValidationError{Name: "required_signatures", err: fmt.Errorf(`ent: validator failed for field "Inventory.required_signatures": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AgentSignedWith(); ok {
+		if err := inventory.AgentSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignedWith(); ok {
+		if err := inventory.OwnerSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignedWith(); ok {
+		if err := inventory.TenantSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_with": %w`, err)}
+		}
+	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Inventory.property"`)
 	}
@@ -552,6 +705,42 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.OwnerSignedRemotely(); ok {
 		_spec.SetField(inventory.FieldOwnerSignedRemotely, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.TenantSignatureDate(); ok {
+		_spec.SetField(inventory.FieldTenantSignatureDate, field.TypeTime, value)
+	}
+	if _u.mutation.TenantSignatureDateCleared() {
+		_spec.ClearField(inventory.FieldTenantSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TenantSignerName(); ok {
+		_spec.SetField(inventory.FieldTenantSignerName, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignerNameCleared() {
+		_spec.ClearField(inventory.FieldTenantSignerName, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldTenantSignedRemotely, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.RequiredSignatures(); ok {
+		_spec.SetField(inventory.FieldRequiredSignatures, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AgentSignedWith(); ok {
+		_spec.SetField(inventory.FieldAgentSignedWith, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignedWithCleared() {
+		_spec.ClearField(inventory.FieldAgentSignedWith, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignedWith(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedWith, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignedWithCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignedWith, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignedWith(); ok {
+		_spec.SetField(inventory.FieldTenantSignedWith, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignedWithCleared() {
+		_spec.ClearField(inventory.FieldTenantSignedWith, field.TypeString)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -932,6 +1121,134 @@ func (_u *InventoryUpdateOne) SetNillableOwnerSignedRemotely(v *bool) *Inventory
 	return _u
 }
 
+// SetTenantSignatureDate sets the "tenant_signature_date" field.
+func (_u *InventoryUpdateOne) SetTenantSignatureDate(v time.Time) *InventoryUpdateOne {
+	_u.mutation.SetTenantSignatureDate(v)
+	return _u
+}
+
+// SetNillableTenantSignatureDate sets the "tenant_signature_date" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableTenantSignatureDate(v *time.Time) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetTenantSignatureDate(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignatureDate clears the value of the "tenant_signature_date" field.
+func (_u *InventoryUpdateOne) ClearTenantSignatureDate() *InventoryUpdateOne {
+	_u.mutation.ClearTenantSignatureDate()
+	return _u
+}
+
+// SetTenantSignerName sets the "tenant_signer_name" field.
+func (_u *InventoryUpdateOne) SetTenantSignerName(v string) *InventoryUpdateOne {
+	_u.mutation.SetTenantSignerName(v)
+	return _u
+}
+
+// SetNillableTenantSignerName sets the "tenant_signer_name" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableTenantSignerName(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetTenantSignerName(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignerName clears the value of the "tenant_signer_name" field.
+func (_u *InventoryUpdateOne) ClearTenantSignerName() *InventoryUpdateOne {
+	_u.mutation.ClearTenantSignerName()
+	return _u
+}
+
+// SetTenantSignedRemotely sets the "tenant_signed_remotely" field.
+func (_u *InventoryUpdateOne) SetTenantSignedRemotely(v bool) *InventoryUpdateOne {
+	_u.mutation.SetTenantSignedRemotely(v)
+	return _u
+}
+
+// SetNillableTenantSignedRemotely sets the "tenant_signed_remotely" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableTenantSignedRemotely(v *bool) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetTenantSignedRemotely(*v)
+	}
+	return _u
+}
+
+// SetRequiredSignatures sets the "required_signatures" field.
+func (_u *InventoryUpdateOne) SetRequiredSignatures(v string) *InventoryUpdateOne {
+	_u.mutation.SetRequiredSignatures(v)
+	return _u
+}
+
+// SetNillableRequiredSignatures sets the "required_signatures" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableRequiredSignatures(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetRequiredSignatures(*v)
+	}
+	return _u
+}
+
+// SetAgentSignedWith sets the "agent_signed_with" field.
+func (_u *InventoryUpdateOne) SetAgentSignedWith(v string) *InventoryUpdateOne {
+	_u.mutation.SetAgentSignedWith(v)
+	return _u
+}
+
+// SetNillableAgentSignedWith sets the "agent_signed_with" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableAgentSignedWith(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetAgentSignedWith(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignedWith clears the value of the "agent_signed_with" field.
+func (_u *InventoryUpdateOne) ClearAgentSignedWith() *InventoryUpdateOne {
+	_u.mutation.ClearAgentSignedWith()
+	return _u
+}
+
+// SetOwnerSignedWith sets the "owner_signed_with" field.
+func (_u *InventoryUpdateOne) SetOwnerSignedWith(v string) *InventoryUpdateOne {
+	_u.mutation.SetOwnerSignedWith(v)
+	return _u
+}
+
+// SetNillableOwnerSignedWith sets the "owner_signed_with" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableOwnerSignedWith(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetOwnerSignedWith(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignedWith clears the value of the "owner_signed_with" field.
+func (_u *InventoryUpdateOne) ClearOwnerSignedWith() *InventoryUpdateOne {
+	_u.mutation.ClearOwnerSignedWith()
+	return _u
+}
+
+// SetTenantSignedWith sets the "tenant_signed_with" field.
+func (_u *InventoryUpdateOne) SetTenantSignedWith(v string) *InventoryUpdateOne {
+	_u.mutation.SetTenantSignedWith(v)
+	return _u
+}
+
+// SetNillableTenantSignedWith sets the "tenant_signed_with" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableTenantSignedWith(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetTenantSignedWith(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignedWith clears the value of the "tenant_signed_with" field.
+func (_u *InventoryUpdateOne) ClearTenantSignedWith() *InventoryUpdateOne {
+	_u.mutation.ClearTenantSignedWith()
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdateOne) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdateOne {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -1048,6 +1365,31 @@ func (_u *InventoryUpdateOne) check() error {
 	if v, ok := _u.mutation.OwnerSignerName(); ok {
 		if err := inventory.OwnerSignerNameValidator(v); err != nil {
 			return &ValidationError{Name: "owner_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signer_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignerName(); ok {
+		if err := inventory.TenantSignerNameValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signer_name", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signer_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RequiredSignatures(); ok {
+		if err := inventory.RequiredSignaturesValidator(v); err != nil {
+			return &ValidationError{Name: "required_signatures", err: fmt.Errorf(`ent: validator failed for field "Inventory.required_signatures": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AgentSignedWith(); ok {
+		if err := inventory.AgentSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignedWith(); ok {
+		if err := inventory.OwnerSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignedWith(); ok {
+		if err := inventory.TenantSignedWithValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_with": %w`, err)}
 		}
 	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
@@ -1168,6 +1510,42 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if value, ok := _u.mutation.OwnerSignedRemotely(); ok {
 		_spec.SetField(inventory.FieldOwnerSignedRemotely, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.TenantSignatureDate(); ok {
+		_spec.SetField(inventory.FieldTenantSignatureDate, field.TypeTime, value)
+	}
+	if _u.mutation.TenantSignatureDateCleared() {
+		_spec.ClearField(inventory.FieldTenantSignatureDate, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TenantSignerName(); ok {
+		_spec.SetField(inventory.FieldTenantSignerName, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignerNameCleared() {
+		_spec.ClearField(inventory.FieldTenantSignerName, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignedRemotely(); ok {
+		_spec.SetField(inventory.FieldTenantSignedRemotely, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.RequiredSignatures(); ok {
+		_spec.SetField(inventory.FieldRequiredSignatures, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AgentSignedWith(); ok {
+		_spec.SetField(inventory.FieldAgentSignedWith, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignedWithCleared() {
+		_spec.ClearField(inventory.FieldAgentSignedWith, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignedWith(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedWith, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignedWithCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignedWith, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignedWith(); ok {
+		_spec.SetField(inventory.FieldTenantSignedWith, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignedWithCleared() {
+		_spec.ClearField(inventory.FieldTenantSignedWith, field.TypeString)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -1579,6 +1579,13 @@ type InventoryMutation struct {
 	agent_signed_remotely    *bool
 	owner_signer_name        *string
 	owner_signed_remotely    *bool
+	tenant_signature_date    *time.Time
+	tenant_signer_name       *string
+	tenant_signed_remotely   *bool
+	required_signatures      *string
+	agent_signed_with        *string
+	owner_signed_with        *string
+	tenant_signed_with       *string
 	clearedFields            map[string]struct{}
 	property                 *uuid.UUID
 	clearedproperty          bool
@@ -2594,6 +2601,323 @@ func (m *InventoryMutation) ResetOwnerSignedRemotely() {
 	m.owner_signed_remotely = nil
 }
 
+// SetTenantSignatureDate sets the "tenant_signature_date" field.
+func (m *InventoryMutation) SetTenantSignatureDate(t time.Time) {
+	m.tenant_signature_date = &t
+}
+
+// TenantSignatureDate returns the value of the "tenant_signature_date" field in the mutation.
+func (m *InventoryMutation) TenantSignatureDate() (r time.Time, exists bool) {
+	v := m.tenant_signature_date
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantSignatureDate returns the old "tenant_signature_date" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldTenantSignatureDate(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantSignatureDate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantSignatureDate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantSignatureDate: %w", err)
+	}
+	return oldValue.TenantSignatureDate, nil
+}
+
+// ClearTenantSignatureDate clears the value of the "tenant_signature_date" field.
+func (m *InventoryMutation) ClearTenantSignatureDate() {
+	m.tenant_signature_date = nil
+	m.clearedFields[inventory.FieldTenantSignatureDate] = struct{}{}
+}
+
+// TenantSignatureDateCleared returns if the "tenant_signature_date" field was cleared in this mutation.
+func (m *InventoryMutation) TenantSignatureDateCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldTenantSignatureDate]
+	return ok
+}
+
+// ResetTenantSignatureDate resets all changes to the "tenant_signature_date" field.
+func (m *InventoryMutation) ResetTenantSignatureDate() {
+	m.tenant_signature_date = nil
+	delete(m.clearedFields, inventory.FieldTenantSignatureDate)
+}
+
+// SetTenantSignerName sets the "tenant_signer_name" field.
+func (m *InventoryMutation) SetTenantSignerName(s string) {
+	m.tenant_signer_name = &s
+}
+
+// TenantSignerName returns the value of the "tenant_signer_name" field in the mutation.
+func (m *InventoryMutation) TenantSignerName() (r string, exists bool) {
+	v := m.tenant_signer_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantSignerName returns the old "tenant_signer_name" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldTenantSignerName(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantSignerName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantSignerName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantSignerName: %w", err)
+	}
+	return oldValue.TenantSignerName, nil
+}
+
+// ClearTenantSignerName clears the value of the "tenant_signer_name" field.
+func (m *InventoryMutation) ClearTenantSignerName() {
+	m.tenant_signer_name = nil
+	m.clearedFields[inventory.FieldTenantSignerName] = struct{}{}
+}
+
+// TenantSignerNameCleared returns if the "tenant_signer_name" field was cleared in this mutation.
+func (m *InventoryMutation) TenantSignerNameCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldTenantSignerName]
+	return ok
+}
+
+// ResetTenantSignerName resets all changes to the "tenant_signer_name" field.
+func (m *InventoryMutation) ResetTenantSignerName() {
+	m.tenant_signer_name = nil
+	delete(m.clearedFields, inventory.FieldTenantSignerName)
+}
+
+// SetTenantSignedRemotely sets the "tenant_signed_remotely" field.
+func (m *InventoryMutation) SetTenantSignedRemotely(b bool) {
+	m.tenant_signed_remotely = &b
+}
+
+// TenantSignedRemotely returns the value of the "tenant_signed_remotely" field in the mutation.
+func (m *InventoryMutation) TenantSignedRemotely() (r bool, exists bool) {
+	v := m.tenant_signed_remotely
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantSignedRemotely returns the old "tenant_signed_remotely" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldTenantSignedRemotely(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantSignedRemotely is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantSignedRemotely requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantSignedRemotely: %w", err)
+	}
+	return oldValue.TenantSignedRemotely, nil
+}
+
+// ResetTenantSignedRemotely resets all changes to the "tenant_signed_remotely" field.
+func (m *InventoryMutation) ResetTenantSignedRemotely() {
+	m.tenant_signed_remotely = nil
+}
+
+// SetRequiredSignatures sets the "required_signatures" field.
+func (m *InventoryMutation) SetRequiredSignatures(s string) {
+	m.required_signatures = &s
+}
+
+// RequiredSignatures returns the value of the "required_signatures" field in the mutation.
+func (m *InventoryMutation) RequiredSignatures() (r string, exists bool) {
+	v := m.required_signatures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequiredSignatures returns the old "required_signatures" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldRequiredSignatures(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequiredSignatures is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequiredSignatures requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequiredSignatures: %w", err)
+	}
+	return oldValue.RequiredSignatures, nil
+}
+
+// ResetRequiredSignatures resets all changes to the "required_signatures" field.
+func (m *InventoryMutation) ResetRequiredSignatures() {
+	m.required_signatures = nil
+}
+
+// SetAgentSignedWith sets the "agent_signed_with" field.
+func (m *InventoryMutation) SetAgentSignedWith(s string) {
+	m.agent_signed_with = &s
+}
+
+// AgentSignedWith returns the value of the "agent_signed_with" field in the mutation.
+func (m *InventoryMutation) AgentSignedWith() (r string, exists bool) {
+	v := m.agent_signed_with
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSignedWith returns the old "agent_signed_with" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldAgentSignedWith(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSignedWith is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSignedWith requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSignedWith: %w", err)
+	}
+	return oldValue.AgentSignedWith, nil
+}
+
+// ClearAgentSignedWith clears the value of the "agent_signed_with" field.
+func (m *InventoryMutation) ClearAgentSignedWith() {
+	m.agent_signed_with = nil
+	m.clearedFields[inventory.FieldAgentSignedWith] = struct{}{}
+}
+
+// AgentSignedWithCleared returns if the "agent_signed_with" field was cleared in this mutation.
+func (m *InventoryMutation) AgentSignedWithCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldAgentSignedWith]
+	return ok
+}
+
+// ResetAgentSignedWith resets all changes to the "agent_signed_with" field.
+func (m *InventoryMutation) ResetAgentSignedWith() {
+	m.agent_signed_with = nil
+	delete(m.clearedFields, inventory.FieldAgentSignedWith)
+}
+
+// SetOwnerSignedWith sets the "owner_signed_with" field.
+func (m *InventoryMutation) SetOwnerSignedWith(s string) {
+	m.owner_signed_with = &s
+}
+
+// OwnerSignedWith returns the value of the "owner_signed_with" field in the mutation.
+func (m *InventoryMutation) OwnerSignedWith() (r string, exists bool) {
+	v := m.owner_signed_with
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerSignedWith returns the old "owner_signed_with" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldOwnerSignedWith(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerSignedWith is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerSignedWith requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerSignedWith: %w", err)
+	}
+	return oldValue.OwnerSignedWith, nil
+}
+
+// ClearOwnerSignedWith clears the value of the "owner_signed_with" field.
+func (m *InventoryMutation) ClearOwnerSignedWith() {
+	m.owner_signed_with = nil
+	m.clearedFields[inventory.FieldOwnerSignedWith] = struct{}{}
+}
+
+// OwnerSignedWithCleared returns if the "owner_signed_with" field was cleared in this mutation.
+func (m *InventoryMutation) OwnerSignedWithCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldOwnerSignedWith]
+	return ok
+}
+
+// ResetOwnerSignedWith resets all changes to the "owner_signed_with" field.
+func (m *InventoryMutation) ResetOwnerSignedWith() {
+	m.owner_signed_with = nil
+	delete(m.clearedFields, inventory.FieldOwnerSignedWith)
+}
+
+// SetTenantSignedWith sets the "tenant_signed_with" field.
+func (m *InventoryMutation) SetTenantSignedWith(s string) {
+	m.tenant_signed_with = &s
+}
+
+// TenantSignedWith returns the value of the "tenant_signed_with" field in the mutation.
+func (m *InventoryMutation) TenantSignedWith() (r string, exists bool) {
+	v := m.tenant_signed_with
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantSignedWith returns the old "tenant_signed_with" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldTenantSignedWith(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantSignedWith is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantSignedWith requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantSignedWith: %w", err)
+	}
+	return oldValue.TenantSignedWith, nil
+}
+
+// ClearTenantSignedWith clears the value of the "tenant_signed_with" field.
+func (m *InventoryMutation) ClearTenantSignedWith() {
+	m.tenant_signed_with = nil
+	m.clearedFields[inventory.FieldTenantSignedWith] = struct{}{}
+}
+
+// TenantSignedWithCleared returns if the "tenant_signed_with" field was cleared in this mutation.
+func (m *InventoryMutation) TenantSignedWithCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldTenantSignedWith]
+	return ok
+}
+
+// ResetTenantSignedWith resets all changes to the "tenant_signed_with" field.
+func (m *InventoryMutation) ResetTenantSignedWith() {
+	m.tenant_signed_with = nil
+	delete(m.clearedFields, inventory.FieldTenantSignedWith)
+}
+
 // ClearProperty clears the "property" edge to the Property entity.
 func (m *InventoryMutation) ClearProperty() {
 	m.clearedproperty = true
@@ -2709,7 +3033,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 21)
+	fields := make([]string, 0, 28)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -2773,6 +3097,27 @@ func (m *InventoryMutation) Fields() []string {
 	if m.owner_signed_remotely != nil {
 		fields = append(fields, inventory.FieldOwnerSignedRemotely)
 	}
+	if m.tenant_signature_date != nil {
+		fields = append(fields, inventory.FieldTenantSignatureDate)
+	}
+	if m.tenant_signer_name != nil {
+		fields = append(fields, inventory.FieldTenantSignerName)
+	}
+	if m.tenant_signed_remotely != nil {
+		fields = append(fields, inventory.FieldTenantSignedRemotely)
+	}
+	if m.required_signatures != nil {
+		fields = append(fields, inventory.FieldRequiredSignatures)
+	}
+	if m.agent_signed_with != nil {
+		fields = append(fields, inventory.FieldAgentSignedWith)
+	}
+	if m.owner_signed_with != nil {
+		fields = append(fields, inventory.FieldOwnerSignedWith)
+	}
+	if m.tenant_signed_with != nil {
+		fields = append(fields, inventory.FieldTenantSignedWith)
+	}
 	return fields
 }
 
@@ -2823,6 +3168,20 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.OwnerSignerName()
 	case inventory.FieldOwnerSignedRemotely:
 		return m.OwnerSignedRemotely()
+	case inventory.FieldTenantSignatureDate:
+		return m.TenantSignatureDate()
+	case inventory.FieldTenantSignerName:
+		return m.TenantSignerName()
+	case inventory.FieldTenantSignedRemotely:
+		return m.TenantSignedRemotely()
+	case inventory.FieldRequiredSignatures:
+		return m.RequiredSignatures()
+	case inventory.FieldAgentSignedWith:
+		return m.AgentSignedWith()
+	case inventory.FieldOwnerSignedWith:
+		return m.OwnerSignedWith()
+	case inventory.FieldTenantSignedWith:
+		return m.TenantSignedWith()
 	}
 	return nil, false
 }
@@ -2874,6 +3233,20 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldOwnerSignerName(ctx)
 	case inventory.FieldOwnerSignedRemotely:
 		return m.OldOwnerSignedRemotely(ctx)
+	case inventory.FieldTenantSignatureDate:
+		return m.OldTenantSignatureDate(ctx)
+	case inventory.FieldTenantSignerName:
+		return m.OldTenantSignerName(ctx)
+	case inventory.FieldTenantSignedRemotely:
+		return m.OldTenantSignedRemotely(ctx)
+	case inventory.FieldRequiredSignatures:
+		return m.OldRequiredSignatures(ctx)
+	case inventory.FieldAgentSignedWith:
+		return m.OldAgentSignedWith(ctx)
+	case inventory.FieldOwnerSignedWith:
+		return m.OldOwnerSignedWith(ctx)
+	case inventory.FieldTenantSignedWith:
+		return m.OldTenantSignedWith(ctx)
 	}
 	return nil, fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -3030,6 +3403,55 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetOwnerSignedRemotely(v)
 		return nil
+	case inventory.FieldTenantSignatureDate:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantSignatureDate(v)
+		return nil
+	case inventory.FieldTenantSignerName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantSignerName(v)
+		return nil
+	case inventory.FieldTenantSignedRemotely:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantSignedRemotely(v)
+		return nil
+	case inventory.FieldRequiredSignatures:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequiredSignatures(v)
+		return nil
+	case inventory.FieldAgentSignedWith:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSignedWith(v)
+		return nil
+	case inventory.FieldOwnerSignedWith:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerSignedWith(v)
+		return nil
+	case inventory.FieldTenantSignedWith:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantSignedWith(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -3111,6 +3533,21 @@ func (m *InventoryMutation) ClearedFields() []string {
 	if m.FieldCleared(inventory.FieldOwnerSignerName) {
 		fields = append(fields, inventory.FieldOwnerSignerName)
 	}
+	if m.FieldCleared(inventory.FieldTenantSignatureDate) {
+		fields = append(fields, inventory.FieldTenantSignatureDate)
+	}
+	if m.FieldCleared(inventory.FieldTenantSignerName) {
+		fields = append(fields, inventory.FieldTenantSignerName)
+	}
+	if m.FieldCleared(inventory.FieldAgentSignedWith) {
+		fields = append(fields, inventory.FieldAgentSignedWith)
+	}
+	if m.FieldCleared(inventory.FieldOwnerSignedWith) {
+		fields = append(fields, inventory.FieldOwnerSignedWith)
+	}
+	if m.FieldCleared(inventory.FieldTenantSignedWith) {
+		fields = append(fields, inventory.FieldTenantSignedWith)
+	}
 	return fields
 }
 
@@ -3148,6 +3585,21 @@ func (m *InventoryMutation) ClearField(name string) error {
 		return nil
 	case inventory.FieldOwnerSignerName:
 		m.ClearOwnerSignerName()
+		return nil
+	case inventory.FieldTenantSignatureDate:
+		m.ClearTenantSignatureDate()
+		return nil
+	case inventory.FieldTenantSignerName:
+		m.ClearTenantSignerName()
+		return nil
+	case inventory.FieldAgentSignedWith:
+		m.ClearAgentSignedWith()
+		return nil
+	case inventory.FieldOwnerSignedWith:
+		m.ClearOwnerSignedWith()
+		return nil
+	case inventory.FieldTenantSignedWith:
+		m.ClearTenantSignedWith()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory nullable field %s", name)
@@ -3219,6 +3671,27 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldOwnerSignedRemotely:
 		m.ResetOwnerSignedRemotely()
+		return nil
+	case inventory.FieldTenantSignatureDate:
+		m.ResetTenantSignatureDate()
+		return nil
+	case inventory.FieldTenantSignerName:
+		m.ResetTenantSignerName()
+		return nil
+	case inventory.FieldTenantSignedRemotely:
+		m.ResetTenantSignedRemotely()
+		return nil
+	case inventory.FieldRequiredSignatures:
+		m.ResetRequiredSignatures()
+		return nil
+	case inventory.FieldAgentSignedWith:
+		m.ResetAgentSignedWith()
+		return nil
+	case inventory.FieldOwnerSignedWith:
+		m.ResetOwnerSignedWith()
+		return nil
+	case inventory.FieldTenantSignedWith:
+		m.ResetTenantSignedWith()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)

@@ -12,6 +12,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/repairs"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/timeline"
@@ -691,6 +692,29 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 		case "ownerSignedRemotely":
 			v := obj.OwnerSignedRemotely
 			x.w.Bool(v)
+		case "tenantSignatureDate":
+			v := obj.TenantSignatureDate
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+				}
+			}
+		case "tenantSignerName":
+			v := obj.TenantSignerName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "tenantSignedRemotely":
+			v := obj.TenantSignedRemotely
+			x.w.Bool(v)
 		case "property":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, nil)
 			if err != nil {
@@ -768,6 +792,96 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				if invalid9 {
 					x.w.Truncate(mark9)
 					x.w.Null()
+				}
+			}
+		case "requiredSignatures":
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Inventory", "requiredSignatures")
+			v, err := x.Resolvers.Inventory().RequiredSignatures(spanCtx, obj)
+			endSpan()
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, "[SignatureParty!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at11, invalid11 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i11, e11 := range v {
+					x.path.Index(at11, i11)
+					x.w.Comma(i11)
+					x.marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, field.Selections, e11).MarshalGQL(x.w)
+				}
+				x.path.Leave(at11)
+				x.w.Byte(']')
+				if invalid11 {
+					invalid = true
+				}
+			}
+		case "signatures":
+			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Inventory", "signatures")
+			v, err := x.Resolvers.Inventory().Signatures(spanCtx, obj)
+			endSpan()
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, "[Signature!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at12, invalid12 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i12, e12 := range v {
+					x.path.Index(at12, i12)
+					x.w.Comma(i12)
+					if e12 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, "Signature!", 1)
+						x.w.Null()
+						invalid12 = true
+					} else {
+						if err := x._Signature(ctx, field.Selections, e12); err == direct.ErrNull {
+							invalid12 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at12)
+				x.w.Byte(']')
+				if invalid12 {
+					invalid = true
 				}
 			}
 		case "inventoryTypeCode":
@@ -859,9 +973,9 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark11 := x.w.Len()
+				mark14 := x.w.Len()
 				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark11)
+					x.w.Truncate(mark14)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -977,26 +1091,26 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 				x.w.Null()
 				invalid = true
 			} else {
-				at15, invalid15 := x.path.Enter(), false
+				at18, invalid18 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i15, e15 := range v {
-					x.path.Index(at15, i15)
-					x.w.Comma(i15)
-					if e15 == nil {
+				for i18, e18 := range v {
+					x.path.Index(at18, i18)
+					x.w.Comma(i18)
+					if e18 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryComparison", IsMethod: false, IsResolver: false}, "EnvironmentComparison!", 1)
 						x.w.Null()
-						invalid15 = true
+						invalid18 = true
 					} else {
-						if err := x._EnvironmentComparison(ctx, field.Selections, e15); err == direct.ErrNull {
-							invalid15 = true
+						if err := x._EnvironmentComparison(ctx, field.Selections, e18); err == direct.ErrNull {
+							invalid18 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at15)
+				x.path.Leave(at18)
 				x.w.Byte(']')
-				if invalid15 {
+				if invalid18 {
 					invalid = true
 				}
 			}
@@ -1033,28 +1147,28 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark17 := x.w.Len()
-				at17, invalid17 := x.path.Enter(), false
+				mark20 := x.w.Len()
+				at20, invalid20 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i17, e17 := range v {
-					x.path.Index(at17, i17)
-					x.w.Comma(i17)
-					if e17 == nil {
+				for i20, e20 := range v {
+					x.path.Index(at20, i20)
+					x.w.Comma(i20)
+					if e20 == nil {
 						x.w.Null()
 					} else {
-						mark18 := x.w.Len()
-						if err := x._InventoryEdge(ctx, field.Selections, e17); err == direct.ErrNull {
-							x.w.Truncate(mark18)
+						mark21 := x.w.Len()
+						if err := x._InventoryEdge(ctx, field.Selections, e20); err == direct.ErrNull {
+							x.w.Truncate(mark21)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at17)
+				x.path.Leave(at20)
 				x.w.Byte(']')
-				if invalid17 {
-					x.w.Truncate(mark17)
+				if invalid20 {
+					x.w.Truncate(mark20)
 					x.w.Null()
 				}
 			}
@@ -1101,9 +1215,9 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark20 := x.w.Len()
+				mark23 := x.w.Len()
 				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark20)
+					x.w.Truncate(mark23)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -1242,9 +1356,9 @@ func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, 
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark21 := x.w.Len()
+				mark24 := x.w.Len()
 				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark21)
+					x.w.Truncate(mark24)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -1305,26 +1419,26 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 				x.w.Null()
 				invalid = true
 			} else {
-				at22, invalid22 := x.path.Enter(), false
+				at25, invalid25 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i22, e22 := range v {
-					x.path.Index(at22, i22)
-					x.w.Comma(i22)
-					if e22 == nil {
+				for i25, e25 := range v {
+					x.path.Index(at25, i25)
+					x.w.Comma(i25)
+					if e25 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, "Inventory!", 1)
 						x.w.Null()
-						invalid22 = true
+						invalid25 = true
 					} else {
-						if err := x._Inventory(ctx, field.Selections, e22); err == direct.ErrNull {
-							invalid22 = true
+						if err := x._Inventory(ctx, field.Selections, e25); err == direct.ErrNull {
+							invalid25 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at22)
+				x.path.Leave(at25)
 				x.w.Byte(']')
-				if invalid22 {
+				if invalid25 {
 					invalid = true
 				}
 			}
@@ -1511,28 +1625,28 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark26 := x.w.Len()
-				at26, invalid26 := x.path.Enter(), false
+				mark29 := x.w.Len()
+				at29, invalid29 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i26, e26 := range v {
-					x.path.Index(at26, i26)
-					x.w.Comma(i26)
-					if e26 == nil {
+				for i29, e29 := range v {
+					x.path.Index(at29, i29)
+					x.w.Comma(i29)
+					if e29 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, "Photo!", 1)
 						x.w.Null()
-						invalid26 = true
+						invalid29 = true
 					} else {
-						if err := x._Photo(ctx, field.Selections, e26); err == direct.ErrNull {
-							invalid26 = true
+						if err := x._Photo(ctx, field.Selections, e29); err == direct.ErrNull {
+							invalid29 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at26)
+				x.path.Leave(at29)
 				x.w.Byte(']')
-				if invalid26 {
-					x.w.Truncate(mark26)
+				if invalid29 {
+					x.w.Truncate(mark29)
 					x.w.Null()
 				}
 			}
@@ -1702,26 +1816,26 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 				invalid = true
 			} else {
-				at28, invalid28 := x.path.Enter(), false
+				at31, invalid31 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i28, e28 := range v {
-					x.path.Index(at28, i28)
-					x.w.Comma(i28)
-					if e28 == nil {
+				for i31, e31 := range v {
+					x.path.Index(at31, i31)
+					x.w.Comma(i31)
+					if e31 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
 						x.w.Null()
-						invalid28 = true
+						invalid31 = true
 					} else {
-						if err := x._ComparedPhoto(ctx, field.Selections, e28); err == direct.ErrNull {
-							invalid28 = true
+						if err := x._ComparedPhoto(ctx, field.Selections, e31); err == direct.ErrNull {
+							invalid31 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at28)
+				x.path.Leave(at31)
 				x.w.Byte(']')
-				if invalid28 {
+				if invalid31 {
 					invalid = true
 				}
 			}
@@ -1732,26 +1846,26 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 				invalid = true
 			} else {
-				at30, invalid30 := x.path.Enter(), false
+				at33, invalid33 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i30, e30 := range v {
-					x.path.Index(at30, i30)
-					x.w.Comma(i30)
-					if e30 == nil {
+				for i33, e33 := range v {
+					x.path.Index(at33, i33)
+					x.w.Comma(i33)
+					if e33 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
 						x.w.Null()
-						invalid30 = true
+						invalid33 = true
 					} else {
-						if err := x._ComparedPhoto(ctx, field.Selections, e30); err == direct.ErrNull {
-							invalid30 = true
+						if err := x._ComparedPhoto(ctx, field.Selections, e33); err == direct.ErrNull {
+							invalid33 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at30)
+				x.path.Leave(at33)
 				x.w.Byte(']')
-				if invalid30 {
+				if invalid33 {
 					invalid = true
 				}
 			}
@@ -1788,28 +1902,28 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark32 := x.w.Len()
-				at32, invalid32 := x.path.Enter(), false
+				mark35 := x.w.Len()
+				at35, invalid35 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i32, e32 := range v {
-					x.path.Index(at32, i32)
-					x.w.Comma(i32)
-					if e32 == nil {
+				for i35, e35 := range v {
+					x.path.Index(at35, i35)
+					x.w.Comma(i35)
+					if e35 == nil {
 						x.w.Null()
 					} else {
-						mark33 := x.w.Len()
-						if err := x._ItemEdge(ctx, field.Selections, e32); err == direct.ErrNull {
-							x.w.Truncate(mark33)
+						mark36 := x.w.Len()
+						if err := x._ItemEdge(ctx, field.Selections, e35); err == direct.ErrNull {
+							x.w.Truncate(mark36)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at32)
+				x.path.Leave(at35)
 				x.w.Byte(']')
-				if invalid32 {
-					x.w.Truncate(mark32)
+				if invalid35 {
+					x.w.Truncate(mark35)
 					x.w.Null()
 				}
 			}
@@ -1856,9 +1970,9 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark35 := x.w.Len()
+				mark38 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark35)
+					x.w.Truncate(mark38)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2245,26 +2359,26 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 				x.w.Null()
 				invalid = true
 			} else {
-				at39, invalid39 := x.path.Enter(), false
+				at42, invalid42 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i39, e39 := range v {
-					x.path.Index(at39, i39)
-					x.w.Comma(i39)
-					if e39 == nil {
+				for i42, e42 := range v {
+					x.path.Index(at42, i42)
+					x.w.Comma(i42)
+					if e42 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, "TimelineEvent!", 1)
 						x.w.Null()
-						invalid39 = true
+						invalid42 = true
 					} else {
-						if err := x._TimelineEvent(ctx, field.Selections, e39); err == direct.ErrNull {
-							invalid39 = true
+						if err := x._TimelineEvent(ctx, field.Selections, e42); err == direct.ErrNull {
+							invalid42 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at39)
+				x.path.Leave(at42)
 				x.w.Byte(']')
-				if invalid39 {
+				if invalid42 {
 					invalid = true
 				}
 			}
@@ -2301,28 +2415,28 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark41 := x.w.Len()
-				at41, invalid41 := x.path.Enter(), false
+				mark44 := x.w.Len()
+				at44, invalid44 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i41, e41 := range v {
-					x.path.Index(at41, i41)
-					x.w.Comma(i41)
-					if e41 == nil {
+				for i44, e44 := range v {
+					x.path.Index(at44, i44)
+					x.w.Comma(i44)
+					if e44 == nil {
 						x.w.Null()
 					} else {
-						mark42 := x.w.Len()
-						if err := x._PropertyEdge(ctx, field.Selections, e41); err == direct.ErrNull {
-							x.w.Truncate(mark42)
+						mark45 := x.w.Len()
+						if err := x._PropertyEdge(ctx, field.Selections, e44); err == direct.ErrNull {
+							x.w.Truncate(mark45)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at41)
+				x.path.Leave(at44)
 				x.w.Byte(']')
-				if invalid41 {
-					x.w.Truncate(mark41)
+				if invalid44 {
+					x.w.Truncate(mark44)
 					x.w.Null()
 				}
 			}
@@ -2369,9 +2483,9 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark44 := x.w.Len()
+				mark47 := x.w.Len()
 				if err := x._Property(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark44)
+					x.w.Truncate(mark47)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2435,26 +2549,26 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				x.w.Null()
 				invalid = true
 			} else {
-				at45, invalid45 := x.path.Enter(), false
+				at48, invalid48 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i45, e45 := range v {
-					x.path.Index(at45, i45)
-					x.w.Comma(i45)
-					if e45 == nil {
+				for i48, e48 := range v {
+					x.path.Index(at48, i48)
+					x.w.Comma(i48)
+					if e48 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, "Property!", 1)
 						x.w.Null()
-						invalid45 = true
+						invalid48 = true
 					} else {
-						if err := x._Property(ctx, field.Selections, e45); err == direct.ErrNull {
-							invalid45 = true
+						if err := x._Property(ctx, field.Selections, e48); err == direct.ErrNull {
+							invalid48 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at45)
+				x.path.Leave(at48)
 				x.w.Byte(']')
-				if invalid45 {
+				if invalid48 {
 					invalid = true
 				}
 			}
@@ -2525,9 +2639,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark47 := x.w.Len()
+				mark50 := x.w.Len()
 				if err := x._Node(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark47)
+					x.w.Truncate(mark50)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2560,26 +2674,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at48, invalid48 := x.path.Enter(), false
+				at51, invalid51 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i48, e48 := range v {
-					x.path.Index(at48, i48)
-					x.w.Comma(i48)
-					if e48 == nil {
+				for i51, e51 := range v {
+					x.path.Index(at51, i51)
+					x.w.Comma(i51)
+					if e51 == nil {
 						x.w.Null()
 					} else {
-						mark49 := x.w.Len()
-						if err := x._Node(ctx, field.Selections, e48); err == direct.ErrNull {
-							x.w.Truncate(mark49)
+						mark52 := x.w.Len()
+						if err := x._Node(ctx, field.Selections, e51); err == direct.ErrNull {
+							x.w.Truncate(mark52)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at48)
+				x.path.Leave(at51)
 				x.w.Byte(']')
-				if invalid48 {
+				if invalid51 {
 					invalid = true
 				}
 			}
@@ -2984,9 +3098,9 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark58 := x.w.Len()
+				mark61 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark58)
+					x.w.Truncate(mark61)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -3047,26 +3161,26 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 				x.w.Null()
 				invalid = true
 			} else {
-				at59, invalid59 := x.path.Enter(), false
+				at62, invalid62 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i59, e59 := range v {
-					x.path.Index(at59, i59)
-					x.w.Comma(i59)
-					if e59 == nil {
+				for i62, e62 := range v {
+					x.path.Index(at62, i62)
+					x.w.Comma(i62)
+					if e62 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "Item!", 1)
 						x.w.Null()
-						invalid59 = true
+						invalid62 = true
 					} else {
-						if err := x._Item(ctx, field.Selections, e59); err == direct.ErrNull {
-							invalid59 = true
+						if err := x._Item(ctx, field.Selections, e62); err == direct.ErrNull {
+							invalid62 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at59)
+				x.path.Leave(at62)
 				x.w.Byte(']')
-				if invalid59 {
+				if invalid62 {
 					invalid = true
 				}
 			}
@@ -3145,6 +3259,66 @@ func (x *directExec) _SignInventoryPayload(ctx context.Context, sel ast.Selectio
 					invalid = true
 				} else if err != nil {
 					return err
+				}
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _Signature(ctx context.Context, sel ast.SelectionSet, obj *records.PartySignature) error {
+	fields, err := x.fields.Of(sel, signatureImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"Signature\"")
+		case "party":
+			v := obj.Party
+			x.marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "signerName":
+			v := obj.SignerName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "signedAt":
+			v := obj.SignedAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "remote":
+			v := obj.Remote
+			x.w.Bool(v)
+		case "method":
+			v := obj.Method
+			x.marshalNSignatureMethod2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐSignatureMethod(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "credentialName":
+			v := obj.CredentialName
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
 				}
 			}
 		default:

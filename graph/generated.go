@@ -78,6 +78,8 @@ type CreateInventoryPayloadResolver interface {
 	Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error)
 }
 type InventoryResolver interface {
+	RequiredSignatures(ctx context.Context, obj *ent.Inventory) ([]records.Party, error)
+	Signatures(ctx context.Context, obj *ent.Inventory) ([]*records.PartySignature, error)
 	InventoryTypeCode(ctx context.Context, obj *ent.Inventory) (int, error)
 	InventoryTypeName(ctx context.Context, obj *ent.Inventory) (string, error)
 	PDFURL(ctx context.Context, obj *ent.Inventory) (*string, error)
@@ -425,10 +427,20 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_ownerSignerName(ctx, field)
 	case "ownerSignedRemotely":
 		return ec.fieldContext_Inventory_ownerSignedRemotely(ctx, field)
+	case "tenantSignatureDate":
+		return ec.fieldContext_Inventory_tenantSignatureDate(ctx, field)
+	case "tenantSignerName":
+		return ec.fieldContext_Inventory_tenantSignerName(ctx, field)
+	case "tenantSignedRemotely":
+		return ec.fieldContext_Inventory_tenantSignedRemotely(ctx, field)
 	case "property":
 		return ec.fieldContext_Inventory_property(ctx, field)
 	case "environments":
 		return ec.fieldContext_Inventory_environments(ctx, field)
+	case "requiredSignatures":
+		return ec.fieldContext_Inventory_requiredSignatures(ctx, field)
+	case "signatures":
+		return ec.fieldContext_Inventory_signatures(ctx, field)
 	case "inventoryTypeCode":
 		return ec.fieldContext_Inventory_inventoryTypeCode(ctx, field)
 	case "inventoryTypeName":
@@ -797,6 +809,24 @@ func (ec *executionContext) childFields_SignInventoryPayload(ctx context.Context
 		return ec.fieldContext_SignInventoryPayload_inventory(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SignInventoryPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Signature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "party":
+		return ec.fieldContext_Signature_party(ctx, field)
+	case "signerName":
+		return ec.fieldContext_Signature_signerName(ctx, field)
+	case "signedAt":
+		return ec.fieldContext_Signature_signedAt(ctx, field)
+	case "remote":
+		return ec.fieldContext_Signature_remote(ctx, field)
+	case "method":
+		return ec.fieldContext_Signature_method(ctx, field)
+	case "credentialName":
+		return ec.fieldContext_Signature_credentialName(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Signature", field.Name)
 }
 
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2790,6 +2820,75 @@ func (ec *executionContext) fieldContext_Inventory_ownerSignedRemotely(_ context
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Inventory_tenantSignatureDate(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_tenantSignatureDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantSignatureDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_tenantSignatureDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Inventory_tenantSignerName(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_tenantSignerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantSignerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_tenantSignerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _Inventory_tenantSignedRemotely(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_tenantSignedRemotely(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantSignedRemotely, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_tenantSignedRemotely(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Inventory_property(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2862,6 +2961,61 @@ func (ec *executionContext) fieldContext_Inventory_environments(ctx context.Cont
 	if fc.Args, err = ec.field_Inventory_environments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Inventory_requiredSignatures(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_requiredSignatures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Inventory().RequiredSignatures(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []records.Party) graphql.Marshaler {
+			return ec.marshalNSignatureParty2ᚕgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_requiredSignatures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, true, true, "SignatureParty")
+}
+
+func (ec *executionContext) _Inventory_signatures(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_signatures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Inventory().Signatures(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*records.PartySignature) graphql.Marshaler {
+			return ec.marshalNSignature2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartySignatureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_signatures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Inventory",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -6693,6 +6847,144 @@ func (ec *executionContext) fieldContext_SignInventoryPayload_inventory(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Signature_party(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_party(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Party, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v records.Party) graphql.Marshaler {
+			return ec.marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "SignatureParty")
+}
+
+func (ec *executionContext) _Signature_signerName(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_signerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_signerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "String")
+}
+
+func (ec *executionContext) _Signature_signedAt(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_signedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_signedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Signature_remote(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_remote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Remote, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_remote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Signature_method(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_method(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Method, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v records.SignatureMethod) graphql.Marshaler {
+			return ec.marshalNSignatureMethod2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐSignatureMethod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "SignatureMethod")
+}
+
+func (ec *executionContext) _Signature_credentialName(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_credentialName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CredentialName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_credentialName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "String")
+}
+
 func (ec *executionContext) _Subscription_inventoryEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -8087,8 +8379,11 @@ func (ec *executionContext) unmarshalInputCreateInventoryInput(ctx context.Conte
 	if _, present := asMap["environments"]; !present {
 		asMap["environments"] = []any{}
 	}
+	if _, present := asMap["requiredSignatures"]; !present {
+		asMap["requiredSignatures"] = []any{"AGENT", "OWNER"}
+	}
 
-	fieldsInOrder := [...]string{"id", "propertyId", "inventoryType", "rentalPrice", "currency", "environments"}
+	fieldsInOrder := [...]string{"id", "propertyId", "inventoryType", "rentalPrice", "currency", "environments", "requiredSignatures"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -8137,6 +8432,13 @@ func (ec *executionContext) unmarshalInputCreateInventoryInput(ctx context.Conte
 				return it, err
 			}
 			it.Environments = data
+		case "requiredSignatures":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requiredSignatures"))
+			data, err := ec.unmarshalNSignatureParty2ᚕgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartyᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequiredSignatures = data
 		}
 	}
 	return it, nil
@@ -11269,6 +11571,21 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "tenantSignatureDate":
+			out.Values[i] = ec._Inventory_tenantSignatureDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantSignerName":
+			out.Values[i] = ec._Inventory_tenantSignerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantSignedRemotely":
+			out.Values[i] = ec._Inventory_tenantSignedRemotely(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "property":
 			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
 				true, true,
@@ -11280,6 +11597,18 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Inventory_environments(ctx, field, obj)
+				})
+		case "requiredSignatures":
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Inventory_requiredSignatures(ctx, field, obj)
+				})
+		case "signatures":
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Inventory_signatures(ctx, field, obj)
 				})
 		case "inventoryTypeCode":
 			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
@@ -12693,6 +13022,65 @@ func (ec *executionContext) _SignInventoryPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var signatureImplementors = []string{"Signature"}
+
+func (ec *executionContext) _Signature(ctx context.Context, sel ast.SelectionSet, obj *records.PartySignature) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signatureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Signature")
+		case "party":
+			out.Values[i] = ec._Signature_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signerName":
+			out.Values[i] = ec._Signature_signerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "signedAt":
+			out.Values[i] = ec._Signature_signedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "remote":
+			out.Values[i] = ec._Signature_remote(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "method":
+			out.Values[i] = ec._Signature_method(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "credentialName":
+			out.Values[i] = ec._Signature_credentialName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
+	}
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -13709,6 +14097,40 @@ func (ec *executionContext) unmarshalNSignInventoryInput2githubᚗcomᚋproperty
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSignature2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartySignatureᚄ(ctx context.Context, sel ast.SelectionSet, v []*records.PartySignature) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSignature2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartySignature(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSignature2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartySignature(ctx context.Context, sel ast.SelectionSet, v *records.PartySignature) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Signature!")
+		return graphql.Null
+	}
+	return ec._Signature(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSignatureMethod2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐSignatureMethod(ctx context.Context, v any) (records.SignatureMethod, error) {
+	var res records.SignatureMethod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignatureMethod2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐSignatureMethod(ctx context.Context, sel ast.SelectionSet, v records.SignatureMethod) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx context.Context, v any) (records.Party, error) {
 	var res records.Party
 	err := res.UnmarshalGQL(v)
@@ -13717,6 +14139,36 @@ func (ec *executionContext) unmarshalNSignatureParty2githubᚗcomᚋpropertyreco
 
 func (ec *executionContext) marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx context.Context, sel ast.SelectionSet, v records.Party) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNSignatureParty2ᚕgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartyᚄ(ctx context.Context, v any) ([]records.Party, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]records.Party, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNSignatureParty2ᚕgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartyᚄ(ctx context.Context, sel ast.SelectionSet, v []records.Party) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -21,6 +21,8 @@ type CreateInventoryInput struct {
 	RentalPrice   decimal.Decimal     `json:"rentalPrice"`
 	Currency      string              `json:"currency"`
 	Environments  []*EnvironmentInput `json:"environments"`
+	// RequiredSignatures has its default in the schema ([AGENT, OWNER]).
+	RequiredSignatures []records.Party `json:"requiredSignatures"`
 }
 
 // UpdateInventoryInput is updateInventory's input.
@@ -78,7 +80,7 @@ type InventoryPayload struct {
 // tree is the inventory the input describes.
 func (in *CreateInventoryInput) tree() *records.Inventory {
 	inv := &records.Inventory{PropertyID: in.PropertyID, Type: in.InventoryType, RentalPrice: in.RentalPrice,
-		Currency: in.Currency, Environments: environments(in.Environments)}
+		Currency: in.Currency, Environments: environments(in.Environments), RequiredSignatures: in.RequiredSignatures}
 	if in.ID != nil {
 		inv.ID = *in.ID
 	}

@@ -24,6 +24,16 @@ func (r *createInventoryPayloadResolver) Inventory(ctx context.Context, obj *Inv
 	return r.payloadInventory(ctx, obj.ID)
 }
 
+// RequiredSignatures is the resolver for the requiredSignatures field.
+func (r *inventoryResolver) RequiredSignatures(ctx context.Context, obj *ent.Inventory) ([]records.Party, error) {
+	return records.RequiredSignatures(obj), nil
+}
+
+// Signatures is the resolver for the signatures field.
+func (r *inventoryResolver) Signatures(ctx context.Context, obj *ent.Inventory) ([]*records.PartySignature, error) {
+	return records.Signatures(obj), nil
+}
+
 // CreateInventory is the resolver for the createInventory field.
 func (r *mutationResolver) CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error) {
 	id, err := r.records.Create(ctx, input.tree())

@@ -16,11 +16,12 @@ import (
 // comparisonRecord is B4's PDF operation's answer.
 type comparisonRecord struct {
 	From, To struct {
-		ID                string     `json:"id"`
-		InventoryTypeName string     `json:"inventoryTypeName"`
-		CreatedAt         time.Time  `json:"createdAt"`
-		SignatureDate     *time.Time `json:"signatureDate"`
-		Property          struct {
+		ID                 string     `json:"id"`
+		InventoryTypeName  string     `json:"inventoryTypeName"`
+		CreatedAt          time.Time  `json:"createdAt"`
+		SignatureDate      *time.Time `json:"signatureDate"`
+		RequiredSignatures []string   `json:"requiredSignatures"`
+		Property           struct {
 			Code, Address, City string
 		} `json:"property"`
 	}
@@ -59,6 +60,7 @@ func (c comparisonRecord) report(ctx context.Context, store *files.Store) (repor
 		From:     side(c.From.ID, c.From.InventoryTypeName, c.From.CreatedAt, c.From.SignatureDate),
 		To:       side(c.To.ID, c.To.InventoryTypeName, c.To.CreatedAt, c.To.SignatureDate),
 		Summary:  c.Summary,
+		Required: c.To.RequiredSignatures,
 	}
 	text := func(s *string) string {
 		if s == nil {

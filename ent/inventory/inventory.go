@@ -58,6 +58,20 @@ const (
 	FieldOwnerSignerName = "owner_signer_name"
 	// FieldOwnerSignedRemotely holds the string denoting the owner_signed_remotely field in the database.
 	FieldOwnerSignedRemotely = "owner_signed_remotely"
+	// FieldTenantSignatureDate holds the string denoting the tenant_signature_date field in the database.
+	FieldTenantSignatureDate = "tenant_signature_date"
+	// FieldTenantSignerName holds the string denoting the tenant_signer_name field in the database.
+	FieldTenantSignerName = "tenant_signer_name"
+	// FieldTenantSignedRemotely holds the string denoting the tenant_signed_remotely field in the database.
+	FieldTenantSignedRemotely = "tenant_signed_remotely"
+	// FieldRequiredSignatures holds the string denoting the required_signatures field in the database.
+	FieldRequiredSignatures = "required_signatures"
+	// FieldAgentSignedWith holds the string denoting the agent_signed_with field in the database.
+	FieldAgentSignedWith = "agent_signed_with"
+	// FieldOwnerSignedWith holds the string denoting the owner_signed_with field in the database.
+	FieldOwnerSignedWith = "owner_signed_with"
+	// FieldTenantSignedWith holds the string denoting the tenant_signed_with field in the database.
+	FieldTenantSignedWith = "tenant_signed_with"
 	// EdgeProperty holds the string denoting the property edge name in mutations.
 	EdgeProperty = "property"
 	// EdgeEnvironments holds the string denoting the environments edge name in mutations.
@@ -104,6 +118,13 @@ var Columns = []string{
 	FieldAgentSignedRemotely,
 	FieldOwnerSignerName,
 	FieldOwnerSignedRemotely,
+	FieldTenantSignatureDate,
+	FieldTenantSignerName,
+	FieldTenantSignedRemotely,
+	FieldRequiredSignatures,
+	FieldAgentSignedWith,
+	FieldOwnerSignedWith,
+	FieldTenantSignedWith,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -157,6 +178,20 @@ var (
 	OwnerSignerNameValidator func(string) error
 	// DefaultOwnerSignedRemotely holds the default value on creation for the "owner_signed_remotely" field.
 	DefaultOwnerSignedRemotely bool
+	// TenantSignerNameValidator is a validator for the "tenant_signer_name" field. It is called by the builders before save.
+	TenantSignerNameValidator func(string) error
+	// DefaultTenantSignedRemotely holds the default value on creation for the "tenant_signed_remotely" field.
+	DefaultTenantSignedRemotely bool
+	// DefaultRequiredSignatures holds the default value on creation for the "required_signatures" field.
+	DefaultRequiredSignatures string
+	// RequiredSignaturesValidator is a validator for the "required_signatures" field. It is called by the builders before save.
+	RequiredSignaturesValidator func(string) error
+	// AgentSignedWithValidator is a validator for the "agent_signed_with" field. It is called by the builders before save.
+	AgentSignedWithValidator func(string) error
+	// OwnerSignedWithValidator is a validator for the "owner_signed_with" field. It is called by the builders before save.
+	OwnerSignedWithValidator func(string) error
+	// TenantSignedWithValidator is a validator for the "tenant_signed_with" field. It is called by the builders before save.
+	TenantSignedWithValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -272,6 +307,41 @@ func ByOwnerSignerName(opts ...sql.OrderTermOption) OrderOption {
 // ByOwnerSignedRemotely orders the results by the owner_signed_remotely field.
 func ByOwnerSignedRemotely(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldOwnerSignedRemotely, opts...).ToFunc()
+}
+
+// ByTenantSignatureDate orders the results by the tenant_signature_date field.
+func ByTenantSignatureDate(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTenantSignatureDate, opts...).ToFunc()
+}
+
+// ByTenantSignerName orders the results by the tenant_signer_name field.
+func ByTenantSignerName(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTenantSignerName, opts...).ToFunc()
+}
+
+// ByTenantSignedRemotely orders the results by the tenant_signed_remotely field.
+func ByTenantSignedRemotely(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTenantSignedRemotely, opts...).ToFunc()
+}
+
+// ByRequiredSignatures orders the results by the required_signatures field.
+func ByRequiredSignatures(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRequiredSignatures, opts...).ToFunc()
+}
+
+// ByAgentSignedWith orders the results by the agent_signed_with field.
+func ByAgentSignedWith(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAgentSignedWith, opts...).ToFunc()
+}
+
+// ByOwnerSignedWith orders the results by the owner_signed_with field.
+func ByOwnerSignedWith(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerSignedWith, opts...).ToFunc()
+}
+
+// ByTenantSignedWith orders the results by the tenant_signed_with field.
+func ByTenantSignedWith(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTenantSignedWith, opts...).ToFunc()
 }
 
 // ByPropertyField orders the results by property field.

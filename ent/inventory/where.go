@@ -164,6 +164,41 @@ func OwnerSignedRemotely(v bool) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedRemotely, v))
 }
 
+// TenantSignatureDate applies equality check predicate on the "tenant_signature_date" field. It's identical to TenantSignatureDateEQ.
+func TenantSignatureDate(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignatureDate, v))
+}
+
+// TenantSignerName applies equality check predicate on the "tenant_signer_name" field. It's identical to TenantSignerNameEQ.
+func TenantSignerName(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignerName, v))
+}
+
+// TenantSignedRemotely applies equality check predicate on the "tenant_signed_remotely" field. It's identical to TenantSignedRemotelyEQ.
+func TenantSignedRemotely(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedRemotely, v))
+}
+
+// RequiredSignatures applies equality check predicate on the "required_signatures" field. It's identical to RequiredSignaturesEQ.
+func RequiredSignatures(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldRequiredSignatures, v))
+}
+
+// AgentSignedWith applies equality check predicate on the "agent_signed_with" field. It's identical to AgentSignedWithEQ.
+func AgentSignedWith(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignedWith, v))
+}
+
+// OwnerSignedWith applies equality check predicate on the "owner_signed_with" field. It's identical to OwnerSignedWithEQ.
+func OwnerSignedWith(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedWith, v))
+}
+
+// TenantSignedWith applies equality check predicate on the "tenant_signed_with" field. It's identical to TenantSignedWithEQ.
+func TenantSignedWith(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedWith, v))
+}
+
 // CompanyIDEQ applies the EQ predicate on the "company_id" field.
 func CompanyIDEQ(v uuid.UUID) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldCompanyID, v))
@@ -1081,6 +1116,431 @@ func OwnerSignedRemotelyEQ(v bool) predicate.Inventory {
 // OwnerSignedRemotelyNEQ applies the NEQ predicate on the "owner_signed_remotely" field.
 func OwnerSignedRemotelyNEQ(v bool) predicate.Inventory {
 	return predicate.Inventory(sql.FieldNEQ(FieldOwnerSignedRemotely, v))
+}
+
+// TenantSignatureDateEQ applies the EQ predicate on the "tenant_signature_date" field.
+func TenantSignatureDateEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignatureDate, v))
+}
+
+// TenantSignatureDateNEQ applies the NEQ predicate on the "tenant_signature_date" field.
+func TenantSignatureDateNEQ(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldTenantSignatureDate, v))
+}
+
+// TenantSignatureDateIn applies the In predicate on the "tenant_signature_date" field.
+func TenantSignatureDateIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldTenantSignatureDate, vs...))
+}
+
+// TenantSignatureDateNotIn applies the NotIn predicate on the "tenant_signature_date" field.
+func TenantSignatureDateNotIn(vs ...time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldTenantSignatureDate, vs...))
+}
+
+// TenantSignatureDateGT applies the GT predicate on the "tenant_signature_date" field.
+func TenantSignatureDateGT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldTenantSignatureDate, v))
+}
+
+// TenantSignatureDateGTE applies the GTE predicate on the "tenant_signature_date" field.
+func TenantSignatureDateGTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldTenantSignatureDate, v))
+}
+
+// TenantSignatureDateLT applies the LT predicate on the "tenant_signature_date" field.
+func TenantSignatureDateLT(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldTenantSignatureDate, v))
+}
+
+// TenantSignatureDateLTE applies the LTE predicate on the "tenant_signature_date" field.
+func TenantSignatureDateLTE(v time.Time) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldTenantSignatureDate, v))
+}
+
+// TenantSignatureDateIsNil applies the IsNil predicate on the "tenant_signature_date" field.
+func TenantSignatureDateIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldTenantSignatureDate))
+}
+
+// TenantSignatureDateNotNil applies the NotNil predicate on the "tenant_signature_date" field.
+func TenantSignatureDateNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldTenantSignatureDate))
+}
+
+// TenantSignerNameEQ applies the EQ predicate on the "tenant_signer_name" field.
+func TenantSignerNameEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameNEQ applies the NEQ predicate on the "tenant_signer_name" field.
+func TenantSignerNameNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameIn applies the In predicate on the "tenant_signer_name" field.
+func TenantSignerNameIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldTenantSignerName, vs...))
+}
+
+// TenantSignerNameNotIn applies the NotIn predicate on the "tenant_signer_name" field.
+func TenantSignerNameNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldTenantSignerName, vs...))
+}
+
+// TenantSignerNameGT applies the GT predicate on the "tenant_signer_name" field.
+func TenantSignerNameGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameGTE applies the GTE predicate on the "tenant_signer_name" field.
+func TenantSignerNameGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameLT applies the LT predicate on the "tenant_signer_name" field.
+func TenantSignerNameLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameLTE applies the LTE predicate on the "tenant_signer_name" field.
+func TenantSignerNameLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameContains applies the Contains predicate on the "tenant_signer_name" field.
+func TenantSignerNameContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameHasPrefix applies the HasPrefix predicate on the "tenant_signer_name" field.
+func TenantSignerNameHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameHasSuffix applies the HasSuffix predicate on the "tenant_signer_name" field.
+func TenantSignerNameHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameIsNil applies the IsNil predicate on the "tenant_signer_name" field.
+func TenantSignerNameIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldTenantSignerName))
+}
+
+// TenantSignerNameNotNil applies the NotNil predicate on the "tenant_signer_name" field.
+func TenantSignerNameNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldTenantSignerName))
+}
+
+// TenantSignerNameEqualFold applies the EqualFold predicate on the "tenant_signer_name" field.
+func TenantSignerNameEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldTenantSignerName, v))
+}
+
+// TenantSignerNameContainsFold applies the ContainsFold predicate on the "tenant_signer_name" field.
+func TenantSignerNameContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldTenantSignerName, v))
+}
+
+// TenantSignedRemotelyEQ applies the EQ predicate on the "tenant_signed_remotely" field.
+func TenantSignedRemotelyEQ(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedRemotely, v))
+}
+
+// TenantSignedRemotelyNEQ applies the NEQ predicate on the "tenant_signed_remotely" field.
+func TenantSignedRemotelyNEQ(v bool) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldTenantSignedRemotely, v))
+}
+
+// RequiredSignaturesEQ applies the EQ predicate on the "required_signatures" field.
+func RequiredSignaturesEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesNEQ applies the NEQ predicate on the "required_signatures" field.
+func RequiredSignaturesNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesIn applies the In predicate on the "required_signatures" field.
+func RequiredSignaturesIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldRequiredSignatures, vs...))
+}
+
+// RequiredSignaturesNotIn applies the NotIn predicate on the "required_signatures" field.
+func RequiredSignaturesNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldRequiredSignatures, vs...))
+}
+
+// RequiredSignaturesGT applies the GT predicate on the "required_signatures" field.
+func RequiredSignaturesGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesGTE applies the GTE predicate on the "required_signatures" field.
+func RequiredSignaturesGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesLT applies the LT predicate on the "required_signatures" field.
+func RequiredSignaturesLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesLTE applies the LTE predicate on the "required_signatures" field.
+func RequiredSignaturesLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesContains applies the Contains predicate on the "required_signatures" field.
+func RequiredSignaturesContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesHasPrefix applies the HasPrefix predicate on the "required_signatures" field.
+func RequiredSignaturesHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesHasSuffix applies the HasSuffix predicate on the "required_signatures" field.
+func RequiredSignaturesHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesEqualFold applies the EqualFold predicate on the "required_signatures" field.
+func RequiredSignaturesEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldRequiredSignatures, v))
+}
+
+// RequiredSignaturesContainsFold applies the ContainsFold predicate on the "required_signatures" field.
+func RequiredSignaturesContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldRequiredSignatures, v))
+}
+
+// AgentSignedWithEQ applies the EQ predicate on the "agent_signed_with" field.
+func AgentSignedWithEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithNEQ applies the NEQ predicate on the "agent_signed_with" field.
+func AgentSignedWithNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithIn applies the In predicate on the "agent_signed_with" field.
+func AgentSignedWithIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldAgentSignedWith, vs...))
+}
+
+// AgentSignedWithNotIn applies the NotIn predicate on the "agent_signed_with" field.
+func AgentSignedWithNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldAgentSignedWith, vs...))
+}
+
+// AgentSignedWithGT applies the GT predicate on the "agent_signed_with" field.
+func AgentSignedWithGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithGTE applies the GTE predicate on the "agent_signed_with" field.
+func AgentSignedWithGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithLT applies the LT predicate on the "agent_signed_with" field.
+func AgentSignedWithLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithLTE applies the LTE predicate on the "agent_signed_with" field.
+func AgentSignedWithLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithContains applies the Contains predicate on the "agent_signed_with" field.
+func AgentSignedWithContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithHasPrefix applies the HasPrefix predicate on the "agent_signed_with" field.
+func AgentSignedWithHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithHasSuffix applies the HasSuffix predicate on the "agent_signed_with" field.
+func AgentSignedWithHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithIsNil applies the IsNil predicate on the "agent_signed_with" field.
+func AgentSignedWithIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldAgentSignedWith))
+}
+
+// AgentSignedWithNotNil applies the NotNil predicate on the "agent_signed_with" field.
+func AgentSignedWithNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldAgentSignedWith))
+}
+
+// AgentSignedWithEqualFold applies the EqualFold predicate on the "agent_signed_with" field.
+func AgentSignedWithEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldAgentSignedWith, v))
+}
+
+// AgentSignedWithContainsFold applies the ContainsFold predicate on the "agent_signed_with" field.
+func AgentSignedWithContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldAgentSignedWith, v))
+}
+
+// OwnerSignedWithEQ applies the EQ predicate on the "owner_signed_with" field.
+func OwnerSignedWithEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithNEQ applies the NEQ predicate on the "owner_signed_with" field.
+func OwnerSignedWithNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithIn applies the In predicate on the "owner_signed_with" field.
+func OwnerSignedWithIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldOwnerSignedWith, vs...))
+}
+
+// OwnerSignedWithNotIn applies the NotIn predicate on the "owner_signed_with" field.
+func OwnerSignedWithNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldOwnerSignedWith, vs...))
+}
+
+// OwnerSignedWithGT applies the GT predicate on the "owner_signed_with" field.
+func OwnerSignedWithGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithGTE applies the GTE predicate on the "owner_signed_with" field.
+func OwnerSignedWithGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithLT applies the LT predicate on the "owner_signed_with" field.
+func OwnerSignedWithLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithLTE applies the LTE predicate on the "owner_signed_with" field.
+func OwnerSignedWithLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithContains applies the Contains predicate on the "owner_signed_with" field.
+func OwnerSignedWithContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithHasPrefix applies the HasPrefix predicate on the "owner_signed_with" field.
+func OwnerSignedWithHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithHasSuffix applies the HasSuffix predicate on the "owner_signed_with" field.
+func OwnerSignedWithHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithIsNil applies the IsNil predicate on the "owner_signed_with" field.
+func OwnerSignedWithIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldOwnerSignedWith))
+}
+
+// OwnerSignedWithNotNil applies the NotNil predicate on the "owner_signed_with" field.
+func OwnerSignedWithNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldOwnerSignedWith))
+}
+
+// OwnerSignedWithEqualFold applies the EqualFold predicate on the "owner_signed_with" field.
+func OwnerSignedWithEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldOwnerSignedWith, v))
+}
+
+// OwnerSignedWithContainsFold applies the ContainsFold predicate on the "owner_signed_with" field.
+func OwnerSignedWithContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldOwnerSignedWith, v))
+}
+
+// TenantSignedWithEQ applies the EQ predicate on the "tenant_signed_with" field.
+func TenantSignedWithEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithNEQ applies the NEQ predicate on the "tenant_signed_with" field.
+func TenantSignedWithNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithIn applies the In predicate on the "tenant_signed_with" field.
+func TenantSignedWithIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldTenantSignedWith, vs...))
+}
+
+// TenantSignedWithNotIn applies the NotIn predicate on the "tenant_signed_with" field.
+func TenantSignedWithNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldTenantSignedWith, vs...))
+}
+
+// TenantSignedWithGT applies the GT predicate on the "tenant_signed_with" field.
+func TenantSignedWithGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithGTE applies the GTE predicate on the "tenant_signed_with" field.
+func TenantSignedWithGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithLT applies the LT predicate on the "tenant_signed_with" field.
+func TenantSignedWithLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithLTE applies the LTE predicate on the "tenant_signed_with" field.
+func TenantSignedWithLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithContains applies the Contains predicate on the "tenant_signed_with" field.
+func TenantSignedWithContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithHasPrefix applies the HasPrefix predicate on the "tenant_signed_with" field.
+func TenantSignedWithHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithHasSuffix applies the HasSuffix predicate on the "tenant_signed_with" field.
+func TenantSignedWithHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithIsNil applies the IsNil predicate on the "tenant_signed_with" field.
+func TenantSignedWithIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldTenantSignedWith))
+}
+
+// TenantSignedWithNotNil applies the NotNil predicate on the "tenant_signed_with" field.
+func TenantSignedWithNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldTenantSignedWith))
+}
+
+// TenantSignedWithEqualFold applies the EqualFold predicate on the "tenant_signed_with" field.
+func TenantSignedWithEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldTenantSignedWith, v))
+}
+
+// TenantSignedWithContainsFold applies the ContainsFold predicate on the "tenant_signed_with" field.
+func TenantSignedWithContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldTenantSignedWith, v))
 }
 
 // HasProperty applies the HasEdge predicate on the "property" edge.

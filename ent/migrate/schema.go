@@ -87,6 +87,13 @@ var (
 		{Name: "agent_signed_remotely", Type: field.TypeBool, Default: false},
 		{Name: "owner_signer_name", Type: field.TypeString, Nullable: true, Size: 200},
 		{Name: "owner_signed_remotely", Type: field.TypeBool, Default: false},
+		{Name: "tenant_signature_date", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_signer_name", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "tenant_signed_remotely", Type: field.TypeBool, Default: false},
+		{Name: "required_signatures", Type: field.TypeString, Default: "AGENT,OWNER"},
+		{Name: "agent_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "owner_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "tenant_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
 		{Name: "property_id", Type: field.TypeUUID},
 	}
 	// InventoriesTable holds the schema information for the "inventories" table.
@@ -97,7 +104,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[21]},
+				Columns:    []*schema.Column{InventoriesColumns[28]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -136,7 +143,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[21], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[28], InventoriesColumns[8], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_date",
@@ -296,7 +303,7 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "company_id", Type: field.TypeUUID},
 		{Name: "at", Type: field.TypeTime},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"inventory_created", "inventory_updated", "photo_added", "photo_removed", "agent_signed", "owner_signed", "fully_signed", "pdf_stored", "inventory_corrected"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"inventory_created", "inventory_updated", "photo_added", "photo_removed", "agent_signed", "owner_signed", "tenant_signed", "fully_signed", "pdf_stored", "inventory_corrected"}},
 		{Name: "property_id", Type: field.TypeUUID},
 		{Name: "inventory_id", Type: field.TypeUUID},
 		{Name: "item_id", Type: field.TypeUUID, Nullable: true},

@@ -88,6 +88,7 @@ const (
 	KindPhotoRemoved       Kind = "photo_removed"
 	KindAgentSigned        Kind = "agent_signed"
 	KindOwnerSigned        Kind = "owner_signed"
+	KindTenantSigned       Kind = "tenant_signed"
 	KindFullySigned        Kind = "fully_signed"
 	KindPdfStored          Kind = "pdf_stored"
 	KindInventoryCorrected Kind = "inventory_corrected"
@@ -100,7 +101,7 @@ func (k Kind) String() string {
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k Kind) error {
 	switch k {
-	case KindInventoryCreated, KindInventoryUpdated, KindPhotoAdded, KindPhotoRemoved, KindAgentSigned, KindOwnerSigned, KindFullySigned, KindPdfStored, KindInventoryCorrected:
+	case KindInventoryCreated, KindInventoryUpdated, KindPhotoAdded, KindPhotoRemoved, KindAgentSigned, KindOwnerSigned, KindTenantSigned, KindFullySigned, KindPdfStored, KindInventoryCorrected:
 		return nil
 	default:
 		return fmt.Errorf("recordevent: invalid enum value for kind field: %q", k)

@@ -194,6 +194,32 @@ func init() {
 	inventoryDescOwnerSignedRemotely := inventoryFields[20].Descriptor()
 	// inventory.DefaultOwnerSignedRemotely holds the default value on creation for the owner_signed_remotely field.
 	inventory.DefaultOwnerSignedRemotely = inventoryDescOwnerSignedRemotely.Default.(bool)
+	// inventoryDescTenantSignerName is the schema descriptor for tenant_signer_name field.
+	inventoryDescTenantSignerName := inventoryFields[22].Descriptor()
+	// inventory.TenantSignerNameValidator is a validator for the "tenant_signer_name" field. It is called by the builders before save.
+	inventory.TenantSignerNameValidator = inventoryDescTenantSignerName.Validators[0].(func(string) error)
+	// inventoryDescTenantSignedRemotely is the schema descriptor for tenant_signed_remotely field.
+	inventoryDescTenantSignedRemotely := inventoryFields[23].Descriptor()
+	// inventory.DefaultTenantSignedRemotely holds the default value on creation for the tenant_signed_remotely field.
+	inventory.DefaultTenantSignedRemotely = inventoryDescTenantSignedRemotely.Default.(bool)
+	// inventoryDescRequiredSignatures is the schema descriptor for required_signatures field.
+	inventoryDescRequiredSignatures := inventoryFields[24].Descriptor()
+	// inventory.DefaultRequiredSignatures holds the default value on creation for the required_signatures field.
+	inventory.DefaultRequiredSignatures = inventoryDescRequiredSignatures.Default.(string)
+	// inventory.RequiredSignaturesValidator is a validator for the "required_signatures" field. It is called by the builders before save.
+	inventory.RequiredSignaturesValidator = inventoryDescRequiredSignatures.Validators[0].(func(string) error)
+	// inventoryDescAgentSignedWith is the schema descriptor for agent_signed_with field.
+	inventoryDescAgentSignedWith := inventoryFields[25].Descriptor()
+	// inventory.AgentSignedWithValidator is a validator for the "agent_signed_with" field. It is called by the builders before save.
+	inventory.AgentSignedWithValidator = inventoryDescAgentSignedWith.Validators[0].(func(string) error)
+	// inventoryDescOwnerSignedWith is the schema descriptor for owner_signed_with field.
+	inventoryDescOwnerSignedWith := inventoryFields[26].Descriptor()
+	// inventory.OwnerSignedWithValidator is a validator for the "owner_signed_with" field. It is called by the builders before save.
+	inventory.OwnerSignedWithValidator = inventoryDescOwnerSignedWith.Validators[0].(func(string) error)
+	// inventoryDescTenantSignedWith is the schema descriptor for tenant_signed_with field.
+	inventoryDescTenantSignedWith := inventoryFields[27].Descriptor()
+	// inventory.TenantSignedWithValidator is a validator for the "tenant_signed_with" field. It is called by the builders before save.
+	inventory.TenantSignedWithValidator = inventoryDescTenantSignedWith.Validators[0].(func(string) error)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.

@@ -93,8 +93,41 @@ func (Inventory) Fields() []ent.Field {
 		field.Bool("owner_signed_remotely").Default(false).
 			Comment("Whether the owner signed remotely.").
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		// The tenant signs as the agent and the owner do, where the
+		// inventory requires it (a move-in or move-out settles a deposit
+		// with the tenant).
+		field.Time("tenant_signature_date").Optional().Nillable().Comment("When the tenant signed; absent until then.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.String("tenant_signer_name").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
+			Comment("Who signed for the tenant; absent until then.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.Bool("tenant_signed_remotely").Default(false).
+			Comment("Whether the tenant signed remotely.").
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		// Which parties make the inventory signed once all have: a list
+		// of SignatureParty names, comma-separated, in the order AGENT,
+		// OWNER, TENANT (Inventory.requiredSignatures reads it). The
+		// database default keeps the meaning of inventories made before.
+		field.String("required_signatures").Default(DefaultRequiredSignatures).Match(requiredSignatures).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		// How each party signed: the name of the credential that sent the
+		// signature (an API key's name, a token's subject); absent for a
+		// caller without a name (header mode) and for imported signatures.
+		field.String("agent_signed_with").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.String("owner_signed_with").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.String("tenant_signed_with").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
+			Annotations(entgql.Skip(entgql.SkipAll)),
 	}
 }
+
+// DefaultRequiredSignatures is who must sign an inventory unless its maker
+// says otherwise: the agent and the owner, as before the tenant could sign.
+const DefaultRequiredSignatures = "AGENT,OWNER"
+
+// requiredSignatures is a non-empty list of distinct parties, in order.
+var requiredSignatures = regexp.MustCompile(`^(AGENT(,OWNER)?(,TENANT)?|OWNER(,TENANT)?|TENANT)$`)
 
 // sha256Hex is a SHA-256 digest in lowercase hex.
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)

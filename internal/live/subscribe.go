@@ -29,6 +29,7 @@ const (
 	PhotoRemoved Kind = "PHOTO_REMOVED"
 	AgentSigned  Kind = "AGENT_SIGNED"
 	OwnerSigned  Kind = "OWNER_SIGNED"
+	TenantSigned Kind = "TENANT_SIGNED"
 	FullySigned  Kind = "FULLY_SIGNED"
 	PDFReady     Kind = "PDF_READY"
 	Corrected    Kind = "INVENTORY_CORRECTED"
@@ -44,6 +45,7 @@ var kinds = map[recordevent.Kind]Kind{
 	recordevent.KindPhotoRemoved:       PhotoRemoved,
 	recordevent.KindAgentSigned:        AgentSigned,
 	recordevent.KindOwnerSigned:        OwnerSigned,
+	recordevent.KindTenantSigned:       TenantSigned,
 	recordevent.KindFullySigned:        FullySigned,
 	recordevent.KindPdfStored:          PDFReady,
 	recordevent.KindInventoryCorrected: Corrected,

@@ -15,7 +15,9 @@ func FromEnt(inv *ent.Inventory) *Inventory {
 		ID: inv.ID, CompanyID: inv.CompanyID, PropertyID: inv.PropertyID, Type: inv.InventoryType,
 		RentalPrice: inv.RentalPrice, Currency: inv.Currency, CreatedAt: inv.CreatedAt,
 		Signature: Signature{Signed: inv.IsSigned, Remote: inv.IsRemoteSigned, ApprovalCode: inv.ApprovalCode,
-			Date: inv.SignatureDate, Agent: inv.AgentSignatureDate, Owner: inv.OwnerSignatureDate, PDFSha256: inv.PdfSha256},
+			Date: inv.SignatureDate, Agent: inv.AgentSignatureDate, Owner: inv.OwnerSignatureDate, Tenant: inv.TenantSignatureDate,
+			PDFSha256: inv.PdfSha256},
+		RequiredSignatures: RequiredSignatures(inv),
 	}
 	for _, env := range inv.Edges.Environments {
 		e := Environment{ID: env.ID, Name: env.Name, Description: env.Description, Level: env.Level, Order: env.Order}
@@ -36,15 +38,16 @@ func FromEnt(inv *ent.Inventory) *Inventory {
 }
 
 // SameContent reports whether a and b hold the same content as a create
-// states it: property, type, price, currency, and the environments and
-// items with their ids. What a create does not state (the signed state,
+// states it: property, type, price, currency, the parties required to
+// sign, and the environments and items with their ids. What a create does not state (the signed state,
 // photos, dates) is not compared: a create sent again after the inventory
 // was signed, or given photos, is still the same create. Children are
 // matched by id, since the database gives them back in their order, not in
 // the order a tree lists them.
 func SameContent(a, b *Inventory) bool {
 	return a.ID == b.ID && a.PropertyID == b.PropertyID && a.Type == b.Type && a.RentalPrice.Equal(b.RentalPrice) &&
-		a.Currency == b.Currency && sameEnvironments(a.Environments, b.Environments, false)
+		a.Currency == b.Currency && StoredParties(a.RequiredSignatures) == StoredParties(b.RequiredSignatures) &&
+		sameEnvironments(a.Environments, b.Environments, false)
 }
 
 // SameRecord reports whether a and b are the same record in everything an
@@ -54,7 +57,7 @@ func SameRecord(a, b *Inventory) bool {
 	sa, sb := &a.Signature, &b.Signature
 	return SameContent(a, b) && a.CompanyID == b.CompanyID && sameTime(a.CreatedAt, b.CreatedAt) &&
 		sa.Signed == sb.Signed && sa.Remote == sb.Remote && same(sa.ApprovalCode, sb.ApprovalCode) &&
-		sameTimes(sa.Date, sb.Date) && sameTimes(sa.Agent, sb.Agent) && sameTimes(sa.Owner, sb.Owner) &&
+		sameTimes(sa.Date, sb.Date) && sameTimes(sa.Agent, sb.Agent) && sameTimes(sa.Owner, sb.Owner) && sameTimes(sa.Tenant, sb.Tenant) &&
 		same(sa.PDFSha256, sb.PDFSha256) && sameEnvironments(a.Environments, b.Environments, true)
 }
 

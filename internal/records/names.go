@@ -6,7 +6,8 @@ package records
 var APINames = &Names{
 	ID: "id", PropertyID: "propertyId", Type: "inventoryType", RentalPrice: "rentalPrice", Currency: "currency",
 	Signed: "isSigned", RemoteSigned: "isRemoteSigned", ApprovalCode: "approvalCode", SignatureDate: "signatureDate", PDF: "pdfSha256",
-	Environments: "environments", EnvironmentID: "id", EnvironmentName: "name", EnvironmentDescription: "description",
+	RequiredSignatures: "requiredSignatures",
+	Environments:       "environments", EnvironmentID: "id", EnvironmentName: "name", EnvironmentDescription: "description",
 	Level: "level", EnvironmentOrder: "order",
 	Items: "items", ItemID: "id", ItemName: "name", ItemDescription: "description", Rating: "rating",
 	ItemOrder: "order", MaterialID: "materialId",

@@ -170,7 +170,7 @@ func (s *Service) writableItem(ctx context.Context, id uuid.UUID) (*ent.Item, er
 	return it, nil
 }
 
-// halfSignedIn refuses a change of inventory id once either party signed it.
+// halfSignedIn refuses a change of inventory id once any party signed it.
 func halfSignedIn(ctx context.Context, c *ent.Client, id uuid.UUID) (*ent.Inventory, error) {
 	inv, err := c.Inventory.Get(ctx, id)
 	switch {
@@ -178,7 +178,7 @@ func halfSignedIn(ctx context.Context, c *ent.Client, id uuid.UUID) (*ent.Invent
 		return nil, err
 	case inv.IsSigned:
 		return nil, freeze.Refusal(id)
-	case inv.AgentSignatureDate != nil || inv.OwnerSignatureDate != nil:
+	case anySigned(inv):
 		return nil, halfSigned(id)
 	}
 	return inv, nil

@@ -31,8 +31,11 @@ type Inventory struct {
 	// CreatedAt is the creation date; zero is now.
 	CreatedAt time.Time
 	// Signature is the signed state; the zero value is unsigned.
-	Signature    Signature
-	Environments []Environment
+	Signature Signature
+	// RequiredSignatures are the parties whose signatures make it signed;
+	// nil is the agent and the owner.
+	RequiredSignatures []Party
+	Environments       []Environment
 }
 
 // Signature is an inventory's signed state. A signed inventory is frozen
@@ -41,6 +44,7 @@ type Signature struct {
 	Signed, Remote     bool
 	ApprovalCode       *string
 	Date, Agent, Owner *time.Time
+	Tenant             *time.Time
 	// PDFSha256 is the digest of the signed PDF, once stored.
 	PDFSha256 *string
 }

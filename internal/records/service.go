@@ -185,7 +185,7 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 		return uuid.Nil, freeze.Refusal(ch.ID) // the hook would refuse the write: said before the rest is checked
 	case current.Version != ch.ExpectedVersion:
 		return uuid.Nil, stale(ch.ID, ch.ExpectedVersion)
-	case current.AgentSignatureDate != nil || current.OwnerSignatureDate != nil:
+	case anySigned(current):
 		return uuid.Nil, halfSigned(ch.ID)
 	}
 	inv := FromEnt(current)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,13 +23,22 @@ import (
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
-// Party is who signs: the spec's two signature dates.
+// Party is who signs: the spec's two signature dates, and the tenant's.
 type Party string
 
 const (
-	Agent Party = "AGENT"
-	Owner Party = "OWNER"
+	Agent  Party = "AGENT"
+	Owner  Party = "OWNER"
+	Tenant Party = "TENANT"
 )
+
+// Parties are the parties, in the order an inventory lists them.
+var Parties = []Party{Agent, Owner, Tenant}
+
+func (p Party) valid() bool { return p == Agent || p == Owner || p == Tenant }
+
+// word is the party in a sentence.
+func (p Party) word() string { return strings.ToLower(string(p)) }
 
 // Signing is one party's signature, as signInventory states it.
 type Signing struct {
@@ -75,8 +85,8 @@ func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
 	}
 	sig.SignerName = strings.TrimSpace(sig.SignerName)
 	switch {
-	case sig.Party != Agent && sig.Party != Owner:
-		return uuid.Nil, apperr.InvalidField(fieldParty, "%q is not AGENT or OWNER", sig.Party)
+	case !sig.Party.valid():
+		return uuid.Nil, apperr.InvalidField(fieldParty, "%q is not AGENT, OWNER or TENANT", sig.Party)
 	case sig.SignerName == "":
 		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name is empty")
 	case utf8.RuneCountInString(sig.SignerName) > schema.MaxSignerNameRunes:
@@ -115,13 +125,13 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 	if err != nil {
 		return false, false, err
 	}
-	mine, theirs := signatureOf(inv, sig.Party), signatureOf(inv, other(sig.Party))
+	mine := signatureOf(inv, sig.Party)
 	if mine.date != nil {
 		if mine.name != nil && *mine.name == sig.SignerName && mine.remote == sig.Remote {
 			return true, false, nil // the same signature again: a retry
 		}
 		return false, false, &apperr.Error{Code: apperr.Conflict, Field: fieldParty,
-			Message: fmt.Sprintf("inventory %s is already signed by the %s (%s): each party signs once", inv.ID, strings.ToLower(string(sig.Party)), orUnknown(mine.name))}
+			Message: fmt.Sprintf("inventory %s is already signed by the %s (%s): each party signs once", inv.ID, sig.Party.word(), orUnknown(mine.name))}
 	}
 	if inv.IsSigned { // signed by import without this party's date: frozen all the same
 		return false, false, &apperr.Error{Code: apperr.Conflict, Field: fieldInventoryID,
@@ -131,7 +141,22 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 		return false, false, stale(inv.ID, *sig.ExpectedVersion)
 	}
 	now := time.Now().UTC()
-	complete = theirs.date != nil
+	// Complete when this signature is the last a required party owed: the
+	// date is the latest of theirs, and it is remote when any was.
+	complete = slices.Contains(RequiredSignatures(inv), sig.Party)
+	signedAt, remote := now, sig.Remote
+	for _, p := range RequiredSignatures(inv) {
+		if p == sig.Party {
+			continue
+		}
+		theirs := signatureOf(inv, p)
+		if theirs.date == nil {
+			complete = false
+			break
+		}
+		// The latest: this one, unless the clocks of two servers disagree.
+		signedAt, remote = later(signedAt, theirs.date.UTC()), remote || theirs.remote
+	}
 	var code string
 	if complete {
 		if code, err = approvalCode(); err != nil {
@@ -140,24 +165,31 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 	}
 	event := Event{Kind: recordevent.KindAgentSigned, CompanyID: inv.CompanyID, PropertyID: inv.PropertyID,
 		InventoryID: inv.ID, Version: inv.Version + 1}
-	if sig.Party == Owner {
+	switch sig.Party {
+	case Owner:
 		event.Kind = recordevent.KindOwnerSigned
+	case Tenant:
+		event.Kind = recordevent.KindTenantSigned
 	}
+	credential := tenant.CallerName(ctx)
 	// The freeze hook checks the inventory unsigned and (on PostgreSQL)
 	// locks it until the transaction ends; the events commit with it.
 	n := 0
 	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		up := tx.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(inv.Version))
-		if sig.Party == Agent {
+		switch sig.Party {
+		case Agent:
 			up.SetAgentSignatureDate(now).SetAgentSignerName(sig.SignerName).SetAgentSignedRemotely(sig.Remote)
-		} else {
+			setIfNamed(credential, up.SetAgentSignedWith)
+		case Owner:
 			up.SetOwnerSignatureDate(now).SetOwnerSignerName(sig.SignerName).SetOwnerSignedRemotely(sig.Remote)
+			setIfNamed(credential, up.SetOwnerSignedWith)
+		case Tenant:
+			up.SetTenantSignatureDate(now).SetTenantSignerName(sig.SignerName).SetTenantSignedRemotely(sig.Remote)
+			setIfNamed(credential, up.SetTenantSignedWith)
 		}
 		if complete {
-			// The later of the two dates: this one, unless the clocks of
-			// two servers disagree.
-			up.SetIsSigned(true).SetSignatureDate(later(now, theirs.date.UTC())).SetApprovalCode(code).
-				SetIsRemoteSigned(sig.Remote || theirs.remote)
+			up.SetIsSigned(true).SetSignatureDate(signedAt).SetApprovalCode(code).SetIsRemoteSigned(remote)
 		}
 		var err error
 		if n, err = up.Save(ctx); err != nil || n == 0 {
@@ -200,23 +232,110 @@ func (s *Service) keepPDF(ctx context.Context, id uuid.UUID) {
 }
 
 type partySignature struct {
-	date   *time.Time
-	name   *string
-	remote bool
+	date       *time.Time
+	name       *string
+	remote     bool
+	credential *string
 }
 
 func signatureOf(inv *ent.Inventory, p Party) partySignature {
-	if p == Agent {
-		return partySignature{inv.AgentSignatureDate, inv.AgentSignerName, inv.AgentSignedRemotely}
+	switch p {
+	case Agent:
+		return partySignature{inv.AgentSignatureDate, inv.AgentSignerName, inv.AgentSignedRemotely, inv.AgentSignedWith}
+	case Owner:
+		return partySignature{inv.OwnerSignatureDate, inv.OwnerSignerName, inv.OwnerSignedRemotely, inv.OwnerSignedWith}
 	}
-	return partySignature{inv.OwnerSignatureDate, inv.OwnerSignerName, inv.OwnerSignedRemotely}
+	return partySignature{inv.TenantSignatureDate, inv.TenantSignerName, inv.TenantSignedRemotely, inv.TenantSignedWith}
 }
 
-func other(p Party) Party {
-	if p == Agent {
-		return Owner
+// anySigned reports whether a party has signed inv: its content is then
+// held as they signed it until every required party has.
+func anySigned(inv *ent.Inventory) bool {
+	return inv.AgentSignatureDate != nil || inv.OwnerSignatureDate != nil || inv.TenantSignatureDate != nil
+}
+
+// RequiredSignatures are the parties whose signatures make inv signed.
+func RequiredSignatures(inv *ent.Inventory) []Party {
+	names := strings.Split(inv.RequiredSignatures, ",")
+	parties := make([]Party, 0, len(names))
+	for _, n := range names {
+		parties = append(parties, Party(n))
 	}
-	return Agent
+	return parties
+}
+
+// StoredParties is parties as the inventory's row keeps them: in the order
+// of Parties; the default (schema.DefaultRequiredSignatures) when none.
+func StoredParties(parties []Party) string {
+	if len(parties) == 0 {
+		return schema.DefaultRequiredSignatures
+	}
+	var names []string
+	for _, p := range Parties {
+		if slices.Contains(parties, p) {
+			names = append(names, string(p))
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// SignatureMethod is how a party signed.
+type SignatureMethod string
+
+const (
+	// ByCredential: through the API, with a credential.
+	ByCredential SignatureMethod = "CREDENTIAL"
+	// Imported: recorded by an import, which says when and not how.
+	Imported SignatureMethod = "IMPORTED"
+)
+
+// MarshalGQL writes the SignatureMethod enum.
+func (m SignatureMethod) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(string(m))) }
+
+// UnmarshalGQL reads the SignatureMethod enum.
+func (m *SignatureMethod) UnmarshalGQL(v any) error {
+	s, ok := v.(string)
+	if !ok || (SignatureMethod(s) != ByCredential && SignatureMethod(s) != Imported) {
+		return fmt.Errorf("%v is not a SignatureMethod: CREDENTIAL or IMPORTED", v)
+	}
+	*m = SignatureMethod(s)
+	return nil
+}
+
+// PartySignature is one party's signature of an inventory, as GraphQL's
+// Inventory.signatures lists it.
+type PartySignature struct {
+	Party          Party
+	SignerName     *string
+	SignedAt       time.Time
+	Remote         bool
+	Method         SignatureMethod
+	CredentialName *string
+}
+
+// Signatures are the signatures of inv so far, in the order of Parties.
+// One the API recorded names its signer; an imported one names none.
+func Signatures(inv *ent.Inventory) []*PartySignature {
+	out := []*PartySignature{}
+	for _, p := range Parties {
+		s := signatureOf(inv, p)
+		if s.date == nil {
+			continue
+		}
+		method := ByCredential
+		if s.name == nil {
+			method = Imported
+		}
+		out = append(out, &PartySignature{Party: p, SignerName: s.name, SignedAt: s.date.UTC(), Remote: s.remote, Method: method, CredentialName: s.credential})
+	}
+	return out
+}
+
+// setIfNamed sets a credential's name where the caller has one.
+func setIfNamed(name string, set func(string) *ent.InventoryUpdate) {
+	if name != "" {
+		set(truncate(name, schema.MaxSignerNameRunes))
+	}
 }
 
 func later(a, b time.Time) time.Time {
@@ -247,8 +366,8 @@ func approvalCode() (string, error) {
 // UnmarshalGQL reads the SignatureParty enum.
 func (p *Party) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
-	if !ok || (Party(s) != Agent && Party(s) != Owner) {
-		return fmt.Errorf("%v is not a SignatureParty: AGENT or OWNER", v)
+	if !ok || !Party(s).valid() {
+		return fmt.Errorf("%v is not a SignatureParty: AGENT, OWNER or TENANT", v)
 	}
 	*p = Party(s)
 	return nil

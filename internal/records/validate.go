@@ -3,6 +3,7 @@ package records
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -28,6 +29,7 @@ import (
 type Names struct {
 	ID, PropertyID, Type, RentalPrice, Currency                string
 	Signed, RemoteSigned, ApprovalCode, SignatureDate, PDF     string
+	RequiredSignatures                                         string
 	Environments, EnvironmentID, EnvironmentName               string
 	EnvironmentDescription, Level, EnvironmentOrder            string
 	Items, ItemID, ItemName, ItemDescription, Rating           string
@@ -59,6 +61,7 @@ func Validate(inv *Inventory, levels int, names *Names) *apperr.Error {
 	c.price(inv.RentalPrice)
 	c.text(names.Currency, inv.Currency, byPattern, inventory.CurrencyValidator)
 	c.signature(&inv.Signature)
+	c.parties(inv.RequiredSignatures)
 	c.treeSize(inv)
 	c.environments(inv, levels)
 	return c.err
@@ -187,6 +190,29 @@ func (c *checker) signature(s *Signature) {
 	}
 	if s.PDFSha256 != nil {
 		c.text(n.PDF, *s.PDFSha256, byPattern, inventory.PdfSha256Validator)
+	}
+}
+
+// parties refuses required signatures that name no party, or one twice
+// (nil is the default, the agent and the owner).
+func (c *checker) parties(parties []Party) {
+	if !c.ok() || parties == nil {
+		return
+	}
+	if len(parties) == 0 {
+		c.fail(c.names.RequiredSignatures, "empty: name at least one party whose signature makes the inventory signed")
+		return
+	}
+	for i, p := range parties {
+		switch {
+		case !p.valid():
+			c.fail(c.names.RequiredSignatures, "%q is not AGENT, OWNER or TENANT", p)
+		case slices.Contains(parties[:i], p):
+			c.fail(c.names.RequiredSignatures, "%s is named twice: name each party once", p)
+		default:
+			continue
+		}
+		return
 	}
 }
 

@@ -14,7 +14,8 @@ func NewInventory(c *ent.Client, inv *Inventory) *ent.InventoryCreate {
 		SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetCurrency(inv.Currency).
 		SetIsSigned(s.Signed).SetIsRemoteSigned(s.Remote).SetNillableApprovalCode(s.ApprovalCode).
 		SetNillableSignatureDate(s.Date).SetNillableAgentSignatureDate(s.Agent).
-		SetNillableOwnerSignatureDate(s.Owner).SetNillablePdfSha256(s.PDFSha256)
+		SetNillableOwnerSignatureDate(s.Owner).SetNillableTenantSignatureDate(s.Tenant).SetNillablePdfSha256(s.PDFSha256).
+		SetRequiredSignatures(StoredParties(inv.RequiredSignatures))
 	if !inv.CreatedAt.IsZero() {
 		create.SetCreatedAt(inv.CreatedAt)
 	}

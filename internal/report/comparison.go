@@ -19,6 +19,10 @@ type Comparison struct {
 	From, To     Side
 	Summary      Summary
 	Environments []ComparedRoom
+	// Required are the parties (AGENT, OWNER, TENANT) who acknowledge it,
+	// each with a line: those who must sign the later inventory; nil: the
+	// agent and the owner.
+	Required []string
 	// Zone is where the report shows times, beside UTC (DefaultTimeZone
 	// when nil).
 	Zone *time.Location
@@ -141,7 +145,7 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 			table(pdf, tr, []float64{190}, []string{fmt.Sprintf("Sin cambio (%d): %s", len(same), strings.Join(same, ", "))}, nil)
 		}
 	}
-	acknowledgement(pdf, tr)
+	acknowledgement(pdf, tr, c.Required)
 	digestTable(pdf, tr, photos)
 	if err := ctx.Err(); err != nil {
 		return nil, cut(err)
@@ -186,7 +190,7 @@ func changesFirst(items []ComparedItem) (changed []ComparedItem, same []string) 
 
 // acknowledgement is where both parties sign that they have read the
 // comparison: what turns it from one side's document into an agreed one.
-func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string) {
+func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string, required []string) {
 	if pdf.GetY()+45 > 279 {
 		pdf.AddPage()
 	}
@@ -196,7 +200,7 @@ func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string) {
 	pdf.SetFont("Helvetica", "", 10)
 	pdf.MultiCell(0, 5, tr("Las partes han revisado esta comparación y declaran que registra el estado del inmueble "+
 		"en cada inventario. Firma, nombre y fecha:"), "", "L", false)
-	signatureLines(pdf, tr, 16, "Agente", "Propietario")
+	signatureLines(pdf, tr, 16, partyCaptions(required)...)
 }
 
 // rating is "4/5", with the to-repair flag, or "-" where the item is not.

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-pdf/fpdf"
@@ -14,26 +16,32 @@ import (
 
 // Inventory is what the report shows.
 type Inventory struct {
-	ID          string
-	TypeName    string
-	RentalPrice string
-	Currency    string
-	CreatedAt   time.Time
-	AgentSigned time.Time
-	OwnerSigned time.Time
-	// AgentName and OwnerName are who signed for each party, where the
-	// record says (those signed through the API do; imported ones may not).
-	AgentName, OwnerName string
-	SignatureDate        time.Time
-	ApprovalCode         string
-	RemoteSigned         bool
-	PropertyCode         string
-	PropertyType         string
-	Address              string
-	Neighborhood         string
-	City                 string
-	PropertyLevels       int
-	Environments         []Environment
+	ID           string
+	TypeName     string
+	RentalPrice  string
+	Currency     string
+	CreatedAt    time.Time
+	AgentSigned  time.Time
+	OwnerSigned  time.Time
+	TenantSigned time.Time
+	// AgentName, OwnerName and TenantName are who signed for each party,
+	// where the record says (those signed through the API do; imported
+	// ones may not).
+	AgentName, OwnerName, TenantName string
+	// Required are the parties (AGENT, OWNER, TENANT) whose signatures
+	// make it signed, each with a line to sign on; nil: the agent and the
+	// owner.
+	Required       []string
+	SignatureDate  time.Time
+	ApprovalCode   string
+	RemoteSigned   bool
+	PropertyCode   string
+	PropertyType   string
+	Address        string
+	Neighborhood   string
+	City           string
+	PropertyLevels int
+	Environments   []Environment
 	// Zone is where the report shows times, beside UTC (INVENTORY_TIME_ZONE;
 	// DefaultTimeZone when nil).
 	Zone *time.Location
@@ -252,27 +260,72 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	pdf.SetFont("Helvetica", "B", 12)
 	pdf.CellFormat(0, 8, tr("Firmas"), "B", 1, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
-	for _, l := range []string{
-		"Firma del agente: " + signer(inv.AgentName) + stamp(inv.AgentSigned, inv.Zone),
-		"Firma del propietario: " + signer(inv.OwnerName) + stamp(inv.OwnerSigned, inv.Zone),
-		"Fecha de firma: " + stamp(inv.SignatureDate, inv.Zone) + remote(inv.RemoteSigned),
-		"Código de aprobación: " + inv.ApprovalCode,
+	required := requiredParties(inv.Required)
+	var lines, captions []string
+	for _, p := range []struct {
+		party, role, name string
+		signed            time.Time
+	}{
+		{"AGENT", "agente", inv.AgentName, inv.AgentSigned},
+		{"OWNER", "propietario", inv.OwnerName, inv.OwnerSigned},
+		{"TENANT", "arrendatario", inv.TenantName, inv.TenantSigned},
 	} {
+		// A party not required shows only when it signed all the same.
+		if !slices.Contains(required, p.party) && p.signed.IsZero() {
+			continue
+		}
+		lines = append(lines, "Firma del "+p.role+": "+signer(p.name)+stamp(p.signed, inv.Zone))
+		if slices.Contains(required, p.party) {
+			captions = append(captions, party(upperFirst(p.role), p.name))
+		}
+	}
+	lines = append(lines, "Fecha de firma: "+stamp(inv.SignatureDate, inv.Zone)+remote(inv.RemoteSigned),
+		"Código de aprobación: "+inv.ApprovalCode)
+	for _, l := range lines {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
 	}
-	signatureLines(pdf, tr, 14, party("Agente", inv.AgentName), party("Propietario", inv.OwnerName))
+	signatureLines(pdf, tr, 14, captions...)
 }
 
-// signatureLines draws the two parties' lines to sign on, space below the
-// text so far, each captioned under it.
-func signatureLines(pdf *fpdf.Fpdf, tr func(string) string, space float64, agent, owner string) {
+// requiredParties is who must sign, the agent and the owner when unsaid.
+func requiredParties(required []string) []string {
+	if len(required) == 0 {
+		return []string{"AGENT", "OWNER"}
+	}
+	return required
+}
+
+// partyCaptions are the captions of the lines of the required parties.
+func partyCaptions(required []string) []string {
+	roles := map[string]string{"AGENT": "Agente", "OWNER": "Propietario", "TENANT": "Arrendatario"}
+	var out []string
+	for _, p := range requiredParties(required) {
+		out = append(out, roles[p])
+	}
+	return out
+}
+
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// signatureLines draws a line to sign on for each caption, space below the
+// text so far, each captioned under it: two side by side as they always
+// were, three in three columns.
+func signatureLines(pdf *fpdf.Fpdf, tr func(string) string, space float64, captions ...string) {
 	y := pdf.GetY() + space
-	pdf.Line(20, y, 90, y)
-	pdf.Line(120, y, 190, y)
-	pdf.SetXY(20, y+1)
-	pdf.CellFormat(70, 5, tr(agent), "", 0, "C", false, 0, "")
-	pdf.SetXY(120, y+1)
-	pdf.CellFormat(70, 5, tr(owner), "", 1, "C", false, 0, "")
+	left, width, gap := 20.0, 70.0, 30.0
+	if len(captions) > 2 {
+		left, width, gap = 15, 52, 8
+	}
+	for i, caption := range captions {
+		x := left + float64(i)*(width+gap)
+		pdf.Line(x, y, x+width, y)
+		pdf.SetXY(x, y+1)
+		ln := 0
+		if i == len(captions)-1 {
+			ln = 1
+		}
+		pdf.CellFormat(width, 5, tr(caption), "", ln, "C", false, 0, "")
+	}
 }
 
 // signer is a signer's name as the signature line starts with it; nothing

@@ -2,6 +2,7 @@ package signedpdf
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,6 +31,7 @@ func Document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 		ID: inv.ID.String(), TypeName: inv.InventoryType.Name(), RentalPrice: inv.RentalPrice.StringFixed(2),
 		Currency: inv.Currency, CreatedAt: inv.CreatedAt.UTC(), AgentSigned: utc(inv.AgentSignatureDate),
 		OwnerSigned: utc(inv.OwnerSignatureDate), AgentName: text(inv.AgentSignerName), OwnerName: text(inv.OwnerSignerName),
+		TenantSigned: utc(inv.TenantSignatureDate), TenantName: text(inv.TenantSignerName), Required: strings.Split(inv.RequiredSignatures, ","),
 		SignatureDate: utc(inv.SignatureDate), ApprovalCode: text(inv.ApprovalCode), RemoteSigned: inv.IsRemoteSigned,
 	}
 	if p := inv.Edges.Property; p != nil {

@@ -33,6 +33,7 @@ const (
 	PhotoRemoved Kind = "PHOTO_REMOVED"
 	AgentSigned  Kind = "AGENT_SIGNED"
 	OwnerSigned  Kind = "OWNER_SIGNED"
+	TenantSigned Kind = "TENANT_SIGNED"
 	FullySigned  Kind = "FULLY_SIGNED"
 	RemoteSigned Kind = "REMOTE_SIGNED"
 	Corrected    Kind = "INVENTORY_CORRECTED"
@@ -40,7 +41,7 @@ const (
 
 // order puts events at the same moment in the order they happen.
 var order = map[Kind]int{Created: 0, Updated: 1, PhotoAdded: 2, PhotoRemoved: 3, AgentSigned: 4, OwnerSigned: 5,
-	FullySigned: 6, RemoteSigned: 7, Corrected: 8}
+	TenantSigned: 6, FullySigned: 7, RemoteSigned: 8, Corrected: 9}
 
 // changes are the kinds of the writes the timeline reads from the events
 // table (ent's RecordEvent), with their timeline kinds: the inventory's own
@@ -144,7 +145,8 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 	invs, err := client.Inventory.Query().Where(inventory.PropertyIDIn(ids...)).
 		Order(ent.Asc(inventory.FieldPropertyID), ent.Desc(inventory.FieldCreatedAt), ent.Desc(inventory.FieldID)).
 		Select(inventory.FieldID, inventory.FieldPropertyID, inventory.FieldInventoryType, inventory.FieldCreatedAt, inventory.FieldIsSigned,
-			inventory.FieldIsRemoteSigned, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate, inventory.FieldSignatureDate).
+			inventory.FieldIsRemoteSigned, inventory.FieldAgentSignatureDate, inventory.FieldOwnerSignatureDate, inventory.FieldTenantSignatureDate,
+			inventory.FieldSignatureDate).
 		All(ctx)
 	if err != nil {
 		return nil, err
@@ -194,6 +196,9 @@ func events(inv *ent.Inventory) []*Event {
 	}
 	if inv.OwnerSignatureDate != nil {
 		out = append(out, event(*inv.OwnerSignatureDate, OwnerSigned))
+	}
+	if inv.TenantSignatureDate != nil {
+		out = append(out, event(*inv.TenantSignatureDate, TenantSigned))
 	}
 	if inv.IsSigned && inv.SignatureDate != nil {
 		out = append(out, event(*inv.SignatureDate, FullySigned))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/schema"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/scalar"
@@ -87,25 +89,29 @@ func (ex *Exporter) record(ctx context.Context, inv *ent.Inventory) (*Record, er
 	levels := prop.Levels
 	active := prop.IsActive
 	rec := &Record{
-		CompanyID:          inv.CompanyID.String(), // the stored row's, not the one asked for
-		InventoryID:        inv.ID.String(),
-		InventoryType:      &kind,
-		RentalPrice:        inv.RentalPrice.StringFixed(2),
-		Currency:           inv.Currency,
-		IsSigned:           inv.IsSigned,
-		IsRemoteSigned:     inv.IsRemoteSigned,
-		ApprovalCode:       inv.ApprovalCode,
-		CreationDate:       scalar.FormatTime(inv.CreatedAt),
-		SignatureDate:      formatOptional(inv.SignatureDate),
-		AgentSignatureDate: formatOptional(inv.AgentSignatureDate),
-		OwnerSignatureDate: formatOptional(inv.OwnerSignatureDate),
-		PdfSha256:          inv.PdfSha256,
+		CompanyID:           inv.CompanyID.String(), // the stored row's, not the one asked for
+		InventoryID:         inv.ID.String(),
+		InventoryType:       &kind,
+		RentalPrice:         inv.RentalPrice.StringFixed(2),
+		Currency:            inv.Currency,
+		IsSigned:            inv.IsSigned,
+		IsRemoteSigned:      inv.IsRemoteSigned,
+		ApprovalCode:        inv.ApprovalCode,
+		CreationDate:        scalar.FormatTime(inv.CreatedAt),
+		SignatureDate:       formatOptional(inv.SignatureDate),
+		AgentSignatureDate:  formatOptional(inv.AgentSignatureDate),
+		OwnerSignatureDate:  formatOptional(inv.OwnerSignatureDate),
+		TenantSignatureDate: formatOptional(inv.TenantSignatureDate),
+		PdfSha256:           inv.PdfSha256,
 		Property: &Property{
 			PropertyID: prop.ID.String(), Code: prop.Code, Address: prop.Address, Neighborhood: prop.Neighborhood,
 			City: prop.City, PropertyType: prop.PropertyType, IsActive: &active, Detail: prop.Detail,
 			Levels: &levels, CreationDate: scalar.FormatTime(prop.CreatedAt),
 		},
 		EnvironmentDiagnostics: []Environment{},
+	}
+	if inv.RequiredSignatures != schema.DefaultRequiredSignatures {
+		rec.RequiredSignatures = strings.Split(inv.RequiredSignatures, ",")
 	}
 	if inv.PdfSha256 != nil {
 		name := filepath.ToSlash(filepath.Join("pdf", inv.ID.String()+".pdf"))

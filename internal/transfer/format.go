@@ -19,7 +19,13 @@ type Record struct {
 	SignatureDate      *string `json:"SignatureDate"`
 	AgentSignatureDate *string `json:"AgentSignatureDate"`
 	OwnerSignatureDate *string `json:"OwnerSignatureDate"`
-	PdfSha256          *string `json:"PdfSha256"`
+	// TenantSignatureDate and RequiredSignatures are left out of a line
+	// where the tenant neither signed nor must (the parties required are
+	// then the agent and the owner), as in files written before the tenant
+	// signed.
+	TenantSignatureDate *string  `json:"TenantSignatureDate,omitempty"`
+	RequiredSignatures  []string `json:"RequiredSignatures,omitempty"`
+	PdfSha256           *string  `json:"PdfSha256"`
 	// PdfFile is the signed PDF's path, relative to the files folder.
 	PdfFile                string        `json:"PdfFile,omitempty"`
 	Property               *Property     `json:"Property"`

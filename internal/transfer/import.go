@@ -641,6 +641,8 @@ func upsertInventory(ctx context.Context, tx *ent.Tx, p *plan) (created bool, er
 	setOrClear(s.Date, up.SetSignatureDate, up.ClearSignatureDate)
 	setOrClear(s.Agent, up.SetAgentSignatureDate, up.ClearAgentSignatureDate)
 	setOrClear(s.Owner, up.SetOwnerSignatureDate, up.ClearOwnerSignatureDate)
+	setOrClear(s.Tenant, up.SetTenantSignatureDate, up.ClearTenantSignatureDate)
+	up.SetRequiredSignatures(records.StoredParties(t.RequiredSignatures))
 	setOrClear(s.PDFSha256, up.SetPdfSha256, up.ClearPdfSha256)
 	return false, up.Exec(ctx)
 }

@@ -86,7 +86,23 @@ func importLines(t *testing.T, st *store.Store, fs *files.Store, dir string, lin
 func TestExportImportExportGivesBackTheSameRecordsAndFiles(t *testing.T) {
 	source, sourceFiles := generated(t)
 	a, b := datagen.DemoCompanies[0], datagen.DemoCompanies[1]
+	// One inventory the tenant must sign, and has: its parties come back too.
+	ctx, err := tenant.ForWriting(tenant.WithCompany(context.Background(), a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned, err := source.Client.Inventory.Query().Where(inventory.IsSigned(false)).First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unsigned.Update().SetRequiredSignatures("AGENT,OWNER,TENANT").SetTenantSignatureDate(time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
 	lines, dir := export(t, source, sourceFiles, a)
+	if n := strings.Count(strings.Join(lines, "\n"), `"TenantSignatureDate":"2026-05-04T03:02:01`); n != 1 ||
+		strings.Count(strings.Join(lines, "\n"), `"RequiredSignatures":["AGENT","OWNER","TENANT"]`) != 1 {
+		t.Errorf("the export says the tenant's signature %d times, want once, with the parties required", n)
+	}
 	linesB, dirB := export(t, source, sourceFiles, b)
 	if !strings.Contains(strings.Join(lines, ""), `"PdfFile":"pdf/`) || !strings.Contains(strings.Join(lines, ""), `"File":"photos/`) {
 		t.Fatal("the export names no PDF or photo file")

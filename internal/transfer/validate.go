@@ -29,7 +29,8 @@ func fromRule(err *apperr.Error) *fieldError {
 // names are the record's field names, for the paths of records' rules.
 var names = &records.Names{
 	ID: "InventoryId", PropertyID: "Property.PropertyId", Type: "InventoryType", RentalPrice: "RentalPrice", Currency: "Currency",
-	Signed: "IsSigned", RemoteSigned: "IsRemoteSigned", ApprovalCode: "Approval_Code", SignatureDate: "SignatureDate", PDF: "PdfSha256",
+	RequiredSignatures: "RequiredSignatures",
+	Signed:             "IsSigned", RemoteSigned: "IsRemoteSigned", ApprovalCode: "Approval_Code", SignatureDate: "SignatureDate", PDF: "PdfSha256",
 	Environments: "EnvironmentDiagnostics", EnvironmentID: "EnvironmentId", EnvironmentName: "EnvironmentName",
 	EnvironmentDescription: "Description", Level: "Level", EnvironmentOrder: "Order",
 	Items: "ItemDiagnostic", ItemID: "ItemDiagnosticId", ItemName: "ItemName", ItemDescription: "Description",
@@ -156,9 +157,13 @@ func check(rec *Record) (*plan, *fieldError) {
 	t.Currency = rec.Currency
 	t.CreatedAt = c.time("CreationDate", rec.CreationDate)
 	t.Signature = records.Signature{Signed: rec.IsSigned, Remote: rec.IsRemoteSigned, ApprovalCode: rec.ApprovalCode,
-		Date:  c.optionalTime("SignatureDate", rec.SignatureDate),
-		Agent: c.optionalTime("AgentSignatureDate", rec.AgentSignatureDate),
-		Owner: c.optionalTime("OwnerSignatureDate", rec.OwnerSignatureDate), PDFSha256: rec.PdfSha256}
+		Date:   c.optionalTime("SignatureDate", rec.SignatureDate),
+		Agent:  c.optionalTime("AgentSignatureDate", rec.AgentSignatureDate),
+		Owner:  c.optionalTime("OwnerSignatureDate", rec.OwnerSignatureDate),
+		Tenant: c.optionalTime("TenantSignatureDate", rec.TenantSignatureDate), PDFSha256: rec.PdfSha256}
+	for _, p := range rec.RequiredSignatures {
+		t.RequiredSignatures = append(t.RequiredSignatures, records.Party(p))
+	}
 	c.property(p)
 	c.tree(p)
 	if !c.ok() {

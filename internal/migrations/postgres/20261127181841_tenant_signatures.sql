@@ -1,0 +1,2 @@
+-- Modify "inventories" table
+ALTER TABLE "inventories" ADD COLUMN "tenant_signature_date" timestamptz NULL, ADD COLUMN "tenant_signer_name" character varying NULL, ADD COLUMN "tenant_signed_remotely" boolean NOT NULL DEFAULT false, ADD COLUMN "required_signatures" character varying NOT NULL DEFAULT 'AGENT,OWNER', ADD COLUMN "agent_signed_with" character varying NULL, ADD COLUMN "owner_signed_with" character varying NULL, ADD COLUMN "tenant_signed_with" character varying NULL;
