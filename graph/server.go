@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/graph/graphqlhttp"
 	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/dbtime"
@@ -38,7 +39,7 @@ import (
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
-// over HTTP (Handler) and the REST adapter runs its operations on it
+// over HTTP (graphqlhttp.Handler) and the REST adapter runs its operations on it
 // in-process, so both share the parsed-query cache, the limits, the error
 // presenter and the recover func.
 // ExecutorOptions are the executor's bounds beyond querylimits.Default.
@@ -95,7 +96,7 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(extension.Introspection{})
 	exec.Use(querylimits.InputCheck{Limits: limits, Schema: schema.Schema()})
 	exec.Use(querylimits.CostCheck{Limit: limits.Cost, Lists: lists, Budget: opts.Budget})
-	exec.Use(deferExtension{})
+	exec.Use(graphqlhttp.TransportCheck{})
 	exec.Use(listSpans{}) // the direct executor's code makes the same spans (graph/gqlgen.go: ListSpan)
 	presenter, recoverer := presentError(log), recoverPanic(log)
 	exec.SetErrorPresenter(presenter)
@@ -169,7 +170,7 @@ type Executor struct {
 	// maxAnswerBytes bounds each answer's data (0: no bound).
 	maxAnswerBytes int
 	// maxPhotoBytes bounds a photo; a multipart request may be that and
-	// MaxRequestBytes more.
+	// graphqlhttp.MaxRequestBytes more.
 	maxPhotoBytes int64
 }
 
@@ -388,7 +389,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if out.Extensions == nil {
 				out.Extensions = map[string]any{}
 			}
-			out.Extensions["code"] = BadRequest
+			out.Extensions["code"] = graphqlhttp.BadRequest
 		}
 		metrics.From(ctx).GraphQLError(string(codeOf(out)))
 		if id := requestid.From(ctx); id != "" {
