@@ -58,7 +58,7 @@ type listSize struct{ Default, Max, PerInventory int }
 
 // boundLists gives every list of the GraphQL schema a size argument with a
 // default and a @listSize directive that states its bounds (read by the cost
-// check in graph/cost.go):
+// check in graph/querylimits/cost.go):
 //   - list edges get first (default: the whole list, as the ListSize
 //     annotation bounds it) and bind to ent's Bounded<Edge> method;
 //   - connection edges page with first and after only, first defaulting, so

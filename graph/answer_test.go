@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -53,8 +54,8 @@ func TestAnswersAreBoundedInBytes(t *testing.T) {
 		t.Fatalf("a small answer: %+v", res)
 	}
 	cost, _ := res.Extensions["cost"].(map[string]any)
-	if cost["requestedQueryCost"] != float64(2_002) || cost["maximumQueryCost"] != float64(graph.DefaultLimits.Cost) {
-		t.Errorf("extensions.cost %v, want requestedQueryCost 2002 (two fields, a count) and maximumQueryCost %d", cost, graph.DefaultLimits.Cost)
+	if cost["requestedQueryCost"] != float64(2_002) || cost["maximumQueryCost"] != float64(querylimits.Default.Cost) {
+		t.Errorf("extensions.cost %v, want requestedQueryCost 2002 (two fields, a count) and maximumQueryCost %d", cost, querylimits.Default.Cost)
 	}
 
 	// REST runs on the same executor: its largest answers are far below the
@@ -85,7 +86,7 @@ func TestTheAnswerBoundHoldsMemoryToo(t *testing.T) {
 	}
 	srv.MustData(t, companyA, `{ inventories(first: 1) { edges { node { environments { items { materialId } } } } } }`, nil, &material)
 	id := material.Inventories.Edges[0].Node.Environments[0].Items[0].MaterialID
-	alias := strings.Repeat("a", graph.DefaultLimits.NameBytes-2)
+	alias := strings.Repeat("a", querylimits.Default.NameBytes-2)
 	var b strings.Builder
 	for i := range 40 {
 		fmt.Fprintf(&b, "%s%02d: description ", alias, i)
@@ -116,7 +117,7 @@ func TestTheAnswerBoundHoldsMemoryToo(t *testing.T) {
 func TestClientChosenNamesAndQuotedInputAreBounded(t *testing.T) {
 	srv, _ := demo(t)
 	company := datagen.DemoCompanies[0].String()
-	long := strings.Repeat("a", graph.DefaultLimits.NameBytes+1)
+	long := strings.Repeat("a", querylimits.Default.NameBytes+1)
 	for _, query := range []string{
 		`{ ` + long + `: inventories(first: 1) { totalCount } }`,
 		`query ` + long + ` { inventories(first: 1) { totalCount } }`,
@@ -124,8 +125,8 @@ func TestClientChosenNamesAndQuotedInputAreBounded(t *testing.T) {
 		`{ ...` + long + ` } fragment ` + long + ` on Query { inventories(first: 1) { totalCount } }`,
 	} {
 		res := srv.GraphQL(t, company, query, nil)
-		if len(res.Errors) != 1 || res.Errors[0].Code() != "QUERY_TOO_LARGE" || res.Errors[0].Extensions["limit"] != float64(graph.DefaultLimits.NameBytes) {
-			t.Errorf("%.60s…: %+v, want QUERY_TOO_LARGE with limit %d", query, res.Errors, graph.DefaultLimits.NameBytes)
+		if len(res.Errors) != 1 || res.Errors[0].Code() != "QUERY_TOO_LARGE" || res.Errors[0].Extensions["limit"] != float64(querylimits.Default.NameBytes) {
+			t.Errorf("%.60s…: %+v, want QUERY_TOO_LARGE with limit %d", query, res.Errors, querylimits.Default.NameBytes)
 		}
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -72,7 +73,7 @@ func BenchmarkCostlyShapes(b *testing.B) {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	unpriced := graph.DefaultLimits
+	unpriced := querylimits.Default
 	unpriced.Cost = 1 << 30
 	executors := []struct {
 		name string

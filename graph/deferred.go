@@ -5,70 +5,10 @@ import (
 	"io"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // @defer is answered in parts, which only a multipart/mixed response can
-// carry (as Apollo Client and urql ask for it: Accept: multipart/mixed).
-// Sent any other way, gqlgen answered one body holding the first part, its
-// deferred fields missing and hasNext true, and the rest never came. Such an
-// operation is refused instead, saying how to send it.
-
-type incrementalDeliveryKey struct{}
-
-// withIncrementalDelivery marks a request whose answer may come in parts.
-func withIncrementalDelivery(ctx context.Context) context.Context {
-	return context.WithValue(ctx, incrementalDeliveryKey{}, true)
-}
-
-// deferExtension refuses @defer where its parts cannot be delivered.
-type deferExtension struct{}
-
-var (
-	_ graphql.HandlerExtension        = deferExtension{}
-	_ graphql.OperationContextMutator = deferExtension{}
-)
-
-func (deferExtension) ExtensionName() string                   { return "DeferNeedsMultipart" }
-func (deferExtension) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (deferExtension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	if get, _ := ctx.Value(queriesOnlyKey{}).(bool); get && opCtx.Operation.Operation != ast.Query {
-		return badRequest("GET requests only allow query operations: send a %s with POST", opCtx.Operation.Operation)
-	}
-	if ok, _ := ctx.Value(incrementalDeliveryKey{}).(bool); ok || !defers(opCtx.Operation.SelectionSet, map[string]bool{}) {
-		return nil
-	}
-	return badRequest("@defer is answered in parts: send the operation with Accept: multipart/mixed, with POST or GET (Apollo Client and urql do), or leave @defer out")
-}
-
-// defers reports whether a selection set, or a fragment it spreads, defers.
-func defers(set ast.SelectionSet, seen map[string]bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if defers(s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if s.Directives.ForName("defer") != nil || defers(s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if s.Directives.ForName("defer") != nil {
-				return true
-			}
-			if s.Definition != nil && !seen[s.Name] {
-				seen[s.Name] = true
-				if defers(s.Definition.SelectionSet, seen) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+// carry: graphqlhttp.TransportCheck refuses it sent any other way.
 
 // Deferred fields are absent from the payload that comes before them, as the
 // incremental delivery proposal has it and Apollo Client's and urql's

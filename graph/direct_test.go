@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
@@ -47,7 +48,7 @@ func newDifferential(t *testing.T) *differential {
 	ctx = files.WithBaseURL(ctx, "http://inventory.test")
 	// Priced without a limit: every field of every type, counts and all,
 	// costs more than a client may ask for at once.
-	unpriced := DefaultLimits
+	unpriced := querylimits.Default
 	unpriced.Cost = 1 << 30
 	return &differential{exec: NewExecutor(st.Client, st, store, slog.New(slog.NewTextHandler(io.Discard, nil)), ExecutorOptions{Limits: &unpriced}), ctx: ctx}
 }

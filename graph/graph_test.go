@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/graphqlhttp"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
@@ -653,7 +653,7 @@ func TestInternalErrorsAreNotShown(t *testing.T) {
 
 func TestOversizedRequestsAreRefused(t *testing.T) {
 	srv, _ := demo(t)
-	body := `{"query": "{ __typename }", "padding": "` + strings.Repeat("x", graph.MaxRequestBytes) + `"}`
+	body := `{"query": "{ __typename }", "padding": "` + strings.Repeat("x", graphqlhttp.MaxRequestBytes) + `"}`
 	res, err := http.Post(srv.URL+"/graphql", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -661,7 +661,7 @@ func TestOversizedRequestsAreRefused(t *testing.T) {
 	defer res.Body.Close()
 	if res.StatusCode < 400 || res.StatusCode >= 500 {
 		b, _ := io.ReadAll(res.Body)
-		t.Errorf("a body over %d bytes: got %d %s, want a 4xx", graph.MaxRequestBytes, res.StatusCode, b)
+		t.Errorf("a body over %d bytes: got %d %s, want a 4xx", graphqlhttp.MaxRequestBytes, res.StatusCode, b)
 	}
 }
 

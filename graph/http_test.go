@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/graphqlhttp"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -133,7 +133,7 @@ func TestBodiesNotReceivedAreClientErrors(t *testing.T) {
 func TestBodiesThatDoNotDecodeAreNotEchoed(t *testing.T) {
 	srv, _ := demo(t)
 	const bad = `{"query": x`
-	huge := bad + strings.Repeat("y", graph.MaxRequestBytes-len(bad))
+	huge := bad + strings.Repeat("y", graphqlhttp.MaxRequestBytes-len(bad))
 	multiline := "{\n  \"query\": \"{ __typename }\",\n  \"variables\": {\"a\": 1,}\n}"
 	twice := `{"query": "{ __typename }"} {"query": "{ __typename }"}`
 	for _, tt := range []struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -262,7 +263,7 @@ func inputSize(v any) (fields, values, depth int) {
 func TestInputLimits(t *testing.T) {
 	var counter testdb.Counter
 	srv, _, logs := loggedDemo(t, counter.Option())
-	limits := graph.DefaultLimits
+	limits := querylimits.Default
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
 
 	ors := func(n int) []any {
@@ -390,7 +391,7 @@ func TestInputLimits(t *testing.T) {
 func TestLongStringsAreInvalidArguments(t *testing.T) {
 	var counter testdb.Counter
 	srv, _, logs := loggedDemo(t, counter.Option())
-	limit := graph.DefaultLimits.InputString
+	limit := querylimits.Default.InputString
 	const want = "characters long, more than"
 	atLimit := strings.Repeat("é", limit) // twice as many bytes: characters are counted
 	over := strings.Repeat("x", limit+1)

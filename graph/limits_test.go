@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
@@ -83,40 +83,40 @@ func bombs(tb testing.TB, srv *apitest.Server) []bomb {
 		{name: "material cycle, as first sent", company: companyA, want: "GRAPHQL_VALIDATION_FAILED",
 			query: `query($id: ID!) { node(id: $id) { ... on Material { items { material { items { material { items { id } } } } } } } }`,
 			vars:  map[string]any{"id": material}},
-		{name: "fragment fan-out F26", query: fanOut(26), want: graph.CodeQueryTooLarge},
-		{name: "fragment fan-out F40", query: fanOut(40), want: graph.CodeQueryTooLarge},
-		{name: "50,000 __typename", query: "{" + strings.Repeat(" __typename", 50_000) + " }", want: graph.CodeQueryTooLarge},
+		{name: "fragment fan-out F26", query: fanOut(26), want: querylimits.CodeQueryTooLarge},
+		{name: "fragment fan-out F40", query: fanOut(40), want: querylimits.CodeQueryTooLarge},
+		{name: "50,000 __typename", query: "{" + strings.Repeat(" __typename", 50_000) + " }", want: querylimits.CodeQueryTooLarge},
 
 		// Their cousins: cycles through every back edge, at the largest sizes.
 		{name: "material cycle, first 100", company: companyA, query: materialCycle("(first: 100)", 3),
-			vars: map[string]any{"id": material}, want: graph.CodeTooComplex},
+			vars: map[string]any{"id": material}, want: querylimits.CodeTooComplex},
 		{name: "material cycle, first 50, 4 deep", company: companyA, query: materialCycle("(first: 50)", 4),
-			vars: map[string]any{"id": material}, want: graph.CodeTooComplex},
+			vars: map[string]any{"id": material}, want: querylimits.CodeTooComplex},
 		{name: "material cycle, default sizes, 2 deep", company: companyA, query: materialCycle("", 2),
 			vars: map[string]any{"id": material}},
-		{name: "property cycle", company: companyA, want: graph.CodeTooComplex,
+		{name: "property cycle", company: companyA, want: querylimits.CodeTooComplex,
 			query: `{ properties(first: 100) { edges { node { ` +
 				repeat(`inventories(first: 100) { edges { node { property { `, "id", ` } } } }`, 3) + ` } } } }`},
-		{name: "inventory cycle", company: companyA, want: graph.CodeTooComplex,
+		{name: "inventory cycle", company: companyA, want: querylimits.CodeTooComplex,
 			query: `{ inventories(first: 100) { edges { node { ` +
 				repeat(`environments { inventory { `, "id", ` } }`, 5) + ` } } } }`},
-		{name: "environment cycle", company: companyA, want: graph.CodeTooComplex,
+		{name: "environment cycle", company: companyA, want: querylimits.CodeTooComplex,
 			query: `{ inventories(first: 100) { edges { node { environments { ` +
 				repeat(`items { environment { `, "id", ` } }`, 5) + ` } } } } }`},
-		{name: "photo cycle", company: companyA, want: graph.CodeTooComplex,
+		{name: "photo cycle", company: companyA, want: querylimits.CodeTooComplex,
 			query: `query($id: ID!) { node(id: $id) { ... on Item { ` +
 				repeat(`photos { item { `, "id", ` } }`, 6) + ` } } }`, vars: map[string]any{"id": item}},
-		{name: "aliases × lists", company: companyA, want: graph.CodeTooComplex,
+		{name: "aliases × lists", company: companyA, want: querylimits.CodeTooComplex,
 			query: aliases(60, `inventories(first: 100) { edges { node { environments { items { id photos { id } } } } } }`)},
-		{name: "aliases × pages", company: companyA, want: graph.CodeTooComplex,
+		{name: "aliases × pages", company: companyA, want: querylimits.CodeTooComplex,
 			query: aliases(60, `inventoryPage(pageSize: 100) { data { environments { items { id name } } } }`)},
-		{name: "nodes of 100 ids × nested lists", company: companyA, want: graph.CodeTooComplex,
+		{name: "nodes of 100 ids × nested lists", company: companyA, want: querylimits.CodeTooComplex,
 			query: `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Inventory { environments { id items { id name photos { id url } } } } } }`,
 			vars:  map[string]any{"ids": inventoryIDs}},
 		{name: "nodes of 100 ids, one whole tree each", company: companyA,
 			query: `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Inventory { environments { items { photos { id } } } } } }`,
 			vars:  map[string]any{"ids": inventoryIDs}},
-		{name: "depth", company: companyA, want: graph.CodeQueryTooDeep,
+		{name: "depth", company: companyA, want: querylimits.CodeQueryTooDeep,
 			query: `{ inventories(first: 1) { edges { node { ` + repeat(`property { inventories(first: 1) { edges { node { `, "id", ` } } } }`, 5) + ` } } } }`},
 		{name: "a list over its maximum", company: companyA, want: "INVALID_ARGUMENT",
 			query: `{ inventories(first: 1) { edges { node { environments(first: 61) { id } } } } }`},
@@ -130,31 +130,31 @@ func bombs(tb testing.TB, srv *apitest.Server) []bomb {
 		{name: "a null size on a list", company: companyA, want: "INVALID_ARGUMENT",
 			query: `query($n: Int) { inventories(first: 1) { edges { node { environments(first: $n) { id } } } } }`,
 			vars:  map[string]any{"n": nil}},
-		{name: "a wide selection set", company: companyA, want: graph.CodeQueryTooLarge,
+		{name: "a wide selection set", company: companyA, want: querylimits.CodeQueryTooLarge,
 			query: `{ inventories(first: 1) { edges { node { ` + fields("a", 201) + ` } } } }`},
 		{name: "a large fragment spread once", company: companyA,
 			query: `{ inventories(first: 1) { edges { node { ...F } } } } fragment F on Inventory { ` +
 				repeatN(11, func(i int) string { return fmt.Sprintf("e%d: environments { %s } ", i, fields("f", 99)) }) + `}`},
-		{name: "aliases × lists asked for 0", company: companyA, want: graph.CodeTooComplex,
+		{name: "aliases × lists asked for 0", company: companyA, want: querylimits.CodeTooComplex,
 			query: aliases(60, `inventories(first: 100) { edges { node { environments(first: 0) { items { id photos { id } } } } } }`)},
 
 		// Issue 23's: a price that counted fields, not bytes nor the database's work.
-		{name: "nodes of 100 materials × 40 aliases of 1,000 bytes", company: companyA, want: graph.CodeQueryTooLarge,
+		{name: "nodes of 100 materials × 40 aliases of 1,000 bytes", company: companyA, want: querylimits.CodeQueryTooLarge,
 			query: `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Material { items(first: 100) { edges { node { ` +
 				repeatN(40, func(i int) string { return fmt.Sprintf("%s%d: description ", strings.Repeat("a", 1_000), i) }) + `} } } } } }`,
 			vars: map[string]any{"ids": repeated(material, 100)}},
-		{name: "100 text searches across an edge, counted", company: companyA, want: graph.CodeTooComplex,
+		{name: "100 text searches across an edge, counted", company: companyA, want: querylimits.CodeTooComplex,
 			query: `{ inventories(where: {or: [` + repeatN(100, func(i int) string {
 				return fmt.Sprintf(`{hasPropertyWith: {addressContainsFold: "calle %d"}} `, i)
 			}) + `]}) { totalCount } }`},
-		{name: "160 filtered counts under 12 materials", company: companyA, want: graph.CodeTooComplex,
+		{name: "160 filtered counts under 12 materials", company: companyA, want: querylimits.CodeTooComplex,
 			query: `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Material { ` + repeatN(160, func(i int) string {
 				return fmt.Sprintf(`c%d: items(where: {rating: %d}) { totalCount } `, i, i%5+1)
 			}) + `} } }`,
 			vars: map[string]any{"ids": repeated(material, 12)}},
-		{name: "50 repair lists", company: companyA, want: graph.CodeTooComplex,
+		{name: "50 repair lists", company: companyA, want: querylimits.CodeTooComplex,
 			query: aliases(50, `repairs(first: 100) { edges { node { id } } }`)},
-		{name: "100 deep repair pages", company: companyA, want: graph.CodeTooComplex,
+		{name: "100 deep repair pages", company: companyA, want: querylimits.CodeTooComplex,
 			query: "{" + repeatN(100, func(i int) string { return fmt.Sprintf(" p%d: repairPage(page: %d) { data { id } }", i, 1000+i) }) + " }"},
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent/photo"
-	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/graphqlhttp"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -229,8 +229,8 @@ func TestMultipartOperationsAreBoundedAsAJSONBody(t *testing.T) {
 		name, operations, fileMap, field string
 	}{
 		{"a createInventory of a 20 MB description", string(create), fileMap, "operations"},
-		{"operations one byte over", padding(graph.MaxRequestBytes - len(ops) + 1), fileMap, "operations"},
-		{"a map over what is left", padding(graph.MaxRequestBytes - len(ops) - 10), `{"0": ["variables.file"]}` + strings.Repeat(" ", 100), "map"},
+		{"operations one byte over", padding(graphqlhttp.MaxRequestBytes - len(ops) + 1), fileMap, "operations"},
+		{"a map over what is left", padding(graphqlhttp.MaxRequestBytes - len(ops) - 10), `{"0": ["variables.file"]}` + strings.Repeat(" ", 100), "map"},
 	} {
 		status, _, errs := sendMultipart(t, w.srv, companyA, tc.operations, tc.fileMap, aJPEG(t), preflight)
 		if status != http.StatusRequestEntityTooLarge || len(errs) != 1 || errs[0].Code() != "QUERY_TOO_LARGE" || errs[0].Extensions["field"] != tc.field {
@@ -240,7 +240,7 @@ func TestMultipartOperationsAreBoundedAsAJSONBody(t *testing.T) {
 	// Just under: the parts read to bound them are replayed to the
 	// transport, whose photo is then taken as sent.
 	jpg := aJPEG(t)
-	status, photo, errs := sendMultipart(t, w.srv, companyA, padding(graph.MaxRequestBytes-len(ops)-len(fileMap)), fileMap, jpg, preflight)
+	status, photo, errs := sendMultipart(t, w.srv, companyA, padding(graphqlhttp.MaxRequestBytes-len(ops)-len(fileMap)), fileMap, jpg, preflight)
 	sum := sha256.Sum256(jpg)
 	if status != 200 || len(errs) > 0 || photo.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("operations and map at the bound: HTTP %d %+v, photo %+v; want the photo taken whole", status, errs, photo)

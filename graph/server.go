@@ -20,6 +20,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/graph/graphqlhttp"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/dbtime"
 	"github.com/propertyrecords/inventory/internal/direct"
@@ -37,18 +39,18 @@ import (
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
-// over HTTP (Handler) and the REST adapter runs its operations on it
+// over HTTP (graphqlhttp.Handler) and the REST adapter runs its operations on it
 // in-process, so both share the parsed-query cache, the limits, the error
 // presenter and the recover func.
-// ExecutorOptions are the executor's bounds beyond DefaultLimits.
+// ExecutorOptions are the executor's bounds beyond querylimits.Default.
 type ExecutorOptions struct {
 	// MaxResponseBytes bounds each answer (DefaultMaxResponseBytes when 0,
 	// none when negative).
 	MaxResponseBytes int
 	// Budget, when set, charges each operation's price to its caller.
 	Budget *fairshare.Budget
-	// Limits replace DefaultLimits when set.
-	Limits *Limits
+	// Limits replace querylimits.Default when set.
+	Limits *querylimits.Limits
 	// MaxPhotoBytes bounds a photo addItemPhoto takes
 	// (upload.DefaultMaxPhotoBytes when 0).
 	MaxPhotoBytes int64
@@ -76,12 +78,12 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)
 	}
-	limits := DefaultLimits
+	limits := querylimits.Default
 	if opts.Limits != nil {
 		limits = *opts.Limits
 	}
-	lists := readListSizes(schema.Schema())
-	queries := defaultsCache{Cache: lru.New[*ast.QueryDocument](1000), lists: lists}
+	lists := querylimits.ReadListSizes(schema.Schema())
+	queries := querylimits.DefaultsCache{Cache: lru.New[*ast.QueryDocument](1000), Lists: lists}
 
 	exec := executor.New(schema)
 	exec.SetQueryCache(queries)
@@ -90,11 +92,11 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	// middleware: an extension that adds one must be served by it too (as
 	// listSpans is, by code generated for it).
 	exec.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	exec.Use(limitsExtension{limits: limits, cache: queries})
+	exec.Use(querylimits.DocumentCheck{Limits: limits, Cache: queries})
 	exec.Use(extension.Introspection{})
-	exec.Use(inputsExtension{limits: limits, schema: schema.Schema()})
-	exec.Use(costExtension{limit: limits.Cost, lists: lists, budget: opts.Budget})
-	exec.Use(deferExtension{})
+	exec.Use(querylimits.InputCheck{Limits: limits, Schema: schema.Schema()})
+	exec.Use(querylimits.CostCheck{Limit: limits.Cost, Lists: lists, Budget: opts.Budget})
+	exec.Use(graphqlhttp.TransportCheck{})
 	exec.Use(listSpans{}) // the direct executor's code makes the same spans (graph/gqlgen.go: ListSpan)
 	presenter, recoverer := presentError(log), recoverPanic(log)
 	exec.SetErrorPresenter(presenter)
@@ -168,7 +170,7 @@ type Executor struct {
 	// maxAnswerBytes bounds each answer's data (0: no bound).
 	maxAnswerBytes int
 	// maxPhotoBytes bounds a photo; a multipart request may be that and
-	// MaxRequestBytes more.
+	// graphqlhttp.MaxRequestBytes more.
 	maxPhotoBytes int64
 }
 
@@ -269,7 +271,7 @@ const (
 
 // databaseTime is the database time of the query opCtx, by its price.
 func databaseTime(opCtx *graphql.OperationContext) time.Duration {
-	report, ok := opCtx.Stats.GetExtension(costStat).(*CostReport)
+	report, ok := opCtx.Stats.GetExtension(querylimits.CostStat).(*querylimits.CostReport)
 	if !ok || report.MaximumQueryCost <= 0 {
 		return maxDatabaseTime
 	}
@@ -286,8 +288,8 @@ func withLoaders(ctx context.Context) context.Context {
 // costExtensions are the extensions that report opCtx's cost, nil when it
 // was not priced.
 func costExtensions(opCtx *graphql.OperationContext) map[string]any {
-	if report, ok := opCtx.Stats.GetExtension(costStat).(*CostReport); ok {
-		return map[string]any{costStat: report}
+	if report, ok := opCtx.Stats.GetExtension(querylimits.CostStat).(*querylimits.CostReport); ok {
+		return map[string]any{querylimits.CostStat: report}
 	}
 	return nil
 }
@@ -324,7 +326,7 @@ func (u *unavailableError) Error() string { return u.err.Error() }
 // introspection and @defer), and an operation runs once, errors included;
 // only a panic (a bug) runs it again on gqlgen's, which reports it.
 func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, errs gqlerror.List, err error) {
-	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) || defers(opCtx.Operation.SelectionSet, map[string]bool{}) {
+	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) || graphqlhttp.Defers(opCtx.Operation) {
 		return nil, nil, errFallback
 	}
 	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)
@@ -380,7 +382,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if out.Extensions == nil {
 				out.Extensions = map[string]any{}
 			}
-			out.Extensions["code"] = BadRequest
+			out.Extensions["code"] = graphqlhttp.BadRequest
 		}
 		metrics.From(ctx).GraphQLError(string(codeOf(out)))
 		if id := requestid.From(ctx); id != "" {

@@ -40,7 +40,7 @@ const (
 	// request may write; the client should ask for less.
 	ResponseTooLarge Code = "RESPONSE_TOO_LARGE"
 	// The query limits' refusals of an operation before it runs
-	// (graph/limits.go, graph/cost.go), request errors as gqlgen's parse and
+	// (graph/querylimits), request errors as gqlgen's parse and
 	// validation errors are: a document (or a body) too large, nested too
 	// deep, or priced over the limit.
 	QueryTooLarge Code = "QUERY_TOO_LARGE"

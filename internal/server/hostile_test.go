@@ -1539,7 +1539,7 @@ func (g *gen) gqlBatch() hostileRequest {
 	return g.gqlPost("gql-batch", batch, nil, g.companyHeader())
 }
 
-// gqlOversize sends a body over graph.MaxRequestBytes, with its length or chunked.
+// gqlOversize sends a body over graphqlhttp.MaxRequestBytes, with its length or chunked.
 func (g *gen) gqlOversize() hostileRequest {
 	pad := strings.Repeat(pick(g, " ", "a"), 1<<20+g.r.IntN(1<<18))
 	var raw []byte

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/graphqlhttp"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/fairshare"
@@ -151,7 +152,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 			return metrics.LiveStats{Subscribers: s.Subscribers, Delivered: s.Delivered, Dropped: s.Dropped, Mode: hub.Mode()}
 		})
 	}
-	graphQL := graph.Handler(exec)
+	graphQL := graphqlhttp.Handler(exec)
 	mux.Handle("/graphql", withCompany(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isLive(r) && opts.Live.Hub != nil {
 			liveConns.serve(w, r, exec)

@@ -27,6 +27,7 @@ import (
 	_ "github.com/propertyrecords/inventory/ent/runtime" // registers the tenancy policies and interceptors: never open a client without it
 	"github.com/propertyrecords/inventory/internal/catalogue"
 	"github.com/propertyrecords/inventory/internal/migrations"
+	"github.com/propertyrecords/inventory/internal/store/pgxread"
 )
 
 // Store is an open database.
@@ -197,11 +198,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 }
 
 // openDriver is ent's driver over db: on PostgreSQL, one that reads rows
-// through pgx itself (pgxReader); on SQLite, one that keeps its reads
+// through pgx itself (internal/store/pgxread); on SQLite, one that keeps its reads
 // prepared (sqliteReader).
 func openDriver(name string, db *sql.DB) dialect.Driver {
 	if name == dialect.Postgres {
-		return newPgxReader(db)
+		return pgxread.NewReader(db)
 	}
 	return newSQLiteReader(db)
 }
@@ -271,7 +272,7 @@ func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, *pg
 	// pgx first failed to send in binary, building an error each time.
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
 		pgxuuid.Register(conn.TypeMap())
-		registerIDArrays(conn.TypeMap())
+		pgxread.RegisterIDArrays(conn.TypeMap())
 		return nil
 	}))
 	if o.poolSize <= 0 {

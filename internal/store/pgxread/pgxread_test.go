@@ -1,4 +1,4 @@
-package store
+package pgxread
 
 import (
 	"context"
@@ -12,13 +12,17 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/shopspring/decimal"
+	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 )
 
 type named string
 
-// postgresDB is a pool on TEST_DATABASE_URL's database, opened as the store
-// opens PostgreSQL; the test is skipped without one.
+// postgresDB is a pool on TEST_DATABASE_URL's database whose connections
+// know the types the store's do (internal/store's openPostgres registers
+// the same two); the test is skipped without one.
 func postgresDB(t *testing.T, params ...string) *sql.DB {
 	t.Helper()
 	url := os.Getenv("TEST_DATABASE_URL")
@@ -28,21 +32,30 @@ func postgresDB(t *testing.T, params ...string) *sql.DB {
 	for _, param := range params {
 		url += map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + param
 	}
-	_, db, _, _, err := openPostgres(url, &options{poolSize: 2, connectTimeout: 5 * time.Second})
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
+		pgxuuid.Register(conn.TypeMap())
+		RegisterIDArrays(conn.TypeMap())
+		return nil
+	}))
+	db.SetMaxOpenConns(2)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
 
 // TestRowsReadThroughPgxScanAsDatabaseSQLDoes scans every kind of column
 // (and NULL) into each destination ent or this service uses, through
-// pgxReader and through database/sql, and requires the same value, or an
+// reader and through database/sql, and requires the same value, or an
 // error from both.
 func TestRowsReadThroughPgxScanAsDatabaseSQLDoes(t *testing.T) {
 	db := postgresDB(t)
-	reference, fast := entsql.OpenDB(dialect.Postgres, db), newPgxReader(db)
+	reference, fast := entsql.OpenDB(dialect.Postgres, db), NewReader(db)
 
 	str := func() any { return new(string) }
 	nullStr := func() any { return new(sql.NullString) }
@@ -130,7 +143,7 @@ func TestIDsAreSentAsTheyAre(t *testing.T) {
 	db := postgresDB(t)
 	a, b := uuid.New(), uuid.New()
 	var rows entsql.Rows
-	if err := newPgxReader(db).Query(context.Background(), "SELECT $1::uuid::text, $2::int, $3::uuid::text, $4::uuid = ANY(ARRAY[$1::uuid, $3::uuid])",
+	if err := NewReader(db).Query(context.Background(), "SELECT $1::uuid::text, $2::int, $3::uuid::text, $4::uuid = ANY(ARRAY[$1::uuid, $3::uuid])",
 		[]any{a, 7, b, b}, &rows); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +212,7 @@ func TestIDListsAreSentAsOneArray(t *testing.T) {
 			// PostgreSQL for the parameters' types serve PgBouncer.
 			for _, mode := range []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"} {
 				var rows entsql.Rows
-				if err := newPgxReader(postgresDB(t, "default_query_exec_mode="+mode)).Query(context.Background(), tc.query, tc.args, &rows); err != nil {
+				if err := NewReader(postgresDB(t, "default_query_exec_mode="+mode)).Query(context.Background(), tc.query, tc.args, &rows); err != nil {
 					t.Fatalf("%s: %v", mode, err)
 				}
 				var got []string
@@ -224,7 +237,7 @@ func TestIDListsAreSentAsOneArray(t *testing.T) {
 func TestBufferedRowsHoldEveryRow(t *testing.T) {
 	db := postgresDB(t)
 	var rows entsql.Rows
-	if err := newPgxReader(db).Query(context.Background(),
+	if err := NewReader(db).Query(context.Background(),
 		"SELECT n, repeat('x', n % 100), CASE WHEN n % 3 = 0 THEN NULL ELSE n END FROM generate_series(1, $1::int) n", []any{20000}, &rows); err != nil {
 		t.Fatal(err)
 	}

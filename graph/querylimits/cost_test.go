@@ -1,4 +1,4 @@
-package graph
+package querylimits_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/propertyrecords/inventory/graph"
+	"github.com/propertyrecords/inventory/graph/querylimits"
 )
 
 // nestedTree is the front end's nested tree: inventories with their property,
@@ -21,18 +24,17 @@ const nestedTree = `query($first: Int!) { inventories(first: $first, orderBy: {f
 // price parses and validates query and prices it as the cost check does.
 func price(t *testing.T, query string, vars map[string]any) int {
 	t.Helper()
-	exec := NewExecutor(nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), ExecutorOptions{})
+	exec := graph.NewExecutor(nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), graph.ExecutorOptions{})
 	ctx := graphql.StartOperationTrace(context.Background())
 	opCtx, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: query, Variables: vars})
 	if errs != nil && !strings.Contains(errs.Error(), "exceeds") && !strings.Contains(errs.Error(), "more than") {
 		t.Fatalf("%s: %v", query, errs)
 	}
-	p := pricer{lists: readListSizes(NewExecutableSchema(Config{}).Schema()), vars: opCtx.Variables, limit: 1 << 30}
-	return p.selections(opCtx.Operation.SelectionSet, 1, 0, nil)
+	return querylimits.Price(graph.NewExecutableSchema(graph.Config{}).Schema(), opCtx.Operation.SelectionSet, opCtx.Variables)
 }
 
 // TestPrices holds the figures docs/decisions.md gives for the price of the
-// trees front ends ask for, against DefaultLimits.Cost.
+// trees front ends ask for, against querylimits.Default.Cost.
 func TestPrices(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -43,17 +45,17 @@ func TestPrices(t *testing.T) {
 		{"20 whole inventories (bench b)", nestedTree, map[string]any{"first": 20}, 250_000, 300_000},
 		{"3 whole inventories (bench a)", nestedTree, map[string]any{"first": 3}, 35_000, 50_000},
 		{"100 inventories' item names", `{ inventories(first: 100) { edges { node { id environments { items { id name } } } } } }`, nil, 150_000, 250_000},
-		{"36 whole inventories", nestedTree, map[string]any{"first": 36}, DefaultLimits.Cost + 1, 600_000},
+		{"36 whole inventories", nestedTree, map[string]any{"first": 36}, querylimits.Default.Cost + 1, 600_000},
 		// Issue 34: a photo's decode, up to a second of a core, is priced
 		// at a second of the budget's restore rate, beside its row.
 		{"addItemPhoto", `mutation($file: Upload!) { addItemPhoto(itemId: "11111111-1111-4111-8111-111111111111", file: $file) { photo { id url sha256 } } }`,
-			map[string]any{"file": graphql.Upload{Filename: "a.jpg"}}, photoDecodePrice + writeRowPrice, photoDecodePrice + writeRowPrice + 10},
+			map[string]any{"file": graphql.Upload{Filename: "a.jpg"}}, querylimits.PhotoDecodePrice + querylimits.WriteRowPrice, querylimits.PhotoDecodePrice + querylimits.WriteRowPrice + 10},
 		{"two photos in one operation", `mutation($file: Upload!) { a: addItemPhoto(itemId: "11111111-1111-4111-8111-111111111111", file: $file) { photo { id } }
 			b: addItemPhoto(itemId: "11111111-1111-4111-8111-111111111111", file: $file) { photo { id } } }`,
-			map[string]any{"file": graphql.Upload{Filename: "a.jpg"}}, 2 * (photoDecodePrice + writeRowPrice), 2*(photoDecodePrice+writeRowPrice) + 10},
+			map[string]any{"file": graphql.Upload{Filename: "a.jpg"}}, 2 * (querylimits.PhotoDecodePrice + querylimits.WriteRowPrice), 2*(querylimits.PhotoDecodePrice+querylimits.WriteRowPrice) + 10},
 		{"a material's items, 3 levels of 100",
 			`query($id: ID!) { node(id: $id) { ... on Material { items(first: 100) { edges { node { material { items(first: 100) { edges { node { material { items(first: 100) { edges { node { id } } } } } } } } } } } } } }`,
-			map[string]any{"id": "11111111-1111-4111-8111-111111111111"}, DefaultLimits.Cost + 1, 1 << 30},
+			map[string]any{"id": "11111111-1111-4111-8111-111111111111"}, querylimits.Default.Cost + 1, 1 << 30},
 	} {
 		got := price(t, tt.query, tt.vars)
 		t.Logf("%s: %d", tt.name, got)
@@ -89,11 +91,11 @@ func TestDatabaseWorkIsPriced(t *testing.T) {
 		}) + ` }`},
 	}
 	for _, tt := range refused {
-		if got := price(t, tt.query, nil); got <= DefaultLimits.Cost {
-			t.Errorf("%s: price %d, want over the limit %d", tt.name, got, DefaultLimits.Cost)
+		if got := price(t, tt.query, nil); got <= querylimits.Default.Cost {
+			t.Errorf("%s: price %d, want over the limit %d", tt.name, got, querylimits.Default.Cost)
 		}
 	}
-	ide, err := os.ReadFile("../internal/ide/example.graphql")
+	ide, err := os.ReadFile("../../internal/ide/example.graphql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +122,12 @@ func TestDatabaseWorkIsPriced(t *testing.T) {
 // new order field without an entry would refuse its own cursors.
 func TestEveryOrderFieldHasItsCursorType(t *testing.T) {
 	checked := 0
-	for name, def := range NewExecutableSchema(Config{}).Schema().Types {
+	for name, def := range graph.NewExecutableSchema(graph.Config{}).Schema().Types {
 		if !strings.HasSuffix(name, "OrderField") {
 			continue
 		}
 		for _, v := range def.EnumValues {
-			if _, ok := cursorValues[v.Name]; !ok {
+			if !querylimits.HasCursorType(v.Name) {
 				t.Errorf("%s.%s has no entry in cursorValues", name, v.Name)
 			}
 			checked++

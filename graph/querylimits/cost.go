@@ -1,4 +1,4 @@
-package graph
+package querylimits
 
 import (
 	"context"
@@ -42,11 +42,12 @@ type listSize struct {
 	priceAt      int // when set, the size priced whatever is asked for
 }
 
-// listSizes maps each list field of the schema to its bounds.
-type listSizes map[*ast.FieldDefinition]*listSize
+// ListSizes maps each list field of the schema to its bounds.
+type ListSizes map[*ast.FieldDefinition]*listSize
 
-func readListSizes(schema *ast.Schema) listSizes {
-	out := listSizes{}
+// ReadListSizes reads the @listSize directives of schema.
+func ReadListSizes(schema *ast.Schema) ListSizes {
+	out := ListSizes{}
 	for _, def := range schema.Types {
 		for _, f := range def.Fields {
 			d := f.Directives.ForName("listSize")
@@ -84,12 +85,12 @@ func stringsOf(v *ast.Value) []string {
 	return out
 }
 
-// costExtension prices each operation before it runs, and charges the
-// price to the caller's budget, if it has one.
-type costExtension struct {
-	limit  int
-	lists  listSizes
-	budget *fairshare.Budget
+// CostCheck prices each operation before it runs, and charges the price
+// to the caller's budget, if it has one.
+type CostCheck struct {
+	Limit  int // Limits.Cost
+	Lists  ListSizes
+	Budget *fairshare.Budget // nil: no budget is charged
 }
 
 // CostReport is what an answer says of its operation's cost
@@ -103,37 +104,38 @@ type CostReport struct {
 	ThrottleStatus *fairshare.Status `json:"throttleStatus,omitempty"`
 }
 
-// costStat is the key of an operation's CostReport in its stats.
-const costStat = "cost"
+// CostStat is the key of an operation's CostReport in its stats, and of
+// the answer's extensions that report it.
+const CostStat = "cost"
 
 var (
-	_ graphql.HandlerExtension        = costExtension{}
-	_ graphql.OperationContextMutator = costExtension{}
+	_ graphql.HandlerExtension        = CostCheck{}
+	_ graphql.OperationContextMutator = CostCheck{}
 )
 
-func (costExtension) ExtensionName() string                   { return "Cost" }
-func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (CostCheck) ExtensionName() string                   { return "Cost" }
+func (CostCheck) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (c costExtension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	p := pricer{lists: c.lists, vars: opCtx.Variables, limit: c.limit}
+func (c CostCheck) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	p := pricer{lists: c.Lists, vars: opCtx.Variables, limit: c.Limit}
 	cost := p.selections(opCtx.Operation.SelectionSet, 1, 0, nil)
 	switch {
 	case p.err != nil:
 		return p.err
-	case cost > c.limit:
-		return limitError(CodeTooComplex, c.limit,
-			"the operation costs more than %d, the limit: ask for fewer fields, smaller lists or simpler filters (a list multiplies what is selected below it by its size; filters, counts and deep pages add the database's work)", c.limit)
+	case cost > c.Limit:
+		return limitError(CodeTooComplex, c.Limit,
+			"the operation costs more than %d, the limit: ask for fewer fields, smaller lists or simpler filters (a list multiplies what is selected below it by its size; filters, counts and deep pages add the database's work)", c.Limit)
 	}
-	report := &CostReport{RequestedQueryCost: cost, MaximumQueryCost: c.limit}
-	opCtx.Stats.SetExtension(costStat, report)
-	if c.budget == nil {
+	report := &CostReport{RequestedQueryCost: cost, MaximumQueryCost: c.Limit}
+	opCtx.Stats.SetExtension(CostStat, report)
+	if c.Budget == nil {
 		return nil
 	}
 	key := fairshare.KeyFrom(ctx)
 	if key == "" {
 		return nil // not a request from a client (the server's own lookups)
 	}
-	status, err := c.budget.Charge(key, cost, time.Now())
+	status, err := c.Budget.Charge(key, cost, time.Now())
 	report.ThrottleStatus = &status
 	if err != nil {
 		out := gqlerror.Errorf("%s", err.Message)
@@ -145,7 +147,7 @@ func (c costExtension) MutateOperationContext(ctx context.Context, opCtx *graphq
 }
 
 type pricer struct {
-	lists listSizes
+	lists ListSizes
 	vars  map[string]any
 	limit int
 	err   *gqlerror.Error
@@ -508,18 +510,18 @@ func argumentError(arg, format string, args ...any) *gqlerror.Error {
 // refused whatever it adds up to.
 func saturate(n int) int { return min(n, 1<<30) }
 
-// defaultsCache is the executor's query cache. Before a validated document
+// DefaultsCache is the executor's query cache. Before a validated document
 // is cached, which is before its first run, it writes out the default of
 // every list's size argument that the document leaves out. entgql's field
 // collection, which builds the SQL that loads nested lists, reads only the
 // arguments written in the document; without this a nested connection
 // would load every row and apply its default only to what it returns.
-type defaultsCache struct {
+type DefaultsCache struct {
 	graphql.Cache[*ast.QueryDocument]
-	lists listSizes
+	Lists ListSizes
 }
 
-func (c defaultsCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
+func (c DefaultsCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
 	for _, op := range doc.Operations {
 		c.writeDefaults(op.SelectionSet)
 	}
@@ -529,11 +531,11 @@ func (c defaultsCache) Add(ctx context.Context, query string, doc *ast.QueryDocu
 	c.Cache.Add(ctx, query, doc)
 }
 
-func (c defaultsCache) writeDefaults(set ast.SelectionSet) {
+func (c DefaultsCache) writeDefaults(set ast.SelectionSet) {
 	for _, sel := range set {
 		switch sel := sel.(type) {
 		case *ast.Field:
-			if ls := c.lists[sel.Definition]; ls != nil {
+			if ls := c.Lists[sel.Definition]; ls != nil {
 				writeDefault(sel, ls)
 			}
 			c.writeDefaults(sel.SelectionSet)

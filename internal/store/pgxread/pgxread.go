@@ -1,4 +1,11 @@
-package store
+// Package pgxread is the store's read path on PostgreSQL: ent's driver for
+// statements outside transactions, which reads rows through pgx itself
+// rather than database/sql (see reader). It is the store's, and only the
+// store opens it (internal/store: openDriver); it lives apart because it is
+// a database driver of its own, with its own decoding, which a reader of
+// internal/store need not read to follow how the store opens, migrates and
+// routes.
+package pgxread
 
 import (
 	"context"
@@ -25,7 +32,7 @@ import (
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 )
 
-// pgxReader runs PostgreSQL statements outside transactions on pgx's own
+// reader runs PostgreSQL statements outside transactions on pgx's own
 // interface instead of through database/sql, and reads their rows whole
 // while it holds the connection. database/sql hands every column of every
 // row over as a boxed driver.Value (a string is decoded, copied and boxed)
@@ -37,13 +44,13 @@ import (
 // database/sql and pgx's stdlib would.
 //
 // Transactions, Exec and the pool itself stay database/sql's.
-type pgxReader struct {
+type reader struct {
 	*entsql.Driver
 	db *sql.DB
 }
 
-func newPgxReader(db *sql.DB) dialect.Driver {
-	return &pgxReader{Driver: entsql.OpenDB(dialect.Postgres, db), db: db}
+func NewReader(db *sql.DB) dialect.Driver {
+	return &reader{Driver: entsql.OpenDB(dialect.Postgres, db), db: db}
 }
 
 // badConnRetries is how often a statement is tried again on another
@@ -51,7 +58,7 @@ func newPgxReader(db *sql.DB) dialect.Driver {
 // was sent, as database/sql does (two pooled connections, then a new one).
 const badConnRetries = 3
 
-func (d *pgxReader) Query(ctx context.Context, query string, args, v any) error {
+func (d *reader) Query(ctx context.Context, query string, args, v any) error {
 	rows, ok := v.(*entsql.Rows)
 	argv, argsOK := args.([]any)
 	if !ok || (!argsOK && args != nil) {
@@ -74,7 +81,7 @@ func (d *pgxReader) Query(ctx context.Context, query string, args, v any) error 
 	return nil
 }
 
-func (d *pgxReader) read(ctx context.Context, query string, args []any) (*bufferedRows, error) {
+func (d *reader) read(ctx context.Context, query string, args []any) (*bufferedRows, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -238,11 +245,11 @@ func (a uuidArray) Index(i int) any { return &a[i] }
 
 func (a uuidArray) IndexType() any { return new(pgtype.UUID) }
 
-// registerIDArrays tells a connection's type map that a uuidArray is a
+// RegisterIDArrays tells a connection's type map that a uuidArray is a
 // uuid[]: pgx needs it where it does not ask PostgreSQL for the parameters'
 // types (default_query_exec_mode exec or simple_protocol, as behind
 // PgBouncer in transaction mode).
-func registerIDArrays(m *pgtype.Map) { m.RegisterDefaultPgType(uuidArray(nil), "_uuid") }
+func RegisterIDArrays(m *pgtype.Map) { m.RegisterDefaultPgType(uuidArray(nil), "_uuid") }
 
 // placeholder reads the number of the placeholder "$n" at query[i].
 func placeholder(query string, i int) (n, end int) {

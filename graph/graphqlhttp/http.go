@@ -1,4 +1,11 @@
-package graph
+// Package graphqlhttp serves the service's GraphQL executor over HTTP
+// (/graphql): POST, GET, multipart uploads, @defer's multipart/mixed parts,
+// and the bounds of each (a body's size, a photo's, CSRF prevention), with
+// the statuses GraphQL over HTTP gives. The executor it serves is graph's
+// (graph.NewExecutor), which installs this package's TransportCheck: so
+// this package reaches the executor through an interface (Executor) and
+// does not import graph.
+package graphqlhttp
 
 import (
 	"bytes"
@@ -37,13 +44,26 @@ var transports = []graphql.Transport{transport.Options{}, transport.GET{}}
 // operation with @defer, each as it is ready.
 var incremental = transport.MultipartMixed{Boundary: "-"}
 
+// Executor is what Handler runs operations on: graph's *Executor.
+type Executor interface {
+	graphql.GraphExecutor
+	// PresentRecoveredError presents a panic recovered while serving.
+	PresentRecoveredError(ctx context.Context, err any) error
+	// WriteError answers a request refused before it reached GraphQL, as a
+	// GraphQL error presented, logged and counted as an operation's are.
+	WriteError(w http.ResponseWriter, r *http.Request, err error)
+	// MaxPhotoBytes bounds a photo addItemPhoto takes: a multipart
+	// request may be that and MaxRequestBytes more.
+	MaxPhotoBytes() int64
+}
+
 // Handler serves exec over HTTP. It does what gqlgen's handler.Server does,
 // which cannot be given an executor of our own to share with REST.
-func Handler(exec *Executor) http.Handler {
+func Handler(exec Executor) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
-				writeGraphQLError(w, http.StatusInternalServerError, exec.PresentRecoveredError(r.Context(), p))
+				WriteGraphQLError(w, http.StatusInternalServerError, exec.PresentRecoveredError(r.Context(), p))
 			}
 		}()
 		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
@@ -52,7 +72,7 @@ func Handler(exec *Executor) http.Handler {
 			return
 		}
 		if r.ContentLength > MaxRequestBytes {
-			writeGraphQLError(w, http.StatusRequestEntityTooLarge, bodyTooLarge())
+			WriteGraphQLError(w, http.StatusRequestEntityTooLarge, bodyTooLarge())
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes) // bodies of unknown length too
@@ -61,7 +81,7 @@ func Handler(exec *Executor) http.Handler {
 			// too: the same parts, the operation read from the URL.
 			post, err := getAsPost(r)
 			if err != nil {
-				writeGraphQLError(w, http.StatusBadRequest, err)
+				WriteGraphQLError(w, http.StatusBadRequest, err)
 				return
 			}
 			r = post
@@ -81,7 +101,7 @@ func Handler(exec *Executor) http.Handler {
 				return
 			}
 		}
-		writeGraphQLError(w, http.StatusBadRequest, badRequest("send operations with GET or POST (application/json)"))
+		WriteGraphQLError(w, http.StatusBadRequest, badRequest("send operations with GET or POST (application/json)"))
 	})
 }
 
@@ -101,21 +121,21 @@ const uploadMemory = 1 << 20
 // first: apollo-require-preflight (apollo-upload-client's setting) or
 // x-apollo-operation-name (Apollo's and urql's clients send it). Its body
 // is bounded by a photo and an operation.
-func serveUpload(w http.ResponseWriter, r *http.Request, exec *Executor) {
+func serveUpload(w http.ResponseWriter, r *http.Request, exec Executor) {
 	if r.Header.Get("Apollo-Require-Preflight") == "" && r.Header.Get("X-Apollo-Operation-Name") == "" {
 		exec.WriteError(w, r, apperr.Errorf(apperr.Invalid, "a multipart/form-data request must carry an apollo-require-preflight or x-apollo-operation-name header (CSRF prevention: a cross-origin form cannot set one)"))
 		return
 	}
-	bound := exec.maxPhotoBytes + MaxRequestBytes
+	bound := exec.MaxPhotoBytes() + MaxRequestBytes
 	if r.ContentLength > bound {
 		w.Header().Set("Content-Type", "application/json")
-		writeGraphQLError(w, http.StatusRequestEntityTooLarge, &gqlerror.Error{
-			Message:    fmt.Sprintf("the request body is over %d bytes: a photo is at most %d", bound, exec.maxPhotoBytes),
+		WriteGraphQLError(w, http.StatusRequestEntityTooLarge, &gqlerror.Error{
+			Message:    fmt.Sprintf("the request body is over %d bytes: a photo is at most %d", bound, exec.MaxPhotoBytes()),
 			Extensions: map[string]any{"code": string(apperr.Invalid), "field": "file"}})
 		return
 	}
 	if err := boundFormFields(r); err != nil {
-		writeGraphQLError(w, http.StatusRequestEntityTooLarge, err)
+		WriteGraphQLError(w, http.StatusRequestEntityTooLarge, err)
 		return
 	}
 	t := uploads
@@ -174,7 +194,7 @@ func isJSON(contentType string) bool {
 // rather than checked and compacted again by encoding/json (a tenth of the
 // server's time on a nested tree), and a body that does not read or decode is
 // not echoed back to its sender, nor is the network error that stopped it.
-func post(w http.ResponseWriter, r *http.Request, exec *Executor) {
+func post(w http.ResponseWriter, r *http.Request, exec Executor) {
 	start := graphql.Now()
 	contentType := responseContentType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
@@ -368,7 +388,7 @@ func rateLimited(h http.Header, errs gqlerror.List) bool {
 // answers set Retry-After as post's do, before the transport writes them,
 // and an outage's answer is written as post writes it (to outage, when set).
 type retryingExecutor struct {
-	*Executor
+	Executor
 	header http.Header
 	outage *outageWriter
 }
@@ -503,17 +523,23 @@ func writeRequestErrors(w io.Writer, res *graphql.Response) {
 	_, _ = w.Write(b)
 }
 
-// WriteError answers a request refused before it reached GraphQL (by
-// authentication or a rate limit) as a GraphQL error, presented, logged and
-// counted as errors of operations are, with the status of its code.
-func (e *Executor) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	presented := e.presenter(r.Context(), err)
-	code := codeOf(presented)
-	apperr.SetRetryAfterFor(w.Header(), err)
-	writeGraphQLError(w, apperr.HTTPStatus(code), presented)
+// codeOf is err's extensions.code, as graph's error presenter reads it: an
+// apperr.Code from the presenter, a string from gqlgen's and entgql's own
+// errors, "" when it has none.
+func codeOf(err *gqlerror.Error) apperr.Code {
+	switch code := err.Extensions["code"].(type) {
+	case apperr.Code:
+		return code
+	case string:
+		return apperr.Code(code)
+	}
+	return ""
 }
 
-func writeGraphQLError(w http.ResponseWriter, status int, err error) {
+// WriteGraphQLError writes err, a presented error (anything else is an
+// internal error), as the one error of a request refused with status, and
+// the request's id in it.
+func WriteGraphQLError(w http.ResponseWriter, status int, err error) {
 	gqlErr, ok := err.(*gqlerror.Error)
 	if !ok {
 		gqlErr = gqlerror.Errorf("internal error")

@@ -1,4 +1,11 @@
-package graph
+// Package querylimits is what one GraphQL operation may ask for and what it
+// costs, checked before any resolver runs: the document's size, depth and
+// names (DocumentCheck), its argument values (InputCheck), and its price,
+// charged to the caller's budget (CostCheck), with the list bounds of the
+// schema that the price reads (@listSize: ReadListSizes) and the query
+// cache that writes out their defaults (DefaultsCache). graph.NewExecutor
+// installs them. The codes of the operations they refuse are here too.
+package querylimits
 
 import (
 	"context"
@@ -75,8 +82,8 @@ type Limits struct {
 	InputString int
 }
 
-// DefaultLimits are the limits of the service (see docs/decisions.md).
-var DefaultLimits = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000, NameBytes: 100,
+// Default are the limits of the service (see docs/decisions.md).
+var Default = Limits{Tokens: 10_000, Fields: 2_000, Width: 200, Depth: 20, Cost: 500_000, NameBytes: 100,
 	InputList: 1_000, InputObjectList: 100, InputValues: 10_000, InputFields: 500, InputNesting: 16,
 	InputString: 1_000}
 
@@ -96,26 +103,26 @@ func init() {
 	}
 }
 
-// limitsExtension refuses documents over Limits before the executor parses
+// DocumentCheck refuses documents over Limits before the executor parses
 // and validates them. Documents the executor has already validated are in its
-// query cache and were checked the first time they were seen.
-type limitsExtension struct {
-	limits Limits
-	cache  graphql.Cache[*ast.QueryDocument]
+// query cache (Cache) and were checked the first time they were seen.
+type DocumentCheck struct {
+	Limits Limits
+	Cache  graphql.Cache[*ast.QueryDocument]
 }
 
 var (
-	_ graphql.HandlerExtension          = limitsExtension{}
-	_ graphql.OperationParameterMutator = limitsExtension{}
+	_ graphql.HandlerExtension          = DocumentCheck{}
+	_ graphql.OperationParameterMutator = DocumentCheck{}
 )
 
-func (limitsExtension) ExtensionName() string                   { return "QueryLimits" }
-func (limitsExtension) Validate(graphql.ExecutableSchema) error { return nil }
-func (l limitsExtension) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
-	if _, ok := l.cache.Get(ctx, params.Query); ok {
+func (DocumentCheck) ExtensionName() string                   { return "QueryLimits" }
+func (DocumentCheck) Validate(graphql.ExecutableSchema) error { return nil }
+func (l DocumentCheck) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if _, ok := l.Cache.Get(ctx, params.Query); ok {
 		return nil
 	}
-	return l.limits.checkDocument(params.Query)
+	return l.Limits.checkDocument(params.Query)
 }
 
 // checkDocument parses query within the token limit and checks the expanded

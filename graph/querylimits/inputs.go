@@ -1,4 +1,4 @@
-package graph
+package querylimits
 
 import (
 	"context"
@@ -45,22 +45,22 @@ import (
 // recordInputs are the input types whose values internal/records checks.
 var recordInputs = map[string]bool{"CreateInventoryInput": true, "UpdateInventoryInput": true}
 
-// inputsExtension runs the input check.
-type inputsExtension struct {
-	limits Limits
-	schema *ast.Schema
+// InputCheck runs the input check.
+type InputCheck struct {
+	Limits Limits
+	Schema *ast.Schema
 }
 
 var (
-	_ graphql.HandlerExtension        = inputsExtension{}
-	_ graphql.OperationContextMutator = inputsExtension{}
+	_ graphql.HandlerExtension        = InputCheck{}
+	_ graphql.OperationContextMutator = InputCheck{}
 )
 
-func (inputsExtension) ExtensionName() string                   { return "InputLimits" }
-func (inputsExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (InputCheck) ExtensionName() string                   { return "InputLimits" }
+func (InputCheck) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (x inputsExtension) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	w := inputWalk{limits: &x.limits, schema: x.schema, vars: opCtx.Variables}
+func (x InputCheck) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	w := inputWalk{limits: &x.Limits, schema: x.Schema, vars: opCtx.Variables}
 	if err := w.selections(opCtx.Operation.SelectionSet); err != nil {
 		return argumentError(err.path, "%s", err.message)
 	}
