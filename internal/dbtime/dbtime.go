@@ -68,6 +68,23 @@ func Start(ctx context.Context) (stmt context.Context, finish func(error) error,
 	}, nil
 }
 
+// Refund gives ctx's request back d of its database time: time a
+// statement waited on a server that never answered (a frozen standby) did
+// no work for it, and the statement runs again elsewhere.
+func Refund(ctx context.Context, d time.Duration) {
+	b, ok := ctx.Value(budgetKey{}).(*budget)
+	if !ok {
+		return
+	}
+	for {
+		left := b.left.Load()
+		refunded := min(left+int64(d), int64(b.all))
+		if b.left.CompareAndSwap(left, refunded) {
+			return
+		}
+	}
+}
+
 // Stopped reports whether err is a statement stopped for its request's
 // database time.
 func Stopped(err error) bool {

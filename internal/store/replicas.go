@@ -17,6 +17,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
+	"github.com/propertyrecords/inventory/internal/dbtime"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
@@ -316,12 +317,24 @@ func (r *router) onStandby(ctx context.Context, rep *replica, query string, args
 	// being read, it would close them under the caller.
 	bounded, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(r.timeout, cancel)
+	began := time.Now()
 	err = rep.drv.Query(bounded, query, args, v)
 	if !timer.Stop() && ctx.Err() == nil {
 		if rows, ok := v.(*entsql.Rows); ok && err == nil && rows.ColumnScanner != nil {
 			rows.Close()
 		}
 		rep.setProblem(fmt.Sprintf("a statement had no answer within %s", r.timeout))
+		dbtime.Refund(ctx, time.Since(began))
+		return nil, false
+	}
+	// The request's database time (internal/dbtime) may run out before the
+	// replica timeout: a heavy statement, rightly stopped, or a frozen
+	// standby, which must not fail every read sent to it until the next
+	// check. A standby that does not answer a ping is taken for frozen: the
+	// time waited on it is given back, and the read runs elsewhere.
+	if err != nil && dbtime.Stopped(err) && ctx.Err() == nil && !rep.answers(ctx) {
+		rep.setProblem(fmt.Sprintf("a statement had no answer within its database time, nor a ping within %s", pingWait))
+		dbtime.Refund(ctx, time.Since(began))
 		return nil, false
 	}
 	if err != nil && ctx.Err() == nil && Unavailable(err) {
@@ -468,6 +481,17 @@ func (rep *replica) check(maxLag time.Duration, samples []walSample, primaryLost
 			rep.healthy.Store(true)
 		}
 	}
+}
+
+// pingWait is how long a standby suspected frozen has to answer a ping:
+// a live server answers one at once, however busy.
+const pingWait = 200 * time.Millisecond
+
+// answers reports whether rep answers a ping within pingWait.
+func (rep *replica) answers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingWait)
+	defer cancel()
+	return rep.db.PingContext(ctx) == nil
 }
 
 func (rep *replica) setProblem(problem string) {

@@ -250,10 +250,18 @@ func TestOneRequestReadsOneStandby(t *testing.T) {
 // A standby that freezes (every process stopped: connections open, nothing
 // answered) costs the requests under way on it the replica timeout, not
 // their deadline: the statement runs again on the primary, and the standby
-// leaves the rotation.
+// leaves the rotation. With a replica timeout longer than a request's
+// database time (internal/dbtime: 0.5 s for the cheapest; the default
+// timeout is 2 s), the statement is stopped for its database time first:
+// the standby, which does not answer a ping, is left all the same, the time
+// waited on it given back, and the statement runs on the primary.
 func TestAFrozenStandbyIsLeftNotWaitedOn(t *testing.T) {
+	t.Run("replica timeout within the database time", func(t *testing.T) { frozenStandbyIsLeft(t, 500*time.Millisecond) })
+	t.Run("replica timeout past the database time", func(t *testing.T) { frozenStandbyIsLeft(t, 10*time.Second) })
+}
+
+func frozenStandbyIsLeft(t *testing.T, timeout time.Duration) {
 	primary, standbys, company := replicated(t, 2)
-	const timeout = 500 * time.Millisecond
 	st := openReplicated(t, primary, standbys, 0, store.WithReplicaTimeout(timeout))
 	srv := apitest.NewServer(t, st, nil)
 	srv.MustData(t, company.String(), `{ properties { totalCount } }`, nil, &struct{}{}) // connections open on both
@@ -261,7 +269,7 @@ func TestAFrozenStandbyIsLeftNotWaitedOn(t *testing.T) {
 	standbys[0].Freeze()
 	// A read under way when it froze, and one before the next check: the
 	// replica timeout, and pgx's second for a cancel that gets no answer.
-	const bound = timeout + time.Second + 4*time.Second
+	bound := min(timeout, 3*time.Second) + time.Second + 4*time.Second
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var slowest time.Duration
