@@ -151,7 +151,9 @@ func TestABurstOverTwoInstancesIsGrantedWhatOneGrants(t *testing.T) {
 		body, _ := json.Marshal(map[string]string{"query": smallQuery})
 		_, _, raw := request(t, http.MethodPost, probe.srv.URL+"/graphql", bearer(key), body)
 		var priced struct {
-			Extensions struct{ Cost struct{ RequestedQueryCost int } }
+			Extensions struct {
+				Cost struct{ RequestedQueryCost int }
+			}
 		}
 		if err := json.Unmarshal(raw, &priced); err != nil || priced.Extensions.Cost.RequestedQueryCost == 0 {
 			t.Fatalf("the query's price: %s (%v)", raw, err)
