@@ -50,7 +50,7 @@ type sharedInstance struct {
 	logs   *apitest.LogBuffer
 }
 
-func newSharedInstance(t *testing.T, url, redisURL string, keys auth.Verifier, l limits) *sharedInstance {
+func newSharedInstance(t testing.TB, url, redisURL string, keys auth.Verifier, l limits) *sharedInstance {
 	t.Helper()
 	logs := &apitest.LogBuffer{}
 	if l.redisTimeout == 0 {
@@ -78,7 +78,7 @@ func newSharedInstance(t *testing.T, url, redisURL string, keys auth.Verifier, l
 }
 
 // demoKey is a read key of the first demo company in the database at url.
-func demoKey(t *testing.T, url string) (*auth.Keys, string) {
+func demoKey(t testing.TB, url string) (*auth.Keys, string) {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
