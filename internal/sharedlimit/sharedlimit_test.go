@@ -12,6 +12,13 @@ import (
 
 func open(t *testing.T) *sharedlimit.Redis {
 	t.Helper()
+	return testdbRedis(t)
+}
+
+// testdbRedis is a Redis of tb's own, its calls bounded loosely: a loaded
+// test machine is no outage.
+func testdbRedis(t testing.TB) *sharedlimit.Redis {
+	t.Helper()
 	rds := testdb.StartRedis(t)
 	r, err := sharedlimit.Open(rds.URL(), slog.New(slog.DiscardHandler), sharedlimit.Options{Timeout: time.Second})
 	if err != nil {
