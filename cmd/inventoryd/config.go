@@ -407,6 +407,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.CostRestoreRate, err = strconv.ParseFloat(costRestoreRate, 64); err != nil || cfg.CostRestoreRate <= 0 || cfg.CostRestoreRate > 1e12 {
 			return Config{}, nil, fmt.Errorf("cost restore rate %q: give points a second, more than 0", costRestoreRate)
 		}
+		if u, err := url.Parse(cfg.RedisURL); cfg.RedisURL != "" && (err != nil || u.Scheme != "redis" && u.Scheme != "rediss" || u.Host == "") {
+			return Config{}, nil, fmt.Errorf("redis url %q: give redis://host:port/db or rediss://… (TLS)", redactedURL(cfg.RedisURL))
+		}
 	}
 	switch cfg.AuditLog {
 	case "info", "debug", "off":

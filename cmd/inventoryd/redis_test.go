@@ -22,6 +22,11 @@ func TestTheRedisURLReachesTheLimits(t *testing.T) {
 	if err != nil || cfg.RedisURL != "redis://:secret@redis.internal:6379/2" {
 		t.Fatalf("INVENTORY_REDIS_URL read as %q (%v)", cfg.RedisURL, err)
 	}
+	for _, wrong := range []string{"127.0.0.1:6379", "http://redis:6379", "redis://"} {
+		if _, err := parseConfig([]string{"--redis-url", wrong}, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("--redis-url %s: accepted, want an error naming the form", wrong)
+		}
+	}
 	if logged := cfg.LogValue().String(); strings.Contains(logged, "secret") || !strings.Contains(logged, "redis.internal") {
 		t.Errorf("the configuration as logged: %s; want the Redis without its password", logged)
 	}
