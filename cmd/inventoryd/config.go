@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,6 +110,9 @@ type Config struct {
 	// cost and its refill a second (0: none).
 	CostBudget      float64
 	CostRestoreRate float64
+	// RedisURL is the Redis that keeps the rate limits, cost budgets and
+	// subscription caps for every instance ("": each instance its own).
+	RedisURL string
 }
 
 // Defaults of the fair share (see internal/fairshare and docs/decisions.md).
@@ -202,7 +206,8 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"concurrent-requests", "INVENTORY_CONCURRENT_REQUESTS", "", "requests served at once, shared fairly between companies (default: the database pool size plus the CPUs)", &concurrentRequests, true},
 		{"cost-budget", "INVENTORY_COST_BUDGET", "", "each company's budget of operation cost, 0 for none (default: 1000000 in apikey and jwt modes, none in header mode)", &costBudget, true},
 		{"cost-restore-rate", "INVENTORY_COST_RESTORE_RATE", strconv.Itoa(defaultCostRestoreRate), "cost points a company's budget regains each second", &costRestoreRate, true},
-		{"subscriptions-per-company", "INVENTORY_SUBSCRIPTIONS_PER_COMPANY", strconv.Itoa(live.DefaultPerCompany), "subscriptions a company may hold at once on one instance", &perCompany, true},
+		{"redis-url", "INVENTORY_REDIS_URL", "", "redis:// or rediss:// URL of a Redis that keeps the rate limits, cost budgets and subscription caps for every instance (default: each instance keeps its own; while Redis does not answer, too)", &cfg.RedisURL, true},
+		{"subscriptions-per-company", "INVENTORY_SUBSCRIPTIONS_PER_COMPANY", strconv.Itoa(live.DefaultPerCompany), "subscriptions a company may hold at once on one instance (on all of them with --redis-url)", &perCompany, true},
 		{"subscriptions-per-connection", "INVENTORY_SUBSCRIPTIONS_PER_CONNECTION", strconv.Itoa(server.DefaultSubscriptionsPerConnection), "subscriptions one WebSocket connection may hold", &perConnection, true},
 		{"subscription-buffer", "INVENTORY_SUBSCRIPTION_BUFFER", strconv.Itoa(live.DefaultBuffer), "events a subscription may fall behind before it is ended (a client too slow to read)", &subscriptionBuffer, true},
 		{"live-heartbeat", "INVENTORY_LIVE_HEARTBEAT", server.DefaultHeartbeat.String(), "how often a subscription's connection is pinged; a WebSocket client that misses two pings is gone", &heartbeat, true},
@@ -402,6 +407,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.CostRestoreRate, err = strconv.ParseFloat(costRestoreRate, 64); err != nil || cfg.CostRestoreRate <= 0 || cfg.CostRestoreRate > 1e12 {
 			return Config{}, nil, fmt.Errorf("cost restore rate %q: give points a second, more than 0", costRestoreRate)
 		}
+		if u, err := url.Parse(cfg.RedisURL); cfg.RedisURL != "" && (err != nil || u.Scheme != "redis" && u.Scheme != "rediss" || u.Host == "") {
+			return Config{}, nil, fmt.Errorf("redis url %q: give redis://host:port/db or rediss://… (TLS)", redactedURL(cfg.RedisURL))
+		}
 	}
 	switch cfg.AuditLog {
 	case "info", "debug", "off":
@@ -455,6 +463,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("behind_gateway", c.BehindGateway),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),
+		slog.String("redis_url", redactedURL(c.RedisURL)),
 	)
 }
 
@@ -465,6 +474,14 @@ func (c Config) storeOptions() []store.Option {
 		opts = append(opts, store.WithReplicas(c.ReplicaURLs, c.ReplicaMaxLag), store.WithReplicaTimeout(c.ReplicaTimeout))
 	}
 	return opts
+}
+
+// redactedURL is u with its password masked, as net/url masks it ("" stays "").
+func redactedURL(u string) string {
+	if parsed, err := url.Parse(u); err == nil {
+		return parsed.Redacted()
+	}
+	return "(unreadable)"
 }
 
 func maskPasswords(urls []string) []string {

@@ -30,6 +30,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/sharedlimit"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
@@ -174,6 +175,8 @@ type Main struct {
 	server   *http.Server
 	listener net.Listener
 	served   chan error
+	// shared keeps the limits in Redis, when RedisURL is set.
+	shared *sharedlimit.Redis
 	// metricsServer serves /metrics on MetricsAddr, when that is set.
 	metricsServer *http.Server
 	// restoreTemp puts back the $TMPDIR the process had before Run.
@@ -266,7 +269,14 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	m.live = live.New(st.Client, st.Dialect(), listen, m.Log, live.Options{PerCompany: m.Config.Live.PerCompany, Buffer: m.Config.Live.Buffer})
+	// The limits every instance shares, when there is a Redis: opened
+	// whether or not it answers now (the instance counts on its own until
+	// it does).
+	if m.shared, err = sharedlimit.Open(m.Config.RedisURL, m.Log, sharedlimit.Options{}); err != nil {
+		return err
+	}
+	m.live = live.New(st.Client, st.Dialect(), listen, m.Log, live.Options{PerCompany: m.Config.Live.PerCompany, Buffer: m.Config.Live.Buffer,
+		Shared: m.shared})
 	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
 	m.liveDone = make(chan struct{})
 	m.stopLive = stopLive
@@ -279,9 +289,10 @@ func (m *Main) Run(ctx context.Context) error {
 			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog, AccessLogSample: m.Config.AccessLogSample,
 			MaxPhotoBytes: m.Config.MaxPhotoBytes, ReadOnly: m.Config.Writes == "off", TimeZone: m.Config.TimeZone,
 			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
-			Limiter:          auth.NewLimiter(m.Config.RateLimit, m.Config.RateBurst),
+			Limiter:          auth.NewSharedLimiter(m.Config.RateLimit, m.Config.RateBurst, m.shared),
 			Share:            share,
-			Budget:           fairshare.NewBudget(m.Config.CostBudget, m.Config.CostRestoreRate),
+			Budget:           fairshare.NewSharedBudget(m.Config.CostBudget, m.Config.CostRestoreRate, m.shared),
+			SharedLimits:     m.shared,
 			MaxResponseBytes: m.Config.MaxResponseBytes,
 			Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
 				Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
@@ -367,6 +378,9 @@ func (m *Main) close() error {
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())
 	}
+	if m.shared != nil {
+		errs = append(errs, m.shared.Close())
+	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close())
 	}
@@ -424,7 +438,7 @@ func (m *Main) warnOfInstanceState() {
 // refuseAnOpenHeaderMode).
 func (m *Main) logAuthentication() {
 	m.Log.Info("authentication", "mode", m.Config.Auth, "behind_gateway", m.Config.BehindGateway,
-		"rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst)
+		"rate_limit", m.Config.RateLimit, "rate_burst", m.Config.RateBurst, "limits_shared_in_redis", m.Config.RedisURL != "")
 }
 
 // refuseAnOpenHeaderMode refuses to serve header mode beyond this machine

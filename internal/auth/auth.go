@@ -149,7 +149,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, heade
 		if throttled {
 			return ctx, throttledRefusal(retry)
 		}
-		o.Limiter.Allow(refusals)
+		o.Limiter.allowHere(refusals)
 		return ctx, unauthenticated(err, credential != "")
 	}
 	caller, err := a.gate.verify(ctx, o.Verifier, credential, throttled)
@@ -157,7 +157,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, heade
 	case errors.Is(err, ErrInvalid) && throttled:
 		return ctx, throttledRefusal(retry)
 	case errors.Is(err, ErrInvalid):
-		o.Limiter.Allow(refusals)
+		o.Limiter.allowHere(refusals)
 		return ctx, unauthenticated(err, true)
 	case err != nil:
 		// Not the credential's fault (the database down): answered, and

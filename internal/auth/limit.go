@@ -5,14 +5,19 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/propertyrecords/inventory/internal/sharedlimit"
 )
 
 // Limiter is a token bucket per caller (golang.org/x/time/rate): each may
-// send Burst requests at once and PerSecond after that. A nil Limiter allows
-// everything.
+// send Burst requests at once and PerSecond after that. With a shared
+// backend (Redis: NewSharedLimiter), Allow takes from one bucket per caller
+// for all instances, and from this instance's own while Redis is down. A
+// nil Limiter allows everything.
 type Limiter struct {
 	perSecond rate.Limit
 	burst     int
+	shared    *sharedlimit.Redis
 
 	mu      sync.Mutex
 	buckets map[string]*rate.Limiter
@@ -28,12 +33,34 @@ func NewLimiter(perSecond float64, burst int) *Limiter {
 	if perSecond <= 0 {
 		return nil
 	}
-	return &Limiter{perSecond: rate.Limit(perSecond), burst: max(burst, 1), buckets: map[string]*rate.Limiter{}}
+	return NewSharedLimiter(perSecond, burst, nil)
+}
+
+// NewSharedLimiter is NewLimiter whose buckets are kept in shared (one per
+// caller for every instance using it); shared nil: NewLimiter.
+func NewSharedLimiter(perSecond float64, burst int, shared *sharedlimit.Redis) *Limiter {
+	if perSecond <= 0 {
+		return nil
+	}
+	return &Limiter{perSecond: rate.Limit(perSecond), burst: max(burst, 1), shared: shared, buckets: map[string]*rate.Limiter{}}
 }
 
 // Allow takes one request from key's bucket, or says how long until one is
 // there.
 func (l *Limiter) Allow(key string) (retryAfter time.Duration, ok bool) {
+	if l == nil {
+		return 0, true
+	}
+	if res, decided := l.shared.Take("rate:"+key, sharedlimit.Rate{PerSecond: float64(l.perSecond), Burst: l.burst}, 1); decided {
+		return res.RetryAfter, res.Allowed
+	}
+	return l.allowHere(key)
+}
+
+// allowHere is Allow on this instance's own bucket: for the refused
+// addresses' lane, which guards this instance's verifier, and for every key
+// without Redis.
+func (l *Limiter) allowHere(key string) (retryAfter time.Duration, ok bool) {
 	if l == nil {
 		return 0, true
 	}
@@ -73,8 +100,10 @@ func (l *Limiter) forgetFull(now time.Time) {
 	}
 }
 
-// Exhausted reports, without taking anything, whether key's bucket is
-// empty, and how long until it is not.
+// Exhausted reports, without taking anything, whether key's bucket on this
+// instance is empty, and how long until it is not. It reads the buckets
+// allowHere takes from: the refused addresses' lane is per instance, as the
+// gate it throttles is.
 func (l *Limiter) Exhausted(key string) (retryAfter time.Duration, exhausted bool) {
 	if l == nil {
 		return 0, false

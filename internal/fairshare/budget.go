@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/sharedlimit"
 )
 
 // Budget is a cost-based rate per company, in the style of Shopify's and
@@ -13,10 +14,13 @@ import (
 // refills at RestoreRate points a second, and each operation takes its price
 // (graph's cost check) from it before it runs. A company whose bucket holds
 // less than an operation's price is refused that operation (RATE_LIMITED,
-// with when to retry) and nothing is taken. A nil *Budget charges nothing.
+// with when to retry) and nothing is taken. With a shared backend (Redis:
+// NewSharedBudget) a company has one bucket for every instance, and this
+// instance's own while Redis is down. A nil *Budget charges nothing.
 type Budget struct {
 	capacity    float64
 	restoreRate float64
+	shared      *sharedlimit.Redis
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -34,10 +38,16 @@ const maxBudgetBuckets = 100_000
 // NewBudget returns a budget of capacity points per company refilled at
 // restoreRate a second; nil when either is 0 (no budget).
 func NewBudget(capacity, restoreRate float64) *Budget {
+	return NewSharedBudget(capacity, restoreRate, nil)
+}
+
+// NewSharedBudget is NewBudget whose buckets are kept in shared; shared
+// nil: NewBudget.
+func NewSharedBudget(capacity, restoreRate float64, shared *sharedlimit.Redis) *Budget {
 	if capacity <= 0 || restoreRate <= 0 {
 		return nil
 	}
-	return &Budget{capacity: capacity, restoreRate: restoreRate, buckets: map[string]*bucket{}}
+	return &Budget{capacity: capacity, restoreRate: restoreRate, shared: shared, buckets: map[string]*bucket{}}
 }
 
 // Status is what a company's budget holds after an operation, as answers
@@ -57,6 +67,18 @@ func (b *Budget) Charge(key string, cost int, now time.Time) (Status, *apperr.Er
 	if b == nil {
 		return Status{}, nil
 	}
+	// In Redis (GCRA, on Redis's clock rather than now), the price is taken
+	// up to the capacity: GCRA cannot take more than its burst, and a price
+	// over the capacity, which a full bucket pays here, empties it there.
+	need := math.Min(float64(cost), b.capacity)
+	rate := sharedlimit.Rate{PerSecond: b.restoreRate, Burst: int(math.Ceil(b.capacity))}
+	if res, decided := b.shared.Take("cost:"+key, rate, int(math.Ceil(need))); decided {
+		status := Status{MaximumAvailable: b.capacity, CurrentlyAvailable: math.Floor(res.Available), RestoreRate: b.restoreRate}
+		if !res.Allowed {
+			return status, b.refusal(res.RetryAfter)
+		}
+		return status, nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bk := b.buckets[key]
@@ -69,14 +91,17 @@ func (b *Budget) Charge(key string, cost int, now time.Time) (Status, *apperr.Er
 	}
 	bk.points = math.Min(b.capacity, bk.points+now.Sub(bk.at).Seconds()*b.restoreRate)
 	bk.at = now
-	need := math.Min(float64(cost), b.capacity)
 	if bk.points < need {
-		wait := time.Duration((need - bk.points) / b.restoreRate * float64(time.Second))
-		return b.status(bk), &apperr.Error{Code: apperr.RateLimited, RetryAfter: max(wait, time.Second),
-			Message: "your company's cost budget is spent: this operation costs more than it holds now (extensions.cost says how much); retry after the Retry-After seconds, or ask for less"}
+		return b.status(bk), b.refusal(time.Duration((need - bk.points) / b.restoreRate * float64(time.Second)))
 	}
 	bk.points -= float64(cost)
 	return b.status(bk), nil
+}
+
+// refusal refuses an operation the bucket will afford after wait.
+func (b *Budget) refusal(wait time.Duration) *apperr.Error {
+	return &apperr.Error{Code: apperr.RateLimited, RetryAfter: max(wait, time.Second),
+		Message: "your company's cost budget is spent: this operation costs more than it holds now (extensions.cost says how much); retry after the Retry-After seconds, or ask for less"}
 }
 
 func (b *Budget) status(bk *bucket) Status {

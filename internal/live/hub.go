@@ -28,6 +28,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/sharedlimit"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -46,8 +47,12 @@ const (
 // Options bound the Hub.
 type Options struct {
 	// PerCompany is how many subscriptions a company may hold at once, on
-	// this instance (DefaultPerCompany when 0).
+	// this instance, or on all the instances sharing Shared
+	// (DefaultPerCompany when 0).
 	PerCompany int
+	// Shared, when set, counts each company's subscriptions in Redis for
+	// every instance; while Redis is down, each instance counts its own.
+	Shared *sharedlimit.Redis
 	// Buffer is how many events a subscriber may fall behind before it is
 	// cut (DefaultBuffer when 0): a client that does not read holds that
 	// much of the server's memory, no more.
@@ -123,6 +128,9 @@ type Subscriber struct {
 	events chan *ent.RecordEvent
 	cut    chan struct{}
 	gone   bool // removed from the Hub: cut or closed
+	// release gives back the subscription's place in its company's shared
+	// count (Options.Shared).
+	release func()
 }
 
 // Events are the company's events, in the order they committed.
@@ -146,6 +154,9 @@ func (h *Hub) remove(s *Subscriber) bool {
 		return false
 	}
 	s.gone = true
+	if s.release != nil {
+		s.release()
+	}
 	if subs := h.subs[s.company]; subs != nil {
 		delete(subs, s)
 		if len(subs) == 0 {
@@ -178,15 +189,24 @@ func (h *Hub) Subscribe(company uuid.UUID) (*Subscriber, error) {
 	return s, nil
 }
 
-// add registers s, within its company's bound.
+// add registers s, within its company's bound: counted in Redis when the
+// Hub shares one and it answers (asked before the Hub's lock is taken),
+// here otherwise.
 func (h *Hub) add(s *Subscriber) error {
+	release, shared, allowed := h.opts.Shared.Acquire(s.company.String(), h.opts.PerCompany)
+	if shared && !allowed {
+		return &apperr.Error{Code: apperr.RateLimited, Cause: ErrTooMany,
+			Message: fmt.Sprintf("your company holds %d subscriptions across the instances, the most it may: end one first", h.opts.PerCompany)}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	subs := h.subs[s.company]
-	if len(subs) >= h.opts.PerCompany {
+	if !shared && len(subs) >= h.opts.PerCompany {
+		release()
 		return &apperr.Error{Code: apperr.RateLimited, Cause: ErrTooMany,
 			Message: fmt.Sprintf("your company holds %d subscriptions on this instance, the most it may: end one first", h.opts.PerCompany)}
 	}
+	s.release = release
 	if subs == nil {
 		subs = map[*Subscriber]struct{}{}
 		h.subs[s.company] = subs

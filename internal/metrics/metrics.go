@@ -127,6 +127,36 @@ func (m *Metrics) WatchLive(open func() int, hub func() LiveStats) {
 	}
 }
 
+// WatchSharedLimits adds whether the limits are kept in Redis
+// (internal/sharedlimit), read at each scrape: 1 while they are, 0 during
+// an outage, when this instance keeps its own; the outages, each counted
+// once as it starts; and the decisions taken on this instance's own
+// counters meanwhile.
+func (m *Metrics) WatchSharedLimits(read func() SharedLimits) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_shared_limits_redis",
+			Help: "Whether the rate limits, cost budgets and subscription caps are kept in Redis for every instance (1), or per instance while Redis does not answer (0)."},
+			func() float64 {
+				if read().Shared {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_shared_limits_fallbacks_total",
+			Help: "Times this instance fell back to its own counters because Redis did not answer within its timeout."},
+			func() float64 { return float64(read().Outages) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_shared_limits_local_decisions_total",
+			Help: "Limit decisions taken on this instance's own counters while Redis did not answer."},
+			func() float64 { return float64(read().LocalDecisions) }),
+	)
+}
+
+// SharedLimits are the shared limits' figures (internal/sharedlimit).
+type SharedLimits struct {
+	Shared                  bool
+	Outages, LocalDecisions int64
+}
+
 // LiveStats are the live updates' figures (internal/live).
 type LiveStats struct {
 	Subscribers        int

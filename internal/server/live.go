@@ -193,6 +193,9 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 		// Its one operation was charged to the caller's rate as its request
 		// was; its price goes to the company's budget.
 		r = r.WithContext(graphql.StartOperationTrace(fairshare.WithKey(ctx, fairshare.KeyOf(r))))
+		// A proxy that buffers answers (nginx does by default) would hold
+		// the events until its buffer fills: nginx reads this header.
+		w.Header().Set("X-Accel-Buffering", "no")
 		transport.SSE{KeepAlivePingInterval: l.opts.Heartbeat}.Do(w, r, l.gate.executor(exec, nil))
 		return
 	}

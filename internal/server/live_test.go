@@ -300,6 +300,9 @@ func TestASubscriptionOverSSE(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		t.Fatalf("SSE: HTTP %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
 	}
+	if res.Header.Get("X-Accel-Buffering") != "no" {
+		t.Errorf("SSE: X-Accel-Buffering %q; want no, so that nginx passes each event on as it comes", res.Header.Get("X-Accel-Buffering"))
+	}
 	// urql offers text/event-stream beside JSON on every query: answered as
 	// a query is (with its deadline and fair share), not kept open.
 	q, _ := http.NewRequestWithContext(ctx, http.MethodPost, one.srv.URL+"/graphql",

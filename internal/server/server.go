@@ -26,6 +26,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
+	"github.com/propertyrecords/inventory/internal/sharedlimit"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -80,6 +81,10 @@ type Options struct {
 	// Budget charges each operation's price to its company; nil: neither.
 	Share  *fairshare.Queue
 	Budget *fairshare.Budget
+	// SharedLimits is the Redis that Limiter, Budget and the Hub's caps
+	// share with the other instances (nil: none), for /readyz and /metrics
+	// to say whether it answers.
+	SharedLimits *sharedlimit.Redis
 	// MaxResponseBytes bounds each GraphQL answer (graph.DefaultMaxResponseBytes when 0).
 	MaxResponseBytes int
 	// MaxPhotoBytes bounds a photo addItemPhoto takes
@@ -152,6 +157,12 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 			return metrics.LiveStats{Subscribers: s.Subscribers, Delivered: s.Delivered, Dropped: s.Dropped, Mode: hub.Mode()}
 		})
 	}
+	if opts.Metrics != nil && opts.SharedLimits != nil {
+		opts.Metrics.WatchSharedLimits(func() metrics.SharedLimits {
+			s := opts.SharedLimits.Stats()
+			return metrics.SharedLimits{Shared: s.Shared, Outages: s.Outages, LocalDecisions: s.LocalDecisions}
+		})
+	}
 	graphQL := graphqlhttp.Handler(exec)
 	mux.Handle("/graphql", withCompany(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isLive(r) && opts.Live.Hub != nil {
@@ -165,7 +176,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
-	mux.Handle("GET /readyz", readiness(st, opts.Files, opts.Live.Hub, drain, log))
+	mux.Handle("GET /readyz", readiness(st, opts.Files, opts.Live.Hub, opts.SharedLimits, drain, log))
 	if opts.Metrics != nil && !opts.SeparateMetrics {
 		mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
@@ -275,7 +286,7 @@ func crossOrigin(origins []string, next http.Handler) http.Handler {
 // writes (full, read-only) is said, with a 200: every read is still served,
 // and taking the instance out of rotation would stop them too (on a shared
 // store, on every instance) for the sake of uploads no instance can take.
-func readiness(st *store.Store, blobs *files.Store, hub *live.Hub, drain *Drain, log *slog.Logger) http.Handler {
+func readiness(st *store.Store, blobs *files.Store, hub *live.Hub, shared *sharedlimit.Redis, drain *Drain, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if drain.Draining() {
 			writeStatus(w, http.StatusServiceUnavailable, "shutting down")
@@ -327,13 +338,18 @@ func readiness(st *store.Store, blobs *files.Store, hub *live.Hub, drain *Drain,
 				return
 			}
 		}
+		// Served all the same, with what is not as configured: subscribers
+		// told of each write within a poll, not at once; limits counted per
+		// instance, so that a caller spread over n instances gets up to n
+		// times its budget until Redis answers again.
+		status := "ok"
 		if hub != nil && st.Dialect() == dialect.Postgres && hub.Mode() == live.ModePolling {
-			// Served all the same: subscribers are told of each write within a
-			// poll, not at once.
-			write(http.StatusOK, "ok; live updates by polling: LISTEN does not reach this instance (set INVENTORY_DATABASE_LISTEN_URL to a direct connection to the primary)")
-			return
+			status += "; live updates by polling: LISTEN does not reach this instance (set INVENTORY_DATABASE_LISTEN_URL to a direct connection to the primary)"
 		}
-		write(http.StatusOK, "ok")
+		if shared != nil && !shared.Shared() {
+			status += "; limits per instance: Redis (INVENTORY_REDIS_URL) does not answer, so rate limits, cost budgets and subscription caps are this instance's own until it does"
+		}
+		write(http.StatusOK, status)
 	})
 }
 
