@@ -376,7 +376,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		out := present(ctx, err)
 		out.Message = apperr.Cut(out.Message)
-		if codeOf(out) == "" {
+		if graphqlhttp.CodeOf(out) == "" {
 			// A refusal of gqlgen's transports (a GET without a query, a
 			// body that is no JSON): about the request, and coded as ours.
 			if out.Extensions == nil {
@@ -384,7 +384,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			out.Extensions["code"] = graphqlhttp.BadRequest
 		}
-		metrics.From(ctx).GraphQLError(string(codeOf(out)))
+		metrics.From(ctx).GraphQLError(string(graphqlhttp.CodeOf(out)))
 		if id := requestid.From(ctx); id != "" {
 			if out.Extensions == nil {
 				out.Extensions = map[string]any{}
@@ -393,18 +393,6 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
-}
-
-// codeOf is err's extensions.code: an apperr.Code from our presenter, a
-// string from gqlgen's and entgql's own errors, "" when it has none.
-func codeOf(err *gqlerror.Error) apperr.Code {
-	switch code := err.Extensions["code"].(type) {
-	case apperr.Code:
-		return code
-	case string:
-		return apperr.Code(code)
-	}
-	return ""
 }
 
 func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {

@@ -17,7 +17,7 @@ var _ graphqlhttp.Executor = (*Executor)(nil)
 // counted as errors of operations are, with the status of its code.
 func (e *Executor) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	presented := e.presenter(r.Context(), err)
-	code := codeOf(presented)
+	code := graphqlhttp.CodeOf(presented)
 	apperr.SetRetryAfterFor(w.Header(), err)
 	graphqlhttp.WriteGraphQLError(w, apperr.HTTPStatus(code), presented)
 }

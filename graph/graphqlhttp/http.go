@@ -247,7 +247,7 @@ func outage(res *graphql.Response) bool {
 		return false
 	}
 	for _, e := range res.Errors {
-		if codeOf(e) != apperr.Unavailable {
+		if CodeOf(e) != apperr.Unavailable {
 			return false
 		}
 	}
@@ -377,7 +377,7 @@ func setRetryAfter(h http.Header, res *graphql.Response) {
 // served later.
 func rateLimited(h http.Header, errs gqlerror.List) bool {
 	for _, e := range errs {
-		if codeOf(e) == apperr.RateLimited && apperr.SetRetryAfterFor(h, e) {
+		if CodeOf(e) == apperr.RateLimited && apperr.SetRetryAfterFor(h, e) {
 			return true
 		}
 	}
@@ -523,10 +523,10 @@ func writeRequestErrors(w io.Writer, res *graphql.Response) {
 	_, _ = w.Write(b)
 }
 
-// codeOf is err's extensions.code, as graph's error presenter reads it: an
-// apperr.Code from the presenter, a string from gqlgen's and entgql's own
-// errors, "" when it has none.
-func codeOf(err *gqlerror.Error) apperr.Code {
+// CodeOf is err's extensions.code, as graph's error presenter and the
+// transport read it: an apperr.Code from the presenter, a string from
+// gqlgen's and entgql's own errors, "" when it has none.
+func CodeOf(err *gqlerror.Error) apperr.Code {
 	switch code := err.Extensions["code"].(type) {
 	case apperr.Code:
 		return code

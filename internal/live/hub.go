@@ -173,6 +173,16 @@ var ErrTooMany = errors.New("live: too many subscriptions")
 // Options.Buffer; it is refused when the company holds Options.PerCompany
 // subscriptions already.
 func (h *Hub) Subscribe(company uuid.UUID) (*Subscriber, error) {
+	s := h.newSubscriber(company)
+	if err := h.add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newSubscriber is a subscriber of company's events with a buffer of
+// Options.Buffer, not registered yet.
+func (h *Hub) newSubscriber(company uuid.UUID) *Subscriber {
 	s := &Subscriber{hub: h, company: company, events: make(chan *ent.RecordEvent, h.opts.Buffer), cut: make(chan struct{})}
 	s.offer = func(ev *ent.RecordEvent) bool {
 		select {
@@ -183,10 +193,7 @@ func (h *Hub) Subscribe(company uuid.UUID) (*Subscriber, error) {
 		}
 	}
 	s.onCut = func() { close(s.cut) }
-	if err := h.add(s); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s
 }
 
 // add registers s, within its company's bound: counted in Redis when the

@@ -138,14 +138,8 @@ func (h *Hub) InventoryEvents(ctx context.Context, f Filter, after *string) (<-c
 			close(out)
 		}
 	}
-	if err := h.add(sub); err != nil {
-		release()
-		return nil, err
-	}
-	replay, followFrom, refetchAt, err := h.catchUp(ctx, after, from)
+	replay, followFrom, refetchAt, err := h.begin(ctx, sub, after, from, release)
 	if err != nil {
-		sub.Close()
-		release()
 		return nil, err
 	}
 	h.mu.Lock()
@@ -219,6 +213,23 @@ func start(ctx context.Context, after *string) (uuid.UUID, int64, error) {
 	return company, from, nil
 }
 
+// begin registers sub with the Hub, then reads what it starts from
+// (catchUp): registered first, so that nothing committed meanwhile is
+// missed. On failure, sub and the subscription's place (release) are let
+// go.
+func (h *Hub) begin(ctx context.Context, sub *Subscriber, after *string, from int64, release func()) (
+	replay []*ent.RecordEvent, followFrom int64, refetchAt *int64, err error) {
+	if err := h.add(sub); err != nil {
+		release()
+		return nil, 0, nil, err
+	}
+	if replay, followFrom, refetchAt, err = h.catchUp(ctx, after, from); err != nil {
+		sub.Close()
+		release()
+	}
+	return replay, followFrom, refetchAt, err
+}
+
 // catchUp reads what a subscription registered with the Hub starts from:
 // the events after the cursor after, and the id it follows on from (the
 // last of them: what the Hub hands over is passed up to it). Without after
@@ -259,15 +270,9 @@ func stream[T any](ctx context.Context, h *Hub, after *string, translate func(co
 	}
 	// Subscribed before the replay is read: an event committed meanwhile
 	// waits in the buffer, and is passed over if the replay had it.
-	sub, err := h.Subscribe(company)
+	sub := h.newSubscriber(company)
+	replay, followFrom, refetchAt, err := h.begin(ctx, sub, after, from, release)
 	if err != nil {
-		release()
-		return nil, err
-	}
-	replay, followFrom, refetchAt, err := h.catchUp(ctx, after, from)
-	if err != nil {
-		sub.Close()
-		release()
 		return nil, err
 	}
 	from = followFrom
