@@ -392,7 +392,8 @@ func TestFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
 			t.Errorf("%s: the direct executor gave the query up, want it answered", tc.name)
 			continue
 		}
-		if len(res.Errors) == 0 || direct != string(res.Data) {
+		// Photo URLs say the second they were signed: the two runs may fall on either side of one.
+		if len(res.Errors) == 0 || signedURL.ReplaceAllString(direct, "URL") != signedURL.ReplaceAllString(string(res.Data), "URL") {
 			t.Errorf("%s: data differ\n direct: %s\n gqlgen: %s (errors %v)", tc.name, direct, res.Data, res.Errors)
 		}
 		// Its errors, as the executor answers them: the same as gqlgen's.
@@ -408,7 +409,7 @@ func TestFieldErrorsAreAnsweredOnceAsGqlgenDoes(t *testing.T) {
 		if got, want := errorTexts(answer.Errors), errorTexts(res.Errors); got != want {
 			t.Errorf("%s: errors differ\n direct: %s\n gqlgen: %s", tc.name, got, want)
 		}
-		if string(answer.Data) != string(res.Data) {
+		if signedURL.ReplaceAllString(string(answer.Data), "URL") != signedURL.ReplaceAllString(string(res.Data), "URL") {
 			t.Errorf("%s: the executor's data %s, want gqlgen's %s", tc.name, answer.Data, res.Data)
 		}
 		if 2*once != both {
