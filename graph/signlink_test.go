@@ -8,9 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -423,4 +425,67 @@ func newToken() (string, error) {
 	raw := make([]byte, 32)
 	_, err := rand.Read(raw)
 	return base64.RawURLEncoding.EncodeToString(raw), err
+}
+
+// TestALinkSignsOnce: the same form posted at once from several tabs signs
+// once (the link is spent in the signature's transaction); the evidence
+// names the address a trusted proxy forwarded for.
+func TestALinkSignsOnce(t *testing.T) {
+	w := newLinkWrites(t, server.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
+	made, errs := w.create(t, w.tree(uuid.NewString(), 1, 1))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	link := w.mustLink(t, made.ID, "TENANT", "Marta Ruiz")
+	p := openPage(t, link.URL, "")
+	const tabs = 6
+	statuses := make(chan int, tabs)
+	var wg sync.WaitGroup
+	for range tabs {
+		wg.Go(func() {
+			form := url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "csrf": {p.csrf}}
+			req, _ := http.NewRequest(http.MethodPost, link.URL, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("X-Forwarded-For", "198.51.100.9")
+			req.AddCookie(&http.Cookie{Name: "sign_csrf", Value: p.csrf})
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			statuses <- res.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	if counts[http.StatusOK] != 1 || counts[http.StatusGone]+counts[http.StatusServiceUnavailable] != tabs-1 || counts[http.StatusInternalServerError] > 0 {
+		t.Errorf("%d posts at once: %v; want one 200 and the others 410 (or 503 when the database was busy)", tabs, counts)
+	}
+	got := w.parties(t, made.ID)
+	if len(got.Signatures) != 1 || got.Signatures[0].Method != "LINK" {
+		t.Fatalf("signatures: %+v; want the tenant's, once", got.Signatures)
+	}
+	ctx := tenant.Unrestricted(context.Background(), "test: the link's evidence")
+	req, err := w.st.Client.SignatureRequest.Query().Where(signaturerequest.InventoryID(uuid.MustParse(made.ID))).Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.ClientAddress == nil || *req.ClientAddress != "198.51.100.9" || req.UsedAt == nil || !req.UsedAt.Equal(*mustTime(t, got.Signatures[0].SignedAt)) {
+		t.Errorf("the evidence: address %v, used at %v (signed at %s); want the forwarded address and the signature's time", req.ClientAddress, req.UsedAt, got.Signatures[0].SignedAt)
+	}
+}
+
+func mustTime(t *testing.T, s string) *time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &at
 }
