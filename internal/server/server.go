@@ -217,8 +217,13 @@ func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *sign
 		limiter = auth.NewLimiter(float64(perMinute)/60, perMinute)
 	}
 	pages := signpage.New(svc, signpage.Options{Limiter: limiter, TrustedProxies: opts.TrustedProxies, Log: log})
-	mux.HandleFunc("GET "+signpage.Path+"{token}", pages.Show)
-	mux.HandleFunc("POST "+signpage.Path+"{token}", pages.Sign)
+	// A link grants access, and its cancellation or use ends it: what the
+	// pages read is what the primary has committed, never a standby's lag.
+	latest := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { h(w, r.WithContext(store.ReadLatest(r.Context()))) }
+	}
+	mux.HandleFunc("GET "+signpage.Path+"{token}", latest(pages.Show))
+	mux.HandleFunc("POST "+signpage.Path+"{token}", latest(pages.Sign))
 }
 
 // pdfsIfFiles is pdfs when there is a file store to keep the PDFs in.
