@@ -453,8 +453,11 @@ func TestALinkSignsOnce(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			_, _ = io.Copy(io.Discard, res.Body)
+			body, _ := io.ReadAll(res.Body)
 			res.Body.Close()
+			if res.StatusCode == http.StatusGone && !strings.Contains(string(body), "Ya se firmó con este enlace") {
+				t.Errorf("a post that lost the race: %s; want it to say the link was used", body)
+			}
 			statuses <- res.StatusCode
 		})
 	}

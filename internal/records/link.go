@@ -261,6 +261,14 @@ func (s *Service) OpenLink(ctx context.Context, token string) (*LinkPage, error)
 	if err != nil {
 		return nil, err
 	}
+	if state == LinkSigned {
+		// Perhaps by this very link, its signature committed between the
+		// read of the request and that of the inventory (each statement
+		// reads its own snapshot): the request read again says so.
+		if again, err := s.linkRequest(ctx, token); err == nil && again.UsedAt != nil {
+			req, state = again, LinkUsed
+		}
+	}
 	return &LinkPage{Request: req, State: state, Inventory: inv}, nil
 }
 
@@ -294,17 +302,18 @@ func (s *Service) SignByLink(ctx context.Context, token, signerName string, ev L
 		done, complete, err := s.sign(wctx, sig, use)
 		var closed *LinkClosedError
 		switch {
-		case errors.As(err, &closed):
-			page.State = closed.State
-			return page, err
-		case errors.Is(err, errLinkSpent):
-			// Used, cancelled or expired meanwhile: read again to say which.
+		case errors.As(err, &closed) || errors.Is(err, errLinkSpent):
+			// Used, cancelled or expired meanwhile (another tab's post, say):
+			// read again to say which, the link's own state first.
 			again, err := s.OpenLink(ctx, token)
 			if err != nil {
 				return nil, err
 			}
-			if again.State == LinkOpen { // cannot be: the write said it is not
+			if again.State == LinkOpen { // the write said it is not
 				again.State = LinkCancelled
+				if closed != nil {
+					again.State = closed.State
+				}
 			}
 			return again, &LinkClosedError{State: again.State}
 		case err != nil:
