@@ -492,3 +492,32 @@ func mustTime(t *testing.T, s string) *time.Time {
 	}
 	return &at
 }
+
+// TestSignatureLinkOnAReadOnlyService: a service whose writes are off
+// (INVENTORY_WRITES=off) shows no form for a link another issued, and its
+// POST signs nothing.
+func TestSignatureLinkOnAReadOnlyService(t *testing.T) {
+	w := newLinkWrites(t, server.Options{})
+	made, errs := w.create(t, w.tree(uuid.NewString(), 1, 1))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	link := w.mustLink(t, made.ID, "TENANT", "Marta Ruiz")
+	open := openPage(t, link.URL, "")
+	readOnly := apitest.NewServerWith(t, w.st, server.Options{Files: apitest.Files(t), ReadOnly: true})
+	there := readOnly.URL + "/sign/" + tokenOf(link.URL)
+	if p := openPage(t, there, ""); p.status != http.StatusServiceUnavailable || strings.Contains(p.body, "<form") || p.csrf != "" {
+		t.Errorf("GET on a read-only service: HTTP %d\n%s", p.status, p.body)
+	}
+	post := postPage(t, there, open.csrf, open.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}})
+	if post.status != http.StatusServiceUnavailable || len(w.parties(t, made.ID).Signatures) != 0 {
+		t.Errorf("POST on a read-only service: HTTP %d; want 503 and no signature\n%s", post.status, post.body)
+	}
+	if _, errs := w.requestSignature(t, companyA, map[string]any{"inventoryId": made.ID, "party": "OWNER", "signerName": "Luis"}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	res := readOnly.GraphQL(t, companyA, requestSignatureMutation, map[string]any{"input": map[string]any{"inventoryId": made.ID, "party": "OWNER", "signerName": "Luis"}})
+	if !refused(res.Errors, "FORBIDDEN", "") {
+		t.Errorf("requestSignature on a read-only service: %+v; want FORBIDDEN", res.Errors)
+	}
+}

@@ -114,6 +114,10 @@ type LinkEvidence struct {
 	ConsentVersion string
 }
 
+// ReadOnly reports whether the service refuses writes (INVENTORY_WRITES=off):
+// a link's page then says it cannot sign rather than show a form.
+func (s *Service) ReadOnly() bool { return s.readOnly }
+
 // WithLinkTTL sets the lifetime of the links the service issues unless
 // asked for another (DefaultLinkTTL when ttl is 0).
 func (s *Service) WithLinkTTL(ttl time.Duration) *Service {

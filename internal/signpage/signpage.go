@@ -95,6 +95,10 @@ func (p *Pages) Show(w http.ResponseWriter, r *http.Request) {
 		p.closed(w, t, pg)
 		return
 	}
+	if p.records.ReadOnly() {
+		p.render(w, http.StatusServiceUnavailable, t, view{Title: t.Forbidden, Message: t.ReadOnly})
+		return
+	}
 	csrf, err := newCSRF()
 	if err != nil {
 		p.fail(w, r, t, err)
@@ -188,8 +192,8 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, t texts, err error)
 	switch code := apperr.CodeOf(err); code {
 	case apperr.NotFound:
 		p.render(w, http.StatusNotFound, t, view{Title: t.NotFound, Message: t.NotFoundText})
-	case apperr.Forbidden:
-		p.render(w, http.StatusForbidden, t, view{Title: t.Forbidden, Message: t.ReadOnly})
+	case apperr.Forbidden: // writes turned off (INVENTORY_WRITES=off): no link can sign now
+		p.render(w, http.StatusServiceUnavailable, t, view{Title: t.Forbidden, Message: t.ReadOnly})
 	case apperr.Unavailable, apperr.DeadlineExceeded, apperr.Cancelled, apperr.Conflict:
 		apperr.SetRetryAfterFor(w.Header(), err)
 		p.render(w, http.StatusServiceUnavailable, t, view{Title: t.Busy, Message: t.BusyText})
