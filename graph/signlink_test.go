@@ -345,6 +345,17 @@ func TestSignatureLinksRefused(t *testing.T) {
 		if noName.status != http.StatusBadRequest || !strings.Contains(noName.body, "Escriba su nombre") {
 			t.Errorf("without a name: HTTP %d\n%s", noName.status, noName.body)
 		}
+		// Hostile forms: a client error each, never a 500.
+		for name, form := range map[string]url.Values{
+			"a name too long": {"signerName": {strings.Repeat("ñ", 201)}, "consent": {"yes"}},
+			"a NUL":           {"signerName": {"Marta\x00Ruiz"}, "consent": {"yes"}},
+			"not UTF-8":       {"signerName": {"Marta \xff"}, "consent": {"yes"}},
+			"a huge body":     {"signerName": {"Marta"}, "consent": {"yes"}, "pad": {strings.Repeat("x", 20<<10)}},
+		} {
+			if got := postPage(t, link.URL, p.csrf, p.csrf, form); got.status != http.StatusBadRequest {
+				t.Errorf("%s: HTTP %d; want 400\n%s", name, got.status, got.body)
+			}
+		}
 		if len(w.parties(t, made.ID).Signatures) != 0 {
 			t.Fatal("a refused form signed")
 		}
