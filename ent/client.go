@@ -24,6 +24,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 	"github.com/propertyrecords/inventory/internal/catalogue"
 )
 
@@ -48,6 +49,8 @@ type Client struct {
 	Property *PropertyClient
 	// RecordEvent is the client for interacting with the RecordEvent builders.
 	RecordEvent *RecordEventClient
+	// SignatureRequest is the client for interacting with the SignatureRequest builders.
+	SignatureRequest *SignatureRequestClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -67,6 +70,7 @@ func (c *Client) init() {
 	c.Photo = NewPhotoClient(c.config)
 	c.Property = NewPropertyClient(c.config)
 	c.RecordEvent = NewRecordEventClient(c.config)
+	c.SignatureRequest = NewSignatureRequestClient(c.config)
 }
 
 type (
@@ -165,16 +169,17 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:         ctx,
-		config:      cfg,
-		APIKey:      NewAPIKeyClient(cfg),
-		Environment: NewEnvironmentClient(cfg),
-		Inventory:   NewInventoryClient(cfg),
-		Item:        NewItemClient(cfg),
-		Material:    NewMaterialClient(cfg),
-		Photo:       NewPhotoClient(cfg),
-		Property:    NewPropertyClient(cfg),
-		RecordEvent: NewRecordEventClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		APIKey:           NewAPIKeyClient(cfg),
+		Environment:      NewEnvironmentClient(cfg),
+		Inventory:        NewInventoryClient(cfg),
+		Item:             NewItemClient(cfg),
+		Material:         NewMaterialClient(cfg),
+		Photo:            NewPhotoClient(cfg),
+		Property:         NewPropertyClient(cfg),
+		RecordEvent:      NewRecordEventClient(cfg),
+		SignatureRequest: NewSignatureRequestClient(cfg),
 	}, nil
 }
 
@@ -192,16 +197,17 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:         ctx,
-		config:      cfg,
-		APIKey:      NewAPIKeyClient(cfg),
-		Environment: NewEnvironmentClient(cfg),
-		Inventory:   NewInventoryClient(cfg),
-		Item:        NewItemClient(cfg),
-		Material:    NewMaterialClient(cfg),
-		Photo:       NewPhotoClient(cfg),
-		Property:    NewPropertyClient(cfg),
-		RecordEvent: NewRecordEventClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		APIKey:           NewAPIKeyClient(cfg),
+		Environment:      NewEnvironmentClient(cfg),
+		Inventory:        NewInventoryClient(cfg),
+		Item:             NewItemClient(cfg),
+		Material:         NewMaterialClient(cfg),
+		Photo:            NewPhotoClient(cfg),
+		Property:         NewPropertyClient(cfg),
+		RecordEvent:      NewRecordEventClient(cfg),
+		SignatureRequest: NewSignatureRequestClient(cfg),
 	}, nil
 }
 
@@ -232,7 +238,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Environment, c.Inventory, c.Item, c.Material, c.Photo, c.Property,
-		c.RecordEvent,
+		c.RecordEvent, c.SignatureRequest,
 	} {
 		n.Use(hooks...)
 	}
@@ -243,7 +249,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Environment, c.Inventory, c.Item, c.Material, c.Photo, c.Property,
-		c.RecordEvent,
+		c.RecordEvent, c.SignatureRequest,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -268,6 +274,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Property.mutate(ctx, m)
 	case *RecordEventMutation:
 		return c.RecordEvent.mutate(ctx, m)
+	case *SignatureRequestMutation:
+		return c.SignatureRequest.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -1507,14 +1515,148 @@ func (c *RecordEventClient) mutate(ctx context.Context, m *RecordEventMutation) 
 	}
 }
 
+// SignatureRequestClient is a client for the SignatureRequest schema.
+type SignatureRequestClient struct {
+	config
+}
+
+// NewSignatureRequestClient returns a client for the SignatureRequest from the given config.
+func NewSignatureRequestClient(c config) *SignatureRequestClient {
+	return &SignatureRequestClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `signaturerequest.Hooks(f(g(h())))`.
+func (c *SignatureRequestClient) Use(hooks ...Hook) {
+	c.hooks.SignatureRequest = append(c.hooks.SignatureRequest, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `signaturerequest.Intercept(f(g(h())))`.
+func (c *SignatureRequestClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SignatureRequest = append(c.inters.SignatureRequest, interceptors...)
+}
+
+// Create returns a builder for creating a SignatureRequest entity.
+func (c *SignatureRequestClient) Create() *SignatureRequestCreate {
+	mutation := newSignatureRequestMutation(c.config, OpCreate)
+	return &SignatureRequestCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SignatureRequest entities.
+func (c *SignatureRequestClient) CreateBulk(builders ...*SignatureRequestCreate) *SignatureRequestCreateBulk {
+	return &SignatureRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SignatureRequestClient) MapCreateBulk(slice any, setFunc func(*SignatureRequestCreate, int)) *SignatureRequestCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SignatureRequestCreateBulk{err: fmt.Errorf("calling to SignatureRequestClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SignatureRequestCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SignatureRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SignatureRequest.
+func (c *SignatureRequestClient) Update() *SignatureRequestUpdate {
+	mutation := newSignatureRequestMutation(c.config, OpUpdate)
+	return &SignatureRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SignatureRequestClient) UpdateOne(_m *SignatureRequest) *SignatureRequestUpdateOne {
+	mutation := newSignatureRequestMutation(c.config, OpUpdateOne, withSignatureRequest(_m))
+	return &SignatureRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SignatureRequestClient) UpdateOneID(id uuid.UUID) *SignatureRequestUpdateOne {
+	mutation := newSignatureRequestMutation(c.config, OpUpdateOne, withSignatureRequestID(id))
+	return &SignatureRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SignatureRequest.
+func (c *SignatureRequestClient) Delete() *SignatureRequestDelete {
+	mutation := newSignatureRequestMutation(c.config, OpDelete)
+	return &SignatureRequestDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SignatureRequestClient) DeleteOne(_m *SignatureRequest) *SignatureRequestDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SignatureRequestClient) DeleteOneID(id uuid.UUID) *SignatureRequestDeleteOne {
+	builder := c.Delete().Where(signaturerequest.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SignatureRequestDeleteOne{builder}
+}
+
+// Query returns a query builder for SignatureRequest.
+func (c *SignatureRequestClient) Query() *SignatureRequestQuery {
+	return &SignatureRequestQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSignatureRequest},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SignatureRequest entity by its id.
+func (c *SignatureRequestClient) Get(ctx context.Context, id uuid.UUID) (*SignatureRequest, error) {
+	return c.Query().Where(signaturerequest.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SignatureRequestClient) GetX(ctx context.Context, id uuid.UUID) *SignatureRequest {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SignatureRequestClient) Hooks() []Hook {
+	hooks := c.hooks.SignatureRequest
+	return append(hooks[:len(hooks):len(hooks)], signaturerequest.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SignatureRequestClient) Interceptors() []Interceptor {
+	return c.inters.SignatureRequest
+}
+
+func (c *SignatureRequestClient) mutate(ctx context.Context, m *SignatureRequestMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SignatureRequestCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SignatureRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SignatureRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SignatureRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SignatureRequest mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Environment, Inventory, Item, Material, Photo, Property,
-		RecordEvent []ent.Hook
+		APIKey, Environment, Inventory, Item, Material, Photo, Property, RecordEvent,
+		SignatureRequest []ent.Hook
 	}
 	inters struct {
-		APIKey, Environment, Inventory, Item, Material, Photo, Property,
-		RecordEvent []ent.Interceptor
+		APIKey, Environment, Inventory, Item, Material, Photo, Property, RecordEvent,
+		SignatureRequest []ent.Interceptor
 	}
 )

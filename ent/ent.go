@@ -20,6 +20,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -80,14 +81,15 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:      apikey.ValidColumn,
-			environment.Table: environment.ValidColumn,
-			inventory.Table:   inventory.ValidColumn,
-			item.Table:        item.ValidColumn,
-			material.Table:    material.ValidColumn,
-			photo.Table:       photo.ValidColumn,
-			property.Table:    property.ValidColumn,
-			recordevent.Table: recordevent.ValidColumn,
+			apikey.Table:           apikey.ValidColumn,
+			environment.Table:      environment.ValidColumn,
+			inventory.Table:        inventory.ValidColumn,
+			item.Table:             item.ValidColumn,
+			material.Table:         material.ValidColumn,
+			photo.Table:            photo.ValidColumn,
+			property.Table:         property.ValidColumn,
+			recordevent.Table:      recordevent.ValidColumn,
+			signaturerequest.Table: signaturerequest.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

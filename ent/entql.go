@@ -12,6 +12,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -21,7 +22,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 8)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 9)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -100,6 +101,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldAgentSignedWith:       {Type: field.TypeString, Column: inventory.FieldAgentSignedWith},
 			inventory.FieldOwnerSignedWith:       {Type: field.TypeString, Column: inventory.FieldOwnerSignedWith},
 			inventory.FieldTenantSignedWith:      {Type: field.TypeString, Column: inventory.FieldTenantSignedWith},
+			inventory.FieldSignedByLink:          {Type: field.TypeString, Column: inventory.FieldSignedByLink},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -197,6 +199,34 @@ var schemaGraph = func() *sqlgraph.Schema {
 			recordevent.FieldPhotoID:     {Type: field.TypeUUID, Column: recordevent.FieldPhotoID},
 			recordevent.FieldVersion:     {Type: field.TypeInt, Column: recordevent.FieldVersion},
 			recordevent.FieldActor:       {Type: field.TypeString, Column: recordevent.FieldActor},
+		},
+	}
+	graph.Nodes[8] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   signaturerequest.Table,
+			Columns: signaturerequest.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeUUID,
+				Column: signaturerequest.FieldID,
+			},
+		},
+		Type: "SignatureRequest",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			signaturerequest.FieldCompanyID:        {Type: field.TypeUUID, Column: signaturerequest.FieldCompanyID},
+			signaturerequest.FieldInventoryID:      {Type: field.TypeUUID, Column: signaturerequest.FieldInventoryID},
+			signaturerequest.FieldParty:            {Type: field.TypeEnum, Column: signaturerequest.FieldParty},
+			signaturerequest.FieldSignerName:       {Type: field.TypeString, Column: signaturerequest.FieldSignerName},
+			signaturerequest.FieldTokenHash:        {Type: field.TypeString, Column: signaturerequest.FieldTokenHash},
+			signaturerequest.FieldInventoryVersion: {Type: field.TypeInt, Column: signaturerequest.FieldInventoryVersion},
+			signaturerequest.FieldCreatedAt:        {Type: field.TypeTime, Column: signaturerequest.FieldCreatedAt},
+			signaturerequest.FieldExpiresAt:        {Type: field.TypeTime, Column: signaturerequest.FieldExpiresAt},
+			signaturerequest.FieldRequestedBy:      {Type: field.TypeString, Column: signaturerequest.FieldRequestedBy},
+			signaturerequest.FieldCancelledAt:      {Type: field.TypeTime, Column: signaturerequest.FieldCancelledAt},
+			signaturerequest.FieldUsedAt:           {Type: field.TypeTime, Column: signaturerequest.FieldUsedAt},
+			signaturerequest.FieldSignedName:       {Type: field.TypeString, Column: signaturerequest.FieldSignedName},
+			signaturerequest.FieldClientAddress:    {Type: field.TypeString, Column: signaturerequest.FieldClientAddress},
+			signaturerequest.FieldUserAgent:        {Type: field.TypeString, Column: signaturerequest.FieldUserAgent},
+			signaturerequest.FieldConsentVersion:   {Type: field.TypeString, Column: signaturerequest.FieldConsentVersion},
 		},
 	}
 	graph.MustAddE(
@@ -681,6 +711,11 @@ func (f *InventoryFilter) WhereTenantSignedWith(p entql.StringP) {
 	f.Where(p.Field(inventory.FieldTenantSignedWith))
 }
 
+// WhereSignedByLink applies the entql string predicate on the signed_by_link field.
+func (f *InventoryFilter) WhereSignedByLink(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldSignedByLink))
+}
+
 // WhereHasProperty applies a predicate to check if query has an edge property.
 func (f *InventoryFilter) WhereHasProperty() {
 	f.Where(entql.HasEdge("property"))
@@ -1151,4 +1186,119 @@ func (f *RecordEventFilter) WhereVersion(p entql.IntP) {
 // WhereActor applies the entql string predicate on the actor field.
 func (f *RecordEventFilter) WhereActor(p entql.StringP) {
 	f.Where(p.Field(recordevent.FieldActor))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *SignatureRequestQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SignatureRequestQuery builder.
+func (_q *SignatureRequestQuery) Filter() *SignatureRequestFilter {
+	return &SignatureRequestFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SignatureRequestMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SignatureRequestMutation builder.
+func (m *SignatureRequestMutation) Filter() *SignatureRequestFilter {
+	return &SignatureRequestFilter{config: m.config, predicateAdder: m}
+}
+
+// SignatureRequestFilter provides a generic filtering capability at runtime for SignatureRequestQuery.
+type SignatureRequestFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SignatureRequestFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql [16]byte predicate on the id field.
+func (f *SignatureRequestFilter) WhereID(p entql.ValueP) {
+	f.Where(p.Field(signaturerequest.FieldID))
+}
+
+// WhereCompanyID applies the entql [16]byte predicate on the company_id field.
+func (f *SignatureRequestFilter) WhereCompanyID(p entql.ValueP) {
+	f.Where(p.Field(signaturerequest.FieldCompanyID))
+}
+
+// WhereInventoryID applies the entql [16]byte predicate on the inventory_id field.
+func (f *SignatureRequestFilter) WhereInventoryID(p entql.ValueP) {
+	f.Where(p.Field(signaturerequest.FieldInventoryID))
+}
+
+// WhereParty applies the entql string predicate on the party field.
+func (f *SignatureRequestFilter) WhereParty(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldParty))
+}
+
+// WhereSignerName applies the entql string predicate on the signer_name field.
+func (f *SignatureRequestFilter) WhereSignerName(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldSignerName))
+}
+
+// WhereTokenHash applies the entql string predicate on the token_hash field.
+func (f *SignatureRequestFilter) WhereTokenHash(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldTokenHash))
+}
+
+// WhereInventoryVersion applies the entql int predicate on the inventory_version field.
+func (f *SignatureRequestFilter) WhereInventoryVersion(p entql.IntP) {
+	f.Where(p.Field(signaturerequest.FieldInventoryVersion))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SignatureRequestFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(signaturerequest.FieldCreatedAt))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *SignatureRequestFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(signaturerequest.FieldExpiresAt))
+}
+
+// WhereRequestedBy applies the entql string predicate on the requested_by field.
+func (f *SignatureRequestFilter) WhereRequestedBy(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldRequestedBy))
+}
+
+// WhereCancelledAt applies the entql time.Time predicate on the cancelled_at field.
+func (f *SignatureRequestFilter) WhereCancelledAt(p entql.TimeP) {
+	f.Where(p.Field(signaturerequest.FieldCancelledAt))
+}
+
+// WhereUsedAt applies the entql time.Time predicate on the used_at field.
+func (f *SignatureRequestFilter) WhereUsedAt(p entql.TimeP) {
+	f.Where(p.Field(signaturerequest.FieldUsedAt))
+}
+
+// WhereSignedName applies the entql string predicate on the signed_name field.
+func (f *SignatureRequestFilter) WhereSignedName(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldSignedName))
+}
+
+// WhereClientAddress applies the entql string predicate on the client_address field.
+func (f *SignatureRequestFilter) WhereClientAddress(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldClientAddress))
+}
+
+// WhereUserAgent applies the entql string predicate on the user_agent field.
+func (f *SignatureRequestFilter) WhereUserAgent(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldUserAgent))
+}
+
+// WhereConsentVersion applies the entql string predicate on the consent_version field.
+func (f *SignatureRequestFilter) WhereConsentVersion(p entql.StringP) {
+	f.Where(p.Field(signaturerequest.FieldConsentVersion))
 }

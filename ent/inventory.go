@@ -78,6 +78,8 @@ type Inventory struct {
 	OwnerSignedWith *string `json:"owner_signed_with,omitempty"`
 	// TenantSignedWith holds the value of the "tenant_signed_with" field.
 	TenantSignedWith *string `json:"tenant_signed_with,omitempty"`
+	// SignedByLink holds the value of the "signed_by_link" field.
+	SignedByLink string `json:"signed_by_link,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InventoryQuery when eager-loading is set.
 	Edges        InventoryEdges `json:"edges"`
@@ -121,7 +123,7 @@ func (e InventoryEdges) EnvironmentsOrErr() ([]*Environment, error) {
 
 // scanInventoryRow holds the scan destinations of one Inventory row in a single allocation.
 type scanInventoryRow struct {
-	values                [29]any
+	values                [30]any
 	ID                    uuid.UUID
 	CompanyID             uuid.UUID
 	PropertyID            uuid.UUID
@@ -151,6 +153,7 @@ type scanInventoryRow struct {
 	AgentSignedWith       sql.NullString
 	OwnerSignedWith       sql.NullString
 	TenantSignedWith      sql.NullString
+	SignedByLink          sql.NullString
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -222,6 +225,8 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = &row.OwnerSignedWith
 		case inventory.FieldTenantSignedWith:
 			values[i] = &row.TenantSignedWith
+		case inventory.FieldSignedByLink:
+			values[i] = &row.SignedByLink
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -424,6 +429,12 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 				_m.TenantSignedWith = new(string)
 				*_m.TenantSignedWith = value.String
 			}
+		case inventory.FieldSignedByLink:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field signed_by_link", values[i])
+			} else if value.Valid {
+				_m.SignedByLink = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -579,6 +590,9 @@ func (_m *Inventory) String() string {
 		builder.WriteString("tenant_signed_with=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("signed_by_link=")
+	builder.WriteString(_m.SignedByLink)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -385,6 +385,20 @@ func (_c *InventoryCreate) SetNillableTenantSignedWith(v *string) *InventoryCrea
 	return _c
 }
 
+// SetSignedByLink sets the "signed_by_link" field.
+func (_c *InventoryCreate) SetSignedByLink(v string) *InventoryCreate {
+	_c.mutation.SetSignedByLink(v)
+	return _c
+}
+
+// SetNillableSignedByLink sets the "signed_by_link" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableSignedByLink(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetSignedByLink(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InventoryCreate) SetID(v uuid.UUID) *InventoryCreate {
 	_c.mutation.SetID(v)
@@ -509,6 +523,10 @@ func (_c *InventoryCreate) defaults() error {
 		v := inventory.DefaultRequiredSignatures
 		_c.mutation.SetRequiredSignatures(v)
 	}
+	if _, ok := _c.mutation.SignedByLink(); !ok {
+		v := inventory.DefaultSignedByLink
+		_c.mutation.SetSignedByLink(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if inventory.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized inventory.DefaultID (forgotten import ent/runtime?)")
@@ -624,6 +642,14 @@ func (_c *InventoryCreate) check() error {
 	if v, ok := _c.mutation.TenantSignedWith(); ok {
 		if err := inventory.TenantSignedWithValidator(v); err != nil {
 			return &ValidationError{Name: "tenant_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_with": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.SignedByLink(); !ok {
+		return &ValidationError{Name: "signed_by_link", err: errors.New(`ent: missing required field "Inventory.signed_by_link"`)}
+	}
+	if v, ok := _c.mutation.SignedByLink(); ok {
+		if err := inventory.SignedByLinkValidator(v); err != nil {
+			return &ValidationError{Name: "signed_by_link", err: fmt.Errorf(`ent: validator failed for field "Inventory.signed_by_link": %w`, err)}
 		}
 	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
@@ -771,6 +797,10 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TenantSignedWith(); ok {
 		_spec.SetField(inventory.FieldTenantSignedWith, field.TypeString, value)
 		_node.TenantSignedWith = &value
+	}
+	if value, ok := _c.mutation.SignedByLink(); ok {
+		_spec.SetField(inventory.FieldSignedByLink, field.TypeString, value)
+		_node.SignedByLink = value
 	}
 	if nodes := _c.mutation.PropertyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

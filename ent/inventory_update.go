@@ -474,6 +474,20 @@ func (_u *InventoryUpdate) ClearTenantSignedWith() *InventoryUpdate {
 	return _u
 }
 
+// SetSignedByLink sets the "signed_by_link" field.
+func (_u *InventoryUpdate) SetSignedByLink(v string) *InventoryUpdate {
+	_u.mutation.SetSignedByLink(v)
+	return _u
+}
+
+// SetNillableSignedByLink sets the "signed_by_link" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableSignedByLink(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetSignedByLink(*v)
+	}
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdate) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdate {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -602,6 +616,11 @@ func (_u *InventoryUpdate) check() error {
 	if v, ok := _u.mutation.TenantSignedWith(); ok {
 		if err := inventory.TenantSignedWithValidator(v); err != nil {
 			return &ValidationError{Name: "tenant_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.SignedByLink(); ok {
+		if err := inventory.SignedByLinkValidator(v); err != nil {
+			return &ValidationError{Name: "signed_by_link", err: fmt.Errorf(`ent: validator failed for field "Inventory.signed_by_link": %w`, err)}
 		}
 	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
@@ -741,6 +760,9 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.TenantSignedWithCleared() {
 		_spec.ClearField(inventory.FieldTenantSignedWith, field.TypeString)
+	}
+	if value, ok := _u.mutation.SignedByLink(); ok {
+		_spec.SetField(inventory.FieldSignedByLink, field.TypeString, value)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1249,6 +1271,20 @@ func (_u *InventoryUpdateOne) ClearTenantSignedWith() *InventoryUpdateOne {
 	return _u
 }
 
+// SetSignedByLink sets the "signed_by_link" field.
+func (_u *InventoryUpdateOne) SetSignedByLink(v string) *InventoryUpdateOne {
+	_u.mutation.SetSignedByLink(v)
+	return _u
+}
+
+// SetNillableSignedByLink sets the "signed_by_link" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableSignedByLink(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetSignedByLink(*v)
+	}
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdateOne) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdateOne {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -1390,6 +1426,11 @@ func (_u *InventoryUpdateOne) check() error {
 	if v, ok := _u.mutation.TenantSignedWith(); ok {
 		if err := inventory.TenantSignedWithValidator(v); err != nil {
 			return &ValidationError{Name: "tenant_signed_with", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_with": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.SignedByLink(); ok {
+		if err := inventory.SignedByLinkValidator(v); err != nil {
+			return &ValidationError{Name: "signed_by_link", err: fmt.Errorf(`ent: validator failed for field "Inventory.signed_by_link": %w`, err)}
 		}
 	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
@@ -1546,6 +1587,9 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if _u.mutation.TenantSignedWithCleared() {
 		_spec.ClearField(inventory.FieldTenantSignedWith, field.TypeString)
+	}
+	if value, ok := _u.mutation.SignedByLink(); ok {
+		_spec.SetField(inventory.FieldSignedByLink, field.TypeString, value)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/shopspring/decimal"
 )
@@ -34,14 +35,15 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIKey      = "APIKey"
-	TypeEnvironment = "Environment"
-	TypeInventory   = "Inventory"
-	TypeItem        = "Item"
-	TypeMaterial    = "Material"
-	TypePhoto       = "Photo"
-	TypeProperty    = "Property"
-	TypeRecordEvent = "RecordEvent"
+	TypeAPIKey           = "APIKey"
+	TypeEnvironment      = "Environment"
+	TypeInventory        = "Inventory"
+	TypeItem             = "Item"
+	TypeMaterial         = "Material"
+	TypePhoto            = "Photo"
+	TypeProperty         = "Property"
+	TypeRecordEvent      = "RecordEvent"
+	TypeSignatureRequest = "SignatureRequest"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -1586,6 +1588,7 @@ type InventoryMutation struct {
 	agent_signed_with        *string
 	owner_signed_with        *string
 	tenant_signed_with       *string
+	signed_by_link           *string
 	clearedFields            map[string]struct{}
 	property                 *uuid.UUID
 	clearedproperty          bool
@@ -2918,6 +2921,42 @@ func (m *InventoryMutation) ResetTenantSignedWith() {
 	delete(m.clearedFields, inventory.FieldTenantSignedWith)
 }
 
+// SetSignedByLink sets the "signed_by_link" field.
+func (m *InventoryMutation) SetSignedByLink(s string) {
+	m.signed_by_link = &s
+}
+
+// SignedByLink returns the value of the "signed_by_link" field in the mutation.
+func (m *InventoryMutation) SignedByLink() (r string, exists bool) {
+	v := m.signed_by_link
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignedByLink returns the old "signed_by_link" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldSignedByLink(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignedByLink is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignedByLink requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignedByLink: %w", err)
+	}
+	return oldValue.SignedByLink, nil
+}
+
+// ResetSignedByLink resets all changes to the "signed_by_link" field.
+func (m *InventoryMutation) ResetSignedByLink() {
+	m.signed_by_link = nil
+}
+
 // ClearProperty clears the "property" edge to the Property entity.
 func (m *InventoryMutation) ClearProperty() {
 	m.clearedproperty = true
@@ -3033,7 +3072,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 28)
+	fields := make([]string, 0, 29)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -3118,6 +3157,9 @@ func (m *InventoryMutation) Fields() []string {
 	if m.tenant_signed_with != nil {
 		fields = append(fields, inventory.FieldTenantSignedWith)
 	}
+	if m.signed_by_link != nil {
+		fields = append(fields, inventory.FieldSignedByLink)
+	}
 	return fields
 }
 
@@ -3182,6 +3224,8 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.OwnerSignedWith()
 	case inventory.FieldTenantSignedWith:
 		return m.TenantSignedWith()
+	case inventory.FieldSignedByLink:
+		return m.SignedByLink()
 	}
 	return nil, false
 }
@@ -3247,6 +3291,8 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldOwnerSignedWith(ctx)
 	case inventory.FieldTenantSignedWith:
 		return m.OldTenantSignedWith(ctx)
+	case inventory.FieldSignedByLink:
+		return m.OldSignedByLink(ctx)
 	}
 	return nil, fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -3451,6 +3497,13 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetTenantSignedWith(v)
+		return nil
+	case inventory.FieldSignedByLink:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignedByLink(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)
@@ -3692,6 +3745,9 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldTenantSignedWith:
 		m.ResetTenantSignedWith()
+		return nil
+	case inventory.FieldSignedByLink:
+		m.ResetSignedByLink()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)
@@ -7628,4 +7684,1264 @@ func (m *RecordEventMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *RecordEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown RecordEvent edge %s", name)
+}
+
+// SignatureRequestMutation represents an operation that mutates the SignatureRequest nodes in the graph.
+type SignatureRequestMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *uuid.UUID
+	company_id           *uuid.UUID
+	inventory_id         *uuid.UUID
+	party                *signaturerequest.Party
+	signer_name          *string
+	token_hash           *string
+	inventory_version    *int
+	addinventory_version *int
+	created_at           *time.Time
+	expires_at           *time.Time
+	requested_by         *string
+	cancelled_at         *time.Time
+	used_at              *time.Time
+	signed_name          *string
+	client_address       *string
+	user_agent           *string
+	consent_version      *string
+	clearedFields        map[string]struct{}
+	done                 bool
+	oldValue             func(context.Context) (*SignatureRequest, error)
+	predicates           []predicate.SignatureRequest
+}
+
+var _ ent.Mutation = (*SignatureRequestMutation)(nil)
+
+// signaturerequestOption allows management of the mutation configuration using functional options.
+type signaturerequestOption func(*SignatureRequestMutation)
+
+// newSignatureRequestMutation creates new mutation for the SignatureRequest entity.
+func newSignatureRequestMutation(c config, op Op, opts ...signaturerequestOption) *SignatureRequestMutation {
+	m := &SignatureRequestMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSignatureRequest,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSignatureRequestID sets the ID field of the mutation.
+func withSignatureRequestID(id uuid.UUID) signaturerequestOption {
+	return func(m *SignatureRequestMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SignatureRequest
+		)
+		m.oldValue = func(ctx context.Context) (*SignatureRequest, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SignatureRequest.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSignatureRequest sets the old SignatureRequest of the mutation.
+func withSignatureRequest(node *SignatureRequest) signaturerequestOption {
+	return func(m *SignatureRequestMutation) {
+		m.oldValue = func(context.Context) (*SignatureRequest, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SignatureRequestMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SignatureRequestMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SignatureRequest entities.
+func (m *SignatureRequestMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SignatureRequestMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SignatureRequestMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SignatureRequest.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCompanyID sets the "company_id" field.
+func (m *SignatureRequestMutation) SetCompanyID(u uuid.UUID) {
+	m.company_id = &u
+}
+
+// CompanyID returns the value of the "company_id" field in the mutation.
+func (m *SignatureRequestMutation) CompanyID() (r uuid.UUID, exists bool) {
+	v := m.company_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompanyID returns the old "company_id" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldCompanyID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompanyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompanyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompanyID: %w", err)
+	}
+	return oldValue.CompanyID, nil
+}
+
+// ResetCompanyID resets all changes to the "company_id" field.
+func (m *SignatureRequestMutation) ResetCompanyID() {
+	m.company_id = nil
+}
+
+// SetInventoryID sets the "inventory_id" field.
+func (m *SignatureRequestMutation) SetInventoryID(u uuid.UUID) {
+	m.inventory_id = &u
+}
+
+// InventoryID returns the value of the "inventory_id" field in the mutation.
+func (m *SignatureRequestMutation) InventoryID() (r uuid.UUID, exists bool) {
+	v := m.inventory_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInventoryID returns the old "inventory_id" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldInventoryID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInventoryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInventoryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInventoryID: %w", err)
+	}
+	return oldValue.InventoryID, nil
+}
+
+// ResetInventoryID resets all changes to the "inventory_id" field.
+func (m *SignatureRequestMutation) ResetInventoryID() {
+	m.inventory_id = nil
+}
+
+// SetParty sets the "party" field.
+func (m *SignatureRequestMutation) SetParty(s signaturerequest.Party) {
+	m.party = &s
+}
+
+// Party returns the value of the "party" field in the mutation.
+func (m *SignatureRequestMutation) Party() (r signaturerequest.Party, exists bool) {
+	v := m.party
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParty returns the old "party" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldParty(ctx context.Context) (v signaturerequest.Party, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParty is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParty requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParty: %w", err)
+	}
+	return oldValue.Party, nil
+}
+
+// ResetParty resets all changes to the "party" field.
+func (m *SignatureRequestMutation) ResetParty() {
+	m.party = nil
+}
+
+// SetSignerName sets the "signer_name" field.
+func (m *SignatureRequestMutation) SetSignerName(s string) {
+	m.signer_name = &s
+}
+
+// SignerName returns the value of the "signer_name" field in the mutation.
+func (m *SignatureRequestMutation) SignerName() (r string, exists bool) {
+	v := m.signer_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignerName returns the old "signer_name" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldSignerName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignerName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignerName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignerName: %w", err)
+	}
+	return oldValue.SignerName, nil
+}
+
+// ResetSignerName resets all changes to the "signer_name" field.
+func (m *SignatureRequestMutation) ResetSignerName() {
+	m.signer_name = nil
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *SignatureRequestMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *SignatureRequestMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldTokenHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *SignatureRequestMutation) ResetTokenHash() {
+	m.token_hash = nil
+}
+
+// SetInventoryVersion sets the "inventory_version" field.
+func (m *SignatureRequestMutation) SetInventoryVersion(i int) {
+	m.inventory_version = &i
+	m.addinventory_version = nil
+}
+
+// InventoryVersion returns the value of the "inventory_version" field in the mutation.
+func (m *SignatureRequestMutation) InventoryVersion() (r int, exists bool) {
+	v := m.inventory_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInventoryVersion returns the old "inventory_version" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldInventoryVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInventoryVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInventoryVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInventoryVersion: %w", err)
+	}
+	return oldValue.InventoryVersion, nil
+}
+
+// AddInventoryVersion adds i to the "inventory_version" field.
+func (m *SignatureRequestMutation) AddInventoryVersion(i int) {
+	if m.addinventory_version != nil {
+		*m.addinventory_version += i
+	} else {
+		m.addinventory_version = &i
+	}
+}
+
+// AddedInventoryVersion returns the value that was added to the "inventory_version" field in this mutation.
+func (m *SignatureRequestMutation) AddedInventoryVersion() (r int, exists bool) {
+	v := m.addinventory_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInventoryVersion resets all changes to the "inventory_version" field.
+func (m *SignatureRequestMutation) ResetInventoryVersion() {
+	m.inventory_version = nil
+	m.addinventory_version = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SignatureRequestMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SignatureRequestMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SignatureRequestMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *SignatureRequestMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *SignatureRequestMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *SignatureRequestMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetRequestedBy sets the "requested_by" field.
+func (m *SignatureRequestMutation) SetRequestedBy(s string) {
+	m.requested_by = &s
+}
+
+// RequestedBy returns the value of the "requested_by" field in the mutation.
+func (m *SignatureRequestMutation) RequestedBy() (r string, exists bool) {
+	v := m.requested_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestedBy returns the old "requested_by" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldRequestedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestedBy: %w", err)
+	}
+	return oldValue.RequestedBy, nil
+}
+
+// ClearRequestedBy clears the value of the "requested_by" field.
+func (m *SignatureRequestMutation) ClearRequestedBy() {
+	m.requested_by = nil
+	m.clearedFields[signaturerequest.FieldRequestedBy] = struct{}{}
+}
+
+// RequestedByCleared returns if the "requested_by" field was cleared in this mutation.
+func (m *SignatureRequestMutation) RequestedByCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldRequestedBy]
+	return ok
+}
+
+// ResetRequestedBy resets all changes to the "requested_by" field.
+func (m *SignatureRequestMutation) ResetRequestedBy() {
+	m.requested_by = nil
+	delete(m.clearedFields, signaturerequest.FieldRequestedBy)
+}
+
+// SetCancelledAt sets the "cancelled_at" field.
+func (m *SignatureRequestMutation) SetCancelledAt(t time.Time) {
+	m.cancelled_at = &t
+}
+
+// CancelledAt returns the value of the "cancelled_at" field in the mutation.
+func (m *SignatureRequestMutation) CancelledAt() (r time.Time, exists bool) {
+	v := m.cancelled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCancelledAt returns the old "cancelled_at" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldCancelledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCancelledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCancelledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCancelledAt: %w", err)
+	}
+	return oldValue.CancelledAt, nil
+}
+
+// ClearCancelledAt clears the value of the "cancelled_at" field.
+func (m *SignatureRequestMutation) ClearCancelledAt() {
+	m.cancelled_at = nil
+	m.clearedFields[signaturerequest.FieldCancelledAt] = struct{}{}
+}
+
+// CancelledAtCleared returns if the "cancelled_at" field was cleared in this mutation.
+func (m *SignatureRequestMutation) CancelledAtCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldCancelledAt]
+	return ok
+}
+
+// ResetCancelledAt resets all changes to the "cancelled_at" field.
+func (m *SignatureRequestMutation) ResetCancelledAt() {
+	m.cancelled_at = nil
+	delete(m.clearedFields, signaturerequest.FieldCancelledAt)
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *SignatureRequestMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *SignatureRequestMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *SignatureRequestMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[signaturerequest.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *SignatureRequestMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *SignatureRequestMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, signaturerequest.FieldUsedAt)
+}
+
+// SetSignedName sets the "signed_name" field.
+func (m *SignatureRequestMutation) SetSignedName(s string) {
+	m.signed_name = &s
+}
+
+// SignedName returns the value of the "signed_name" field in the mutation.
+func (m *SignatureRequestMutation) SignedName() (r string, exists bool) {
+	v := m.signed_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignedName returns the old "signed_name" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldSignedName(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignedName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignedName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignedName: %w", err)
+	}
+	return oldValue.SignedName, nil
+}
+
+// ClearSignedName clears the value of the "signed_name" field.
+func (m *SignatureRequestMutation) ClearSignedName() {
+	m.signed_name = nil
+	m.clearedFields[signaturerequest.FieldSignedName] = struct{}{}
+}
+
+// SignedNameCleared returns if the "signed_name" field was cleared in this mutation.
+func (m *SignatureRequestMutation) SignedNameCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldSignedName]
+	return ok
+}
+
+// ResetSignedName resets all changes to the "signed_name" field.
+func (m *SignatureRequestMutation) ResetSignedName() {
+	m.signed_name = nil
+	delete(m.clearedFields, signaturerequest.FieldSignedName)
+}
+
+// SetClientAddress sets the "client_address" field.
+func (m *SignatureRequestMutation) SetClientAddress(s string) {
+	m.client_address = &s
+}
+
+// ClientAddress returns the value of the "client_address" field in the mutation.
+func (m *SignatureRequestMutation) ClientAddress() (r string, exists bool) {
+	v := m.client_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientAddress returns the old "client_address" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldClientAddress(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientAddress: %w", err)
+	}
+	return oldValue.ClientAddress, nil
+}
+
+// ClearClientAddress clears the value of the "client_address" field.
+func (m *SignatureRequestMutation) ClearClientAddress() {
+	m.client_address = nil
+	m.clearedFields[signaturerequest.FieldClientAddress] = struct{}{}
+}
+
+// ClientAddressCleared returns if the "client_address" field was cleared in this mutation.
+func (m *SignatureRequestMutation) ClientAddressCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldClientAddress]
+	return ok
+}
+
+// ResetClientAddress resets all changes to the "client_address" field.
+func (m *SignatureRequestMutation) ResetClientAddress() {
+	m.client_address = nil
+	delete(m.clearedFields, signaturerequest.FieldClientAddress)
+}
+
+// SetUserAgent sets the "user_agent" field.
+func (m *SignatureRequestMutation) SetUserAgent(s string) {
+	m.user_agent = &s
+}
+
+// UserAgent returns the value of the "user_agent" field in the mutation.
+func (m *SignatureRequestMutation) UserAgent() (r string, exists bool) {
+	v := m.user_agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserAgent returns the old "user_agent" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldUserAgent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserAgent: %w", err)
+	}
+	return oldValue.UserAgent, nil
+}
+
+// ClearUserAgent clears the value of the "user_agent" field.
+func (m *SignatureRequestMutation) ClearUserAgent() {
+	m.user_agent = nil
+	m.clearedFields[signaturerequest.FieldUserAgent] = struct{}{}
+}
+
+// UserAgentCleared returns if the "user_agent" field was cleared in this mutation.
+func (m *SignatureRequestMutation) UserAgentCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldUserAgent]
+	return ok
+}
+
+// ResetUserAgent resets all changes to the "user_agent" field.
+func (m *SignatureRequestMutation) ResetUserAgent() {
+	m.user_agent = nil
+	delete(m.clearedFields, signaturerequest.FieldUserAgent)
+}
+
+// SetConsentVersion sets the "consent_version" field.
+func (m *SignatureRequestMutation) SetConsentVersion(s string) {
+	m.consent_version = &s
+}
+
+// ConsentVersion returns the value of the "consent_version" field in the mutation.
+func (m *SignatureRequestMutation) ConsentVersion() (r string, exists bool) {
+	v := m.consent_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsentVersion returns the old "consent_version" field's value of the SignatureRequest entity.
+// If the SignatureRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignatureRequestMutation) OldConsentVersion(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsentVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsentVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsentVersion: %w", err)
+	}
+	return oldValue.ConsentVersion, nil
+}
+
+// ClearConsentVersion clears the value of the "consent_version" field.
+func (m *SignatureRequestMutation) ClearConsentVersion() {
+	m.consent_version = nil
+	m.clearedFields[signaturerequest.FieldConsentVersion] = struct{}{}
+}
+
+// ConsentVersionCleared returns if the "consent_version" field was cleared in this mutation.
+func (m *SignatureRequestMutation) ConsentVersionCleared() bool {
+	_, ok := m.clearedFields[signaturerequest.FieldConsentVersion]
+	return ok
+}
+
+// ResetConsentVersion resets all changes to the "consent_version" field.
+func (m *SignatureRequestMutation) ResetConsentVersion() {
+	m.consent_version = nil
+	delete(m.clearedFields, signaturerequest.FieldConsentVersion)
+}
+
+// Where appends a list predicates to the SignatureRequestMutation builder.
+func (m *SignatureRequestMutation) Where(ps ...predicate.SignatureRequest) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SignatureRequestMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SignatureRequestMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SignatureRequest, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SignatureRequestMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SignatureRequestMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SignatureRequest).
+func (m *SignatureRequestMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SignatureRequestMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.company_id != nil {
+		fields = append(fields, signaturerequest.FieldCompanyID)
+	}
+	if m.inventory_id != nil {
+		fields = append(fields, signaturerequest.FieldInventoryID)
+	}
+	if m.party != nil {
+		fields = append(fields, signaturerequest.FieldParty)
+	}
+	if m.signer_name != nil {
+		fields = append(fields, signaturerequest.FieldSignerName)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, signaturerequest.FieldTokenHash)
+	}
+	if m.inventory_version != nil {
+		fields = append(fields, signaturerequest.FieldInventoryVersion)
+	}
+	if m.created_at != nil {
+		fields = append(fields, signaturerequest.FieldCreatedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, signaturerequest.FieldExpiresAt)
+	}
+	if m.requested_by != nil {
+		fields = append(fields, signaturerequest.FieldRequestedBy)
+	}
+	if m.cancelled_at != nil {
+		fields = append(fields, signaturerequest.FieldCancelledAt)
+	}
+	if m.used_at != nil {
+		fields = append(fields, signaturerequest.FieldUsedAt)
+	}
+	if m.signed_name != nil {
+		fields = append(fields, signaturerequest.FieldSignedName)
+	}
+	if m.client_address != nil {
+		fields = append(fields, signaturerequest.FieldClientAddress)
+	}
+	if m.user_agent != nil {
+		fields = append(fields, signaturerequest.FieldUserAgent)
+	}
+	if m.consent_version != nil {
+		fields = append(fields, signaturerequest.FieldConsentVersion)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SignatureRequestMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case signaturerequest.FieldCompanyID:
+		return m.CompanyID()
+	case signaturerequest.FieldInventoryID:
+		return m.InventoryID()
+	case signaturerequest.FieldParty:
+		return m.Party()
+	case signaturerequest.FieldSignerName:
+		return m.SignerName()
+	case signaturerequest.FieldTokenHash:
+		return m.TokenHash()
+	case signaturerequest.FieldInventoryVersion:
+		return m.InventoryVersion()
+	case signaturerequest.FieldCreatedAt:
+		return m.CreatedAt()
+	case signaturerequest.FieldExpiresAt:
+		return m.ExpiresAt()
+	case signaturerequest.FieldRequestedBy:
+		return m.RequestedBy()
+	case signaturerequest.FieldCancelledAt:
+		return m.CancelledAt()
+	case signaturerequest.FieldUsedAt:
+		return m.UsedAt()
+	case signaturerequest.FieldSignedName:
+		return m.SignedName()
+	case signaturerequest.FieldClientAddress:
+		return m.ClientAddress()
+	case signaturerequest.FieldUserAgent:
+		return m.UserAgent()
+	case signaturerequest.FieldConsentVersion:
+		return m.ConsentVersion()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SignatureRequestMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case signaturerequest.FieldCompanyID:
+		return m.OldCompanyID(ctx)
+	case signaturerequest.FieldInventoryID:
+		return m.OldInventoryID(ctx)
+	case signaturerequest.FieldParty:
+		return m.OldParty(ctx)
+	case signaturerequest.FieldSignerName:
+		return m.OldSignerName(ctx)
+	case signaturerequest.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case signaturerequest.FieldInventoryVersion:
+		return m.OldInventoryVersion(ctx)
+	case signaturerequest.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case signaturerequest.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case signaturerequest.FieldRequestedBy:
+		return m.OldRequestedBy(ctx)
+	case signaturerequest.FieldCancelledAt:
+		return m.OldCancelledAt(ctx)
+	case signaturerequest.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	case signaturerequest.FieldSignedName:
+		return m.OldSignedName(ctx)
+	case signaturerequest.FieldClientAddress:
+		return m.OldClientAddress(ctx)
+	case signaturerequest.FieldUserAgent:
+		return m.OldUserAgent(ctx)
+	case signaturerequest.FieldConsentVersion:
+		return m.OldConsentVersion(ctx)
+	}
+	return nil, fmt.Errorf("unknown SignatureRequest field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignatureRequestMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case signaturerequest.FieldCompanyID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompanyID(v)
+		return nil
+	case signaturerequest.FieldInventoryID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInventoryID(v)
+		return nil
+	case signaturerequest.FieldParty:
+		v, ok := value.(signaturerequest.Party)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParty(v)
+		return nil
+	case signaturerequest.FieldSignerName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignerName(v)
+		return nil
+	case signaturerequest.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case signaturerequest.FieldInventoryVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInventoryVersion(v)
+		return nil
+	case signaturerequest.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case signaturerequest.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case signaturerequest.FieldRequestedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestedBy(v)
+		return nil
+	case signaturerequest.FieldCancelledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCancelledAt(v)
+		return nil
+	case signaturerequest.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	case signaturerequest.FieldSignedName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignedName(v)
+		return nil
+	case signaturerequest.FieldClientAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientAddress(v)
+		return nil
+	case signaturerequest.FieldUserAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserAgent(v)
+		return nil
+	case signaturerequest.FieldConsentVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsentVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SignatureRequest field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SignatureRequestMutation) AddedFields() []string {
+	var fields []string
+	if m.addinventory_version != nil {
+		fields = append(fields, signaturerequest.FieldInventoryVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SignatureRequestMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case signaturerequest.FieldInventoryVersion:
+		return m.AddedInventoryVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignatureRequestMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case signaturerequest.FieldInventoryVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInventoryVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SignatureRequest numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SignatureRequestMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(signaturerequest.FieldRequestedBy) {
+		fields = append(fields, signaturerequest.FieldRequestedBy)
+	}
+	if m.FieldCleared(signaturerequest.FieldCancelledAt) {
+		fields = append(fields, signaturerequest.FieldCancelledAt)
+	}
+	if m.FieldCleared(signaturerequest.FieldUsedAt) {
+		fields = append(fields, signaturerequest.FieldUsedAt)
+	}
+	if m.FieldCleared(signaturerequest.FieldSignedName) {
+		fields = append(fields, signaturerequest.FieldSignedName)
+	}
+	if m.FieldCleared(signaturerequest.FieldClientAddress) {
+		fields = append(fields, signaturerequest.FieldClientAddress)
+	}
+	if m.FieldCleared(signaturerequest.FieldUserAgent) {
+		fields = append(fields, signaturerequest.FieldUserAgent)
+	}
+	if m.FieldCleared(signaturerequest.FieldConsentVersion) {
+		fields = append(fields, signaturerequest.FieldConsentVersion)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SignatureRequestMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SignatureRequestMutation) ClearField(name string) error {
+	switch name {
+	case signaturerequest.FieldRequestedBy:
+		m.ClearRequestedBy()
+		return nil
+	case signaturerequest.FieldCancelledAt:
+		m.ClearCancelledAt()
+		return nil
+	case signaturerequest.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	case signaturerequest.FieldSignedName:
+		m.ClearSignedName()
+		return nil
+	case signaturerequest.FieldClientAddress:
+		m.ClearClientAddress()
+		return nil
+	case signaturerequest.FieldUserAgent:
+		m.ClearUserAgent()
+		return nil
+	case signaturerequest.FieldConsentVersion:
+		m.ClearConsentVersion()
+		return nil
+	}
+	return fmt.Errorf("unknown SignatureRequest nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SignatureRequestMutation) ResetField(name string) error {
+	switch name {
+	case signaturerequest.FieldCompanyID:
+		m.ResetCompanyID()
+		return nil
+	case signaturerequest.FieldInventoryID:
+		m.ResetInventoryID()
+		return nil
+	case signaturerequest.FieldParty:
+		m.ResetParty()
+		return nil
+	case signaturerequest.FieldSignerName:
+		m.ResetSignerName()
+		return nil
+	case signaturerequest.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case signaturerequest.FieldInventoryVersion:
+		m.ResetInventoryVersion()
+		return nil
+	case signaturerequest.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case signaturerequest.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case signaturerequest.FieldRequestedBy:
+		m.ResetRequestedBy()
+		return nil
+	case signaturerequest.FieldCancelledAt:
+		m.ResetCancelledAt()
+		return nil
+	case signaturerequest.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	case signaturerequest.FieldSignedName:
+		m.ResetSignedName()
+		return nil
+	case signaturerequest.FieldClientAddress:
+		m.ResetClientAddress()
+		return nil
+	case signaturerequest.FieldUserAgent:
+		m.ResetUserAgent()
+		return nil
+	case signaturerequest.FieldConsentVersion:
+		m.ResetConsentVersion()
+		return nil
+	}
+	return fmt.Errorf("unknown SignatureRequest field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SignatureRequestMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SignatureRequestMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SignatureRequestMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SignatureRequestMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SignatureRequestMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SignatureRequestMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SignatureRequestMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SignatureRequest unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SignatureRequestMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SignatureRequest edge %s", name)
 }

@@ -102,3 +102,15 @@ func (m *RecordEventMutation) TxKey() any {
 
 // Predicates are the conditions an update or a delete applies to the rows.
 func (m *RecordEventMutation) Predicates() []predicate.RecordEvent { return m.predicates }
+
+// TxKey identifies the transaction m runs in, the same for each of its
+// mutations, or is nil outside one.
+func (m *SignatureRequestMutation) TxKey() any {
+	if d, ok := m.driver.(*txDriver); ok {
+		return d
+	}
+	return nil
+}
+
+// Predicates are the conditions an update or a delete applies to the rows.
+func (m *SignatureRequestMutation) Predicates() []predicate.SignatureRequest { return m.predicates }

@@ -185,3 +185,26 @@ func (_q *RecordEventQuery) keepPastPage(assign func([]string, []any) error) fun
 		return node.assignValues(columns, values)
 	}
 }
+
+// EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
+// connection page fetches one row past the page to tell whether another
+// follows, and needs nothing of that row but the row itself.
+func (_q *SignatureRequestQuery) EagerLoadFirst(n int) *SignatureRequestQuery {
+	_q.pageRows = n
+	return _q
+}
+
+// keepPastPage assigns the rows of the page with assign, and the one past it
+// to _q.pastPage.
+func (_q *SignatureRequestQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
+	rows := 0
+	return func(columns []string, values []any) error {
+		rows++
+		if rows <= _q.pageRows {
+			return assign(columns, values)
+		}
+		node := &SignatureRequest{config: _q.config}
+		_q.pastPage = node
+		return node.assignValues(columns, values)
+	}
+}

@@ -57,3 +57,10 @@ func (_q *RecordEventQuery) SelectedFields() []string { return _q.ctx.Fields }
 
 // Ordered reports whether the query has an order of its own.
 func (_q *RecordEventQuery) Ordered() bool { return len(_q.order) > 0 }
+
+// SelectedFields are the columns the query is restricted to (none: all). A
+// query whose fields leave out the id asks for an aggregate, not for rows.
+func (_q *SignatureRequestQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *SignatureRequestQuery) Ordered() bool { return len(_q.order) > 0 }

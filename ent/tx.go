@@ -28,6 +28,8 @@ type Tx struct {
 	Property *PropertyClient
 	// RecordEvent is the client for interacting with the RecordEvent builders.
 	RecordEvent *RecordEventClient
+	// SignatureRequest is the client for interacting with the SignatureRequest builders.
+	SignatureRequest *SignatureRequestClient
 
 	// lazily loaded.
 	client     *Client
@@ -167,6 +169,7 @@ func (tx *Tx) init() {
 	tx.Photo = NewPhotoClient(tx.config)
 	tx.Property = NewPropertyClient(tx.config)
 	tx.RecordEvent = NewRecordEventClient(tx.config)
+	tx.SignatureRequest = NewSignatureRequestClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

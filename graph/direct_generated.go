@@ -37,6 +37,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	ec := newExecutionContext(opCtx, e, nil)
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CancelSignatureRequestInput", ec.unmarshalInputCancelSignatureRequestInput),
 			graphql.NewInputUnmarshaler("CreateInventoryInput", ec.unmarshalInputCreateInventoryInput),
 			graphql.NewInputUnmarshaler("EnvironmentInput", ec.unmarshalInputEnvironmentInput),
 			graphql.NewInputUnmarshaler("InventoryOrder", ec.unmarshalInputInventoryOrder),
@@ -47,6 +48,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("RequestSignatureInput", ec.unmarshalInputRequestSignatureInput),
 			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
@@ -103,6 +105,37 @@ func (x *directExec) _AddItemPhotoPayload(ctx context.Context, sel ast.Selection
 					return err
 				}
 			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _CancelSignatureRequestPayload(ctx context.Context, sel ast.SelectionSet, obj *CancelSignatureRequestPayload) error {
+	fields, err := x.fields.Of(sel, cancelSignatureRequestPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"CancelSignatureRequestPayload\"")
+		case "cancelled":
+			v := obj.Cancelled
+			x.w.Bool(v)
 		default:
 			return direct.ErrFallback
 		}
@@ -3321,6 +3354,40 @@ func (x *directExec) _Signature(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.String(v)
 				}
 			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _SignatureLink(ctx context.Context, sel ast.SelectionSet, obj *SignatureLink) error {
+	fields, err := x.fields.Of(sel, signatureLinkImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"SignatureLink\"")
+		case "url":
+			v := obj.URL
+			x.w.String(v)
+		case "expiresAt":
+			v := obj.ExpiresAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
 		default:
 			return direct.ErrFallback
 		}

@@ -96,6 +96,8 @@ type MutationResolver interface {
 	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
 	UpdateInventory(ctx context.Context, input UpdateInventoryInput) (*InventoryPayload, error)
 	SignInventory(ctx context.Context, input SignInventoryInput) (*InventoryPayload, error)
+	RequestSignature(ctx context.Context, input RequestSignatureInput) (*SignatureLink, error)
+	CancelSignatureRequest(ctx context.Context, input CancelSignatureRequestInput) (*CancelSignatureRequestPayload, error)
 	AddItemPhoto(ctx context.Context, itemID uuid.UUID, file graphql.Upload, photoID *uuid.UUID) (*PhotoPayload, error)
 	RemoveItemPhoto(ctx context.Context, photoID uuid.UUID) (*RemovedPhoto, error)
 }
@@ -158,6 +160,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CancelSignatureRequestInput", ec.unmarshalInputCancelSignatureRequestInput),
 			graphql.NewInputUnmarshaler("CreateInventoryInput", ec.unmarshalInputCreateInventoryInput),
 			graphql.NewInputUnmarshaler("EnvironmentInput", ec.unmarshalInputEnvironmentInput),
 			graphql.NewInputUnmarshaler("InventoryOrder", ec.unmarshalInputInventoryOrder),
@@ -168,6 +171,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PropertyOrder", ec.unmarshalInputPropertyOrder),
 			graphql.NewInputUnmarshaler("PropertyWhereInput", ec.unmarshalInputPropertyWhereInput),
 			graphql.NewInputUnmarshaler("RepairWhereInput", ec.unmarshalInputRepairWhereInput),
+			graphql.NewInputUnmarshaler("RequestSignatureInput", ec.unmarshalInputRequestSignatureInput),
 			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
 		)
@@ -295,6 +299,14 @@ func (ec *executionContext) childFields_AddItemPhotoPayload(ctx context.Context,
 		return ec.fieldContext_AddItemPhotoPayload_photo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddItemPhotoPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CancelSignatureRequestPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cancelled":
+		return ec.fieldContext_CancelSignatureRequestPayload_cancelled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CancelSignatureRequestPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -829,6 +841,16 @@ func (ec *executionContext) childFields_Signature(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type Signature", field.Name)
 }
 
+func (ec *executionContext) childFields_SignatureLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_SignatureLink_url(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_SignatureLink_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignatureLink", field.Name)
+}
+
 func (ec *executionContext) childFields_TimelineEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "at":
@@ -1085,6 +1107,20 @@ func (ec *executionContext) field_Mutation_addItemPhoto_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelSignatureRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CancelSignatureRequestInput, error) {
+			return ec.unmarshalNCancelSignatureRequestInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCancelSignatureRequestInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createInventory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1110,6 +1146,20 @@ func (ec *executionContext) field_Mutation_removeItemPhoto_args(ctx context.Cont
 		return nil, err
 	}
 	args["photoId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_requestSignature_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (RequestSignatureInput, error) {
+			return ec.unmarshalNRequestSignatureInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRequestSignatureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -1643,6 +1693,29 @@ func (ec *executionContext) fieldContext_AddItemPhotoPayload_photo(_ context.Con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CancelSignatureRequestPayload_cancelled(ctx context.Context, field graphql.CollectedField, obj *CancelSignatureRequestPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CancelSignatureRequestPayload_cancelled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cancelled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CancelSignatureRequestPayload_cancelled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CancelSignatureRequestPayload", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ComparedPhoto_id(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
@@ -4934,6 +5007,94 @@ func (ec *executionContext) fieldContext_Mutation_signInventory(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_requestSignature(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestSignature(ctx, fc.Args["input"].(RequestSignatureInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *SignatureLink) graphql.Marshaler {
+			return ec.marshalOSignatureLink2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignatureLink(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestSignature(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignatureLink(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestSignature_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelSignatureRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelSignatureRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelSignatureRequest(ctx, fc.Args["input"].(CancelSignatureRequestInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CancelSignatureRequestPayload) graphql.Marshaler {
+			return ec.marshalOCancelSignatureRequestPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCancelSignatureRequestPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelSignatureRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CancelSignatureRequestPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelSignatureRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_addItemPhoto(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6985,6 +7146,52 @@ func (ec *executionContext) fieldContext_Signature_credentialName(_ context.Cont
 	return graphql.NewScalarFieldContext("Signature", field, false, false, "String")
 }
 
+func (ec *executionContext) _SignatureLink_url(ctx context.Context, field graphql.CollectedField, obj *SignatureLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignatureLink_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignatureLink_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignatureLink", field, false, false, "String")
+}
+
+func (ec *executionContext) _SignatureLink_expiresAt(ctx context.Context, field graphql.CollectedField, obj *SignatureLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignatureLink_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignatureLink_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignatureLink", field, false, false, "Time")
+}
+
 func (ec *executionContext) _Subscription_inventoryEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -8361,6 +8568,55 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
+
+func (ec *executionContext) unmarshalInputCancelSignatureRequestInput(ctx context.Context, obj any) (CancelSignatureRequestInput, error) {
+	var it CancelSignatureRequestInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"inventoryId", "party"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "inventoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inventoryId"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InventoryID = data
+		case "party":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("party"))
+			data, err := ec.unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Party = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCancelSignatureRequestInput unmarshals raw into the CancelSignatureRequestInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCancelSignatureRequestInput(ctx context.Context, raw any) (CancelSignatureRequestInput, error) {
+	var out CancelSignatureRequestInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CancelSignatureRequestInput", raw, &out)
+	return out, err
+}
 
 func (ec *executionContext) unmarshalInputCreateInventoryInput(ctx context.Context, obj any) (CreateInventoryInput, error) {
 	var it CreateInventoryInput
@@ -10928,6 +11184,69 @@ func UnmarshalRepairWhereInput(ctx context.Context, raw any) (repairs.Filter, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRequestSignatureInput(ctx context.Context, obj any) (RequestSignatureInput, error) {
+	var it RequestSignatureInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"inventoryId", "party", "signerName", "expiresIn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "inventoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inventoryId"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InventoryID = data
+		case "party":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("party"))
+			data, err := ec.unmarshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Party = data
+		case "signerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("signerName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SignerName = data
+		case "expiresIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresIn"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresIn = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRequestSignatureInput unmarshals raw into the RequestSignatureInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRequestSignatureInput(ctx context.Context, raw any) (RequestSignatureInput, error) {
+	var out RequestSignatureInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RequestSignatureInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSignInventoryInput(ctx context.Context, obj any) (SignInventoryInput, error) {
 	var it SignInventoryInput
 	if obj == nil {
@@ -11147,6 +11466,40 @@ func (ec *executionContext) _AddItemPhotoPayload(ctx context.Context, sel ast.Se
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AddItemPhotoPayload_photo(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
+	}
+
+	return out
+}
+
+var cancelSignatureRequestPayloadImplementors = []string{"CancelSignatureRequestPayload"}
+
+func (ec *executionContext) _CancelSignatureRequestPayload(ctx context.Context, sel ast.SelectionSet, obj *CancelSignatureRequestPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cancelSignatureRequestPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CancelSignatureRequestPayload")
+		case "cancelled":
+			out.Values[i] = ec._CancelSignatureRequestPayload_cancelled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12315,6 +12668,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "requestSignature":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestSignature(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cancelSignatureRequest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelSignatureRequest(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "addItemPhoto":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_addItemPhoto(ctx, field)
@@ -13081,6 +13448,45 @@ func (ec *executionContext) _Signature(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var signatureLinkImplementors = []string{"SignatureLink"}
+
+func (ec *executionContext) _SignatureLink(ctx context.Context, sel ast.SelectionSet, obj *SignatureLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signatureLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignatureLink")
+		case "url":
+			out.Values[i] = ec._SignatureLink_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._SignatureLink_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
+	}
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -13589,6 +13995,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCancelSignatureRequestInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCancelSignatureRequestInput(ctx context.Context, v any) (CancelSignatureRequestInput, error) {
+	res, err := ec.unmarshalInputCancelSignatureRequestInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNComparedPhoto2ᚕᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐPhotoᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Photo) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -14092,6 +14503,11 @@ func (ec *executionContext) marshalNRepairPage2ᚖgithubᚗcomᚋpropertyrecords
 	return ec._RepairPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRequestSignatureInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐRequestSignatureInput(ctx context.Context, v any) (RequestSignatureInput, error) {
+	res, err := ec.unmarshalInputRequestSignatureInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSignInventoryInput2githubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignInventoryInput(ctx context.Context, v any) (SignInventoryInput, error) {
 	res, err := ec.unmarshalInputSignInventoryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14458,6 +14874,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOCancelSignatureRequestPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐCancelSignatureRequestPayload(ctx context.Context, sel ast.SelectionSet, v *CancelSignatureRequestPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CancelSignatureRequestPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOCreateInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx context.Context, sel ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {
@@ -14942,6 +15365,13 @@ func (ec *executionContext) marshalOSignInventoryPayload2ᚖgithubᚗcomᚋprope
 		return graphql.Null
 	}
 	return ec._SignInventoryPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSignatureLink2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignatureLink(ctx context.Context, sel ast.SelectionSet, v *SignatureLink) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SignatureLink(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

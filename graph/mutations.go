@@ -1,9 +1,13 @@
 package graph
 
 import (
+	"context"
+	"time"
+
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/records"
 )
@@ -69,6 +73,46 @@ type SignInventoryInput struct {
 func (in *SignInventoryInput) signing() records.Signing {
 	return records.Signing{InventoryID: in.InventoryID, Party: in.Party, SignerName: in.SignerName,
 		Remote: in.Remote, ExpectedVersion: in.ExpectedVersion}
+}
+
+// RequestSignatureInput is requestSignature's input.
+type RequestSignatureInput struct {
+	InventoryID uuid.UUID     `json:"inventoryId"`
+	Party       records.Party `json:"party"`
+	SignerName  string        `json:"signerName"`
+	ExpiresIn   *int          `json:"expiresIn"`
+}
+
+// request is the link the input asks for.
+func (in *RequestSignatureInput) request() records.LinkRequest {
+	return records.LinkRequest{InventoryID: in.InventoryID, Party: in.Party, SignerName: in.SignerName, ExpiresIn: in.ExpiresIn}
+}
+
+// SignPath starts the path of a signature link's page (internal/signpage):
+// the token follows it.
+const SignPath = "/sign/"
+
+// signURL is the page of the link token names, under the request's base
+// URL (as the download URLs are: files.BaseURL).
+func signURL(ctx context.Context, token string) string {
+	return files.BaseURL(ctx) + SignPath + token
+}
+
+// CancelSignatureRequestInput is cancelSignatureRequest's input.
+type CancelSignatureRequestInput struct {
+	InventoryID uuid.UUID     `json:"inventoryId"`
+	Party       records.Party `json:"party"`
+}
+
+// SignatureLink is a link requestSignature issued.
+type SignatureLink struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// CancelSignatureRequestPayload is what cancelSignatureRequest did.
+type CancelSignatureRequestPayload struct {
+	Cancelled bool `json:"cancelled"`
 }
 
 // InventoryPayload is what both mutations answer: the inventory written,

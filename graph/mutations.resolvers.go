@@ -52,6 +52,24 @@ func (r *mutationResolver) SignInventory(ctx context.Context, input SignInventor
 	return payload(id, err)
 }
 
+// RequestSignature is the resolver for the requestSignature field.
+func (r *mutationResolver) RequestSignature(ctx context.Context, input RequestSignatureInput) (*SignatureLink, error) {
+	link, err := r.records.RequestSignature(ctx, input.request())
+	if err != nil {
+		return nil, err
+	}
+	return &SignatureLink{URL: signURL(ctx, link.Token), ExpiresAt: link.ExpiresAt}, nil
+}
+
+// CancelSignatureRequest is the resolver for the cancelSignatureRequest field.
+func (r *mutationResolver) CancelSignatureRequest(ctx context.Context, input CancelSignatureRequestInput) (*CancelSignatureRequestPayload, error) {
+	cancelled, err := r.records.CancelSignatureRequest(ctx, input.InventoryID, input.Party)
+	if err != nil {
+		return nil, err
+	}
+	return &CancelSignatureRequestPayload{Cancelled: cancelled}, nil
+}
+
 // AddItemPhoto is the resolver for the addItemPhoto field.
 func (r *mutationResolver) AddItemPhoto(ctx context.Context, itemID uuid.UUID, file graphql.Upload, photoID *uuid.UUID) (*PhotoPayload, error) {
 	id, err := r.records.AddPhoto(ctx, records.NewPhoto{ItemID: itemID, ID: orNil(photoID), File: file.File,

@@ -65,6 +65,9 @@ type ExecutorOptions struct {
 	// (DefaultEventReadTimeout when 0): a subscription has no request
 	// deadline, and on SQLite no statement timeout bounds a read either.
 	EventReadTimeout time.Duration
+	// SigningLinkTTL is how long requestSignature's links last unless asked
+	// otherwise (records.DefaultLinkTTL when 0).
+	SigningLinkTTL time.Duration
 }
 
 // DefaultEventReadTimeout is the server's default request deadline.
@@ -73,7 +76,7 @@ const DefaultEventReadTimeout = 10 * time.Second
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly), maxPhotoBytes: maxPhoto, live: opts.Live,
+		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL), maxPhotoBytes: maxPhoto, live: opts.Live,
 		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)

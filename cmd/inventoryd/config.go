@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,8 +19,10 @@ import (
 	"github.com/propertyrecords/inventory/graph"
 	"github.com/propertyrecords/inventory/internal/auth"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/signpage"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/upload"
 	"github.com/propertyrecords/inventory/rest"
@@ -113,6 +116,15 @@ type Config struct {
 	// RedisURL is the Redis that keeps the rate limits, cost budgets and
 	// subscription caps for every instance ("": each instance its own).
 	RedisURL string
+	// SigningLinkTTL is how long a signature link lasts unless its request
+	// says (requestSignature's expiresIn).
+	SigningLinkTTL time.Duration
+	// SignRatePerMinute is each address's requests a minute to the
+	// signature links' pages (-1: none).
+	SignRatePerMinute int
+	// TrustedProxies are the proxies whose X-Forwarded-For names a signer's
+	// address on those pages.
+	TrustedProxies []netip.Prefix
 }
 
 // Defaults of the fair share (see internal/fairshare and docs/decisions.md).
@@ -169,6 +181,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate, accessLogSample string
 	var perCompany, perConnection, subscriptionBuffer, heartbeat, idle, recheck string
 	var timeZone, maxPhotoBytes string
+	var signingLinkTTL, signRate, trustedProxies string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -219,6 +232,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"jwt-audience", "INVENTORY_JWT_AUDIENCE", "", "jwt mode: the aud tokens must have", &cfg.JWT.Audience, true},
 		{"jwt-company-claim", "INVENTORY_JWT_COMPANY_CLAIM", "company_id", "jwt mode: the claim that holds the company's UUID", &cfg.JWT.CompanyClaim, true},
 		{"jwt-clock-skew", "INVENTORY_JWT_CLOCK_SKEW", "1m", "jwt mode: clock difference tolerated on exp, nbf and iat", &jwtSkew, true},
+		{"signing-link-ttl", "INVENTORY_SIGNING_LINK_TTL", records.DefaultLinkTTL.String(), "how long a signature link (requestSignature) lasts unless its request says, from 1m to 720h", &signingLinkTTL, true},
+		{"sign-rate-limit", "INVENTORY_SIGN_RATE_LIMIT", strconv.Itoa(signpage.DefaultRatePerMinute), "requests a minute each address may send to the signature links' pages (/sign/), 0 for none", &signRate, true},
+		{"trusted-proxies", "INVENTORY_TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies whose X-Forwarded-For names a signer's address on the /sign/ pages (default: none; the connection's address)", &trustedProxies, true},
 	}
 	fs := flag.NewFlagSet("inventoryd "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -410,6 +426,17 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if u, err := url.Parse(cfg.RedisURL); cfg.RedisURL != "" && (err != nil || u.Scheme != "redis" && u.Scheme != "rediss" || u.Host == "") {
 			return Config{}, nil, fmt.Errorf("redis url %q: give redis://host:port/db or rediss://… (TLS)", redactedURL(cfg.RedisURL))
 		}
+		if cfg.SigningLinkTTL, err = time.ParseDuration(signingLinkTTL); err != nil || cfg.SigningLinkTTL < records.MinLinkTTL || cfg.SigningLinkTTL > records.MaxLinkTTL {
+			return Config{}, nil, fmt.Errorf("signing link ttl %q: give a duration from 1m to 720h (30 days), such as 72h", signingLinkTTL)
+		}
+		if cfg.SignRatePerMinute, err = strconv.Atoi(signRate); err != nil || cfg.SignRatePerMinute < 0 || cfg.SignRatePerMinute > 1_000_000 {
+			return Config{}, nil, fmt.Errorf("sign rate limit %q: give requests a minute, 0 for none", signRate)
+		} else if cfg.SignRatePerMinute == 0 {
+			cfg.SignRatePerMinute = -1 // none (server.Options: 0 is the default)
+		}
+		if cfg.TrustedProxies, err = parseProxies(trustedProxies); err != nil {
+			return Config{}, nil, err
+		}
 	}
 	switch cfg.AuditLog {
 	case "info", "debug", "off":
@@ -420,6 +447,27 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		cfg.DatabaseURL = filepath.Join(cfg.DataDir, "inventory.db")
 	}
 	return cfg, fs.Args(), nil
+}
+
+// parseProxies reads comma-separated CIDRs; a bare address is its own /32
+// (or /128).
+func parseProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for p := range strings.SplitSeq(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return nil, fmt.Errorf("trusted proxies %q: give CIDRs such as 10.0.0.0/8, comma-separated", list)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		out = append(out, prefix.Masked())
+	}
+	return out, nil
 }
 
 // LogValue logs the configuration with the database password masked.
@@ -464,6 +512,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),
 		slog.String("redis_url", redactedURL(c.RedisURL)),
+		slog.Duration("signing_link_ttl", c.SigningLinkTTL),
+		slog.Int("sign_rate_limit", max(c.SignRatePerMinute, 0)),
+		slog.Any("trusted_proxies", c.TrustedProxies),
 	)
 }
 

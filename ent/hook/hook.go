@@ -105,6 +105,18 @@ func (f RecordEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RecordEventMutation", m)
 }
 
+// The SignatureRequestFunc type is an adapter to allow the use of ordinary
+// function as SignatureRequest mutator.
+type SignatureRequestFunc func(context.Context, *ent.SignatureRequestMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SignatureRequestFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SignatureRequestMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SignatureRequestMutation", m)
+}
+
 // Condition is a hook condition function.
 type Condition func(context.Context, ent.Mutation) bool
 

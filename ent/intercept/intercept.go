@@ -17,6 +17,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 )
 
 // The Query interface represents an operation that queries a graph.
@@ -291,6 +292,33 @@ func (f TraverseRecordEvent) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.RecordEventQuery", q)
 }
 
+// The SignatureRequestFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SignatureRequestFunc func(context.Context, *ent.SignatureRequestQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SignatureRequestFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SignatureRequestQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SignatureRequestQuery", q)
+}
+
+// The TraverseSignatureRequest type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSignatureRequest func(context.Context, *ent.SignatureRequestQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSignatureRequest) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSignatureRequest) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SignatureRequestQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SignatureRequestQuery", q)
+}
+
 // NewQuery returns the generic Query interface for the given typed query.
 func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
@@ -310,6 +338,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.PropertyQuery, predicate.Property, property.OrderOption]{typ: ent.TypeProperty, tq: q}, nil
 	case *ent.RecordEventQuery:
 		return &query[*ent.RecordEventQuery, predicate.RecordEvent, recordevent.OrderOption]{typ: ent.TypeRecordEvent, tq: q}, nil
+	case *ent.SignatureRequestQuery:
+		return &query[*ent.SignatureRequestQuery, predicate.SignatureRequest, signaturerequest.OrderOption]{typ: ent.TypeSignatureRequest, tq: q}, nil
 	default:
 		return nil, fmt.Errorf("unknown query type %T", q)
 	}

@@ -72,6 +72,8 @@ const (
 	FieldOwnerSignedWith = "owner_signed_with"
 	// FieldTenantSignedWith holds the string denoting the tenant_signed_with field in the database.
 	FieldTenantSignedWith = "tenant_signed_with"
+	// FieldSignedByLink holds the string denoting the signed_by_link field in the database.
+	FieldSignedByLink = "signed_by_link"
 	// EdgeProperty holds the string denoting the property edge name in mutations.
 	EdgeProperty = "property"
 	// EdgeEnvironments holds the string denoting the environments edge name in mutations.
@@ -125,6 +127,7 @@ var Columns = []string{
 	FieldAgentSignedWith,
 	FieldOwnerSignedWith,
 	FieldTenantSignedWith,
+	FieldSignedByLink,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -192,6 +195,10 @@ var (
 	OwnerSignedWithValidator func(string) error
 	// TenantSignedWithValidator is a validator for the "tenant_signed_with" field. It is called by the builders before save.
 	TenantSignedWithValidator func(string) error
+	// DefaultSignedByLink holds the default value on creation for the "signed_by_link" field.
+	DefaultSignedByLink string
+	// SignedByLinkValidator is a validator for the "signed_by_link" field. It is called by the builders before save.
+	SignedByLinkValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -342,6 +349,11 @@ func ByOwnerSignedWith(opts ...sql.OrderTermOption) OrderOption {
 // ByTenantSignedWith orders the results by the tenant_signed_with field.
 func ByTenantSignedWith(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTenantSignedWith, opts...).ToFunc()
+}
+
+// BySignedByLink orders the results by the signed_by_link field.
+func BySignedByLink(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSignedByLink, opts...).ToFunc()
 }
 
 // ByPropertyField orders the results by property field.

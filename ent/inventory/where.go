@@ -199,6 +199,11 @@ func TenantSignedWith(v string) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedWith, v))
 }
 
+// SignedByLink applies equality check predicate on the "signed_by_link" field. It's identical to SignedByLinkEQ.
+func SignedByLink(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldSignedByLink, v))
+}
+
 // CompanyIDEQ applies the EQ predicate on the "company_id" field.
 func CompanyIDEQ(v uuid.UUID) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldCompanyID, v))
@@ -1541,6 +1546,71 @@ func TenantSignedWithEqualFold(v string) predicate.Inventory {
 // TenantSignedWithContainsFold applies the ContainsFold predicate on the "tenant_signed_with" field.
 func TenantSignedWithContainsFold(v string) predicate.Inventory {
 	return predicate.Inventory(sql.FieldContainsFold(FieldTenantSignedWith, v))
+}
+
+// SignedByLinkEQ applies the EQ predicate on the "signed_by_link" field.
+func SignedByLinkEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldSignedByLink, v))
+}
+
+// SignedByLinkNEQ applies the NEQ predicate on the "signed_by_link" field.
+func SignedByLinkNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldSignedByLink, v))
+}
+
+// SignedByLinkIn applies the In predicate on the "signed_by_link" field.
+func SignedByLinkIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldSignedByLink, vs...))
+}
+
+// SignedByLinkNotIn applies the NotIn predicate on the "signed_by_link" field.
+func SignedByLinkNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldSignedByLink, vs...))
+}
+
+// SignedByLinkGT applies the GT predicate on the "signed_by_link" field.
+func SignedByLinkGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldSignedByLink, v))
+}
+
+// SignedByLinkGTE applies the GTE predicate on the "signed_by_link" field.
+func SignedByLinkGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldSignedByLink, v))
+}
+
+// SignedByLinkLT applies the LT predicate on the "signed_by_link" field.
+func SignedByLinkLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldSignedByLink, v))
+}
+
+// SignedByLinkLTE applies the LTE predicate on the "signed_by_link" field.
+func SignedByLinkLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldSignedByLink, v))
+}
+
+// SignedByLinkContains applies the Contains predicate on the "signed_by_link" field.
+func SignedByLinkContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldSignedByLink, v))
+}
+
+// SignedByLinkHasPrefix applies the HasPrefix predicate on the "signed_by_link" field.
+func SignedByLinkHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldSignedByLink, v))
+}
+
+// SignedByLinkHasSuffix applies the HasSuffix predicate on the "signed_by_link" field.
+func SignedByLinkHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldSignedByLink, v))
+}
+
+// SignedByLinkEqualFold applies the EqualFold predicate on the "signed_by_link" field.
+func SignedByLinkEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldSignedByLink, v))
+}
+
+// SignedByLinkContainsFold applies the ContainsFold predicate on the "signed_by_link" field.
+func SignedByLinkContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldSignedByLink, v))
 }
 
 // HasProperty applies the HasEdge predicate on the "property" edge.

@@ -94,6 +94,7 @@ var (
 		{Name: "agent_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
 		{Name: "owner_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
 		{Name: "tenant_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "signed_by_link", Type: field.TypeString, Default: ""},
 		{Name: "property_id", Type: field.TypeUUID},
 	}
 	// InventoriesTable holds the schema information for the "inventories" table.
@@ -104,7 +105,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[28]},
+				Columns:    []*schema.Column{InventoriesColumns[29]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -143,7 +144,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[28], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[29], InventoriesColumns[8], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_date",
@@ -303,7 +304,7 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "company_id", Type: field.TypeUUID},
 		{Name: "at", Type: field.TypeTime},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"inventory_created", "inventory_updated", "photo_added", "photo_removed", "agent_signed", "owner_signed", "tenant_signed", "fully_signed", "pdf_stored", "inventory_corrected"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"inventory_created", "inventory_updated", "photo_added", "photo_removed", "agent_signed", "owner_signed", "tenant_signed", "fully_signed", "pdf_stored", "inventory_corrected", "signature_requested"}},
 		{Name: "property_id", Type: field.TypeUUID},
 		{Name: "inventory_id", Type: field.TypeUUID},
 		{Name: "item_id", Type: field.TypeUUID, Nullable: true},
@@ -334,6 +335,38 @@ var (
 			},
 		},
 	}
+	// SignatureRequestsColumns holds the columns for the "signature_requests" table.
+	SignatureRequestsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "company_id", Type: field.TypeUUID},
+		{Name: "inventory_id", Type: field.TypeUUID},
+		{Name: "party", Type: field.TypeEnum, Enums: []string{"AGENT", "OWNER", "TENANT"}},
+		{Name: "signer_name", Type: field.TypeString, Size: 200},
+		{Name: "token_hash", Type: field.TypeString, Unique: true},
+		{Name: "inventory_version", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "requested_by", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "cancelled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "signed_name", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "client_address", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "user_agent", Type: field.TypeString, Nullable: true, Size: 512},
+		{Name: "consent_version", Type: field.TypeString, Nullable: true, Size: 32},
+	}
+	// SignatureRequestsTable holds the schema information for the "signature_requests" table.
+	SignatureRequestsTable = &schema.Table{
+		Name:       "signature_requests",
+		Columns:    SignatureRequestsColumns,
+		PrimaryKey: []*schema.Column{SignatureRequestsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "signaturerequest_inventory_id_party",
+				Unique:  false,
+				Columns: []*schema.Column{SignatureRequestsColumns[2], SignatureRequestsColumns[3]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
@@ -344,6 +377,7 @@ var (
 		PhotosTable,
 		PropertiesTable,
 		RecordEventsTable,
+		SignatureRequestsTable,
 	}
 )
 

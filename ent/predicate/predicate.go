@@ -29,3 +29,6 @@ type Property func(*sql.Selector)
 
 // RecordEvent is the predicate function for recordevent builders.
 type RecordEvent func(*sql.Selector)
+
+// SignatureRequest is the predicate function for signaturerequest builders.
+type SignatureRequest func(*sql.Selector)

@@ -303,6 +303,30 @@ func (f RecordEventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mut
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RecordEventMutation", m)
 }
 
+// The SignatureRequestQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SignatureRequestQueryRuleFunc func(context.Context, *ent.SignatureRequestQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SignatureRequestQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SignatureRequestQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SignatureRequestQuery", q)
+}
+
+// The SignatureRequestMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SignatureRequestMutationRuleFunc func(context.Context, *ent.SignatureRequestMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SignatureRequestMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SignatureRequestMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SignatureRequestMutation", m)
+}
+
 type (
 	// Filter is the interface that wraps the Where function
 	// for filtering nodes in queries and mutations.
@@ -354,6 +378,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.RecordEventQuery:
 		return q.Filter(), nil
+	case *ent.SignatureRequestQuery:
+		return q.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected query type %T for query filter", q)
 	}
@@ -376,6 +402,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.PropertyMutation:
 		return m.Filter(), nil
 	case *ent.RecordEventMutation:
+		return m.Filter(), nil
+	case *ent.SignatureRequestMutation:
 		return m.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected mutation type %T for mutation filter", m)

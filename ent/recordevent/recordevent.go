@@ -92,6 +92,7 @@ const (
 	KindFullySigned        Kind = "fully_signed"
 	KindPdfStored          Kind = "pdf_stored"
 	KindInventoryCorrected Kind = "inventory_corrected"
+	KindSignatureRequested Kind = "signature_requested"
 )
 
 func (k Kind) String() string {
@@ -101,7 +102,7 @@ func (k Kind) String() string {
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k Kind) error {
 	switch k {
-	case KindInventoryCreated, KindInventoryUpdated, KindPhotoAdded, KindPhotoRemoved, KindAgentSigned, KindOwnerSigned, KindTenantSigned, KindFullySigned, KindPdfStored, KindInventoryCorrected:
+	case KindInventoryCreated, KindInventoryUpdated, KindPhotoAdded, KindPhotoRemoved, KindAgentSigned, KindOwnerSigned, KindTenantSigned, KindFullySigned, KindPdfStored, KindInventoryCorrected, KindSignatureRequested:
 		return nil
 	default:
 		return fmt.Errorf("recordevent: invalid enum value for kind field: %q", k)

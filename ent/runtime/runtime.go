@@ -16,6 +16,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/schema"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 
 	"entgo.io/ent"
 	"entgo.io/ent/privacy"
@@ -220,6 +221,12 @@ func init() {
 	inventoryDescTenantSignedWith := inventoryFields[27].Descriptor()
 	// inventory.TenantSignedWithValidator is a validator for the "tenant_signed_with" field. It is called by the builders before save.
 	inventory.TenantSignedWithValidator = inventoryDescTenantSignedWith.Validators[0].(func(string) error)
+	// inventoryDescSignedByLink is the schema descriptor for signed_by_link field.
+	inventoryDescSignedByLink := inventoryFields[28].Descriptor()
+	// inventory.DefaultSignedByLink holds the default value on creation for the signed_by_link field.
+	inventory.DefaultSignedByLink = inventoryDescSignedByLink.Default.(string)
+	// inventory.SignedByLinkValidator is a validator for the "signed_by_link" field. It is called by the builders before save.
+	inventory.SignedByLinkValidator = inventoryDescSignedByLink.Validators[0].(func(string) error)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.
@@ -457,6 +464,64 @@ func init() {
 	recordeventDescActor := recordeventFields[8].Descriptor()
 	// recordevent.ActorValidator is a validator for the "actor" field. It is called by the builders before save.
 	recordevent.ActorValidator = recordeventDescActor.Validators[0].(func(string) error)
+	signaturerequestMixin := schema.SignatureRequest{}.Mixin()
+	signaturerequest.Policy = privacy.NewPolicies(signaturerequestMixin[0], schema.SignatureRequest{})
+	signaturerequest.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := signaturerequest.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	signaturerequestFields := schema.SignatureRequest{}.Fields()
+	_ = signaturerequestFields
+	// signaturerequestDescSignerName is the schema descriptor for signer_name field.
+	signaturerequestDescSignerName := signaturerequestFields[3].Descriptor()
+	// signaturerequest.SignerNameValidator is a validator for the "signer_name" field. It is called by the builders before save.
+	signaturerequest.SignerNameValidator = func() func(string) error {
+		validators := signaturerequestDescSignerName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(signer_name string) error {
+			for _, fn := range fns {
+				if err := fn(signer_name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// signaturerequestDescTokenHash is the schema descriptor for token_hash field.
+	signaturerequestDescTokenHash := signaturerequestFields[4].Descriptor()
+	// signaturerequest.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	signaturerequest.TokenHashValidator = signaturerequestDescTokenHash.Validators[0].(func(string) error)
+	// signaturerequestDescCreatedAt is the schema descriptor for created_at field.
+	signaturerequestDescCreatedAt := signaturerequestFields[6].Descriptor()
+	// signaturerequest.DefaultCreatedAt holds the default value on creation for the created_at field.
+	signaturerequest.DefaultCreatedAt = signaturerequestDescCreatedAt.Default.(func() time.Time)
+	// signaturerequestDescRequestedBy is the schema descriptor for requested_by field.
+	signaturerequestDescRequestedBy := signaturerequestFields[8].Descriptor()
+	// signaturerequest.RequestedByValidator is a validator for the "requested_by" field. It is called by the builders before save.
+	signaturerequest.RequestedByValidator = signaturerequestDescRequestedBy.Validators[0].(func(string) error)
+	// signaturerequestDescSignedName is the schema descriptor for signed_name field.
+	signaturerequestDescSignedName := signaturerequestFields[11].Descriptor()
+	// signaturerequest.SignedNameValidator is a validator for the "signed_name" field. It is called by the builders before save.
+	signaturerequest.SignedNameValidator = signaturerequestDescSignedName.Validators[0].(func(string) error)
+	// signaturerequestDescClientAddress is the schema descriptor for client_address field.
+	signaturerequestDescClientAddress := signaturerequestFields[12].Descriptor()
+	// signaturerequest.ClientAddressValidator is a validator for the "client_address" field. It is called by the builders before save.
+	signaturerequest.ClientAddressValidator = signaturerequestDescClientAddress.Validators[0].(func(string) error)
+	// signaturerequestDescUserAgent is the schema descriptor for user_agent field.
+	signaturerequestDescUserAgent := signaturerequestFields[13].Descriptor()
+	// signaturerequest.UserAgentValidator is a validator for the "user_agent" field. It is called by the builders before save.
+	signaturerequest.UserAgentValidator = signaturerequestDescUserAgent.Validators[0].(func(string) error)
+	// signaturerequestDescConsentVersion is the schema descriptor for consent_version field.
+	signaturerequestDescConsentVersion := signaturerequestFields[14].Descriptor()
+	// signaturerequest.ConsentVersionValidator is a validator for the "consent_version" field. It is called by the builders before save.
+	signaturerequest.ConsentVersionValidator = signaturerequestDescConsentVersion.Validators[0].(func(string) error)
 }
 
 const (

@@ -119,6 +119,12 @@ func (Inventory) Fields() []ent.Field {
 			Annotations(entgql.Skip(entgql.SkipAll)),
 		field.String("tenant_signed_with").Optional().Nillable().MaxRuneLen(MaxSignerNameRunes).
 			Annotations(entgql.Skip(entgql.SkipAll)),
+		// The parties who signed from a link (requestSignature) rather than
+		// through the API: comma-separated, in the order AGENT, OWNER,
+		// TENANT. Its own column, not a credential's name in *_signed_with,
+		// which an API key or a token's subject could spell alike.
+		field.String("signed_by_link").Default("").Match(signedByLink).
+			Annotations(entgql.Skip(entgql.SkipAll)),
 	}
 }
 
@@ -128,6 +134,9 @@ const DefaultRequiredSignatures = "AGENT,OWNER"
 
 // requiredSignatures is a non-empty list of distinct parties, in order.
 var requiredSignatures = regexp.MustCompile(`^(AGENT(,OWNER)?(,TENANT)?|OWNER(,TENANT)?|TENANT)$`)
+
+// signedByLink is a list, possibly empty, of distinct parties, in order.
+var signedByLink = regexp.MustCompile(`^(AGENT(,OWNER)?(,TENANT)?|OWNER(,TENANT)?|TENANT)?$`)
 
 // sha256Hex is a SHA-256 digest in lowercase hex.
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)

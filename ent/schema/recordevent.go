@@ -28,7 +28,8 @@ func (RecordEvent) Fields() []ent.Field {
 		field.Time("at").Default(nowUTC).Immutable().Comment("When the write happened (UTC)."),
 		field.Enum("kind").Immutable().
 			Values("inventory_created", "inventory_updated", "photo_added", "photo_removed",
-				"agent_signed", "owner_signed", "tenant_signed", "fully_signed", "pdf_stored", "inventory_corrected").
+				"agent_signed", "owner_signed", "tenant_signed", "fully_signed", "pdf_stored", "inventory_corrected",
+				"signature_requested").
 			Comment("What the write did."),
 		field.UUID("property_id", uuid.UUID{}).Immutable().Comment("The property of the inventory written."),
 		field.UUID("inventory_id", uuid.UUID{}).Immutable().Comment("The inventory written."),

@@ -33,6 +33,8 @@ const (
 	FullySigned  Kind = "FULLY_SIGNED"
 	PDFReady     Kind = "PDF_READY"
 	Corrected    Kind = "INVENTORY_CORRECTED"
+	// SignatureRequested: a link was issued for a party to sign from.
+	SignatureRequested Kind = "SIGNATURE_REQUESTED"
 	// Refetch: the events asked to resume from are no longer kept; read
 	// what the screen shows again, then follow the events from here.
 	Refetch Kind = "REFETCH"
@@ -49,6 +51,7 @@ var kinds = map[recordevent.Kind]Kind{
 	recordevent.KindFullySigned:        FullySigned,
 	recordevent.KindPdfStored:          PDFReady,
 	recordevent.KindInventoryCorrected: Corrected,
+	recordevent.KindSignatureRequested: SignatureRequested,
 }
 
 // MarshalGQL writes the kind as its GraphQL enum value.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -44,6 +45,9 @@ type Service struct {
 	// readOnly refuses every write (INVENTORY_WRITES=off): the service
 	// serves the read-only contract alone.
 	readOnly bool
+	// linkTTL is how long a signature link lasts unless asked otherwise
+	// (DefaultLinkTTL when 0; WithLinkTTL).
+	linkTTL time.Duration
 }
 
 // NewService returns a Service writing to client, looking up the ids writes

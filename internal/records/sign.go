@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -84,21 +83,14 @@ func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
 		return uuid.Nil, err
 	}
 	sig.SignerName = strings.TrimSpace(sig.SignerName)
-	switch {
-	case !sig.Party.valid():
-		return uuid.Nil, apperr.InvalidField(fieldParty, "%q is not AGENT, OWNER or TENANT", sig.Party)
-	case sig.SignerName == "":
-		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name is empty")
-	case utf8.RuneCountInString(sig.SignerName) > schema.MaxSignerNameRunes:
-		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name is %d characters long: at most %d are taken", utf8.RuneCountInString(sig.SignerName), schema.MaxSignerNameRunes)
-	case !utf8.ValidString(sig.SignerName) || strings.ContainsRune(sig.SignerName, 0):
-		return uuid.Nil, apperr.InvalidField(fieldSignerName, "the signer's name holds a NUL or is not UTF-8")
+	if err := checkSigner(sig.Party, sig.SignerName); err != nil {
+		return uuid.Nil, err
 	}
 	// Twice at most: the write is conditional on the version read, so a
 	// signature of the other party committed meanwhile is seen on the
 	// second read (and completes the inventory), never overwritten.
 	for attempt := 1; ; attempt++ {
-		done, complete, err := s.sign(ctx, sig)
+		done, complete, err := s.sign(ctx, sig, nil)
 		switch {
 		case err != nil:
 			return uuid.Nil, err
@@ -116,14 +108,22 @@ func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
 
 // sign writes sig if the inventory read is still as read; done is false
 // when it changed meanwhile (nothing written), complete when this
-// signature made the inventory signed.
-func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, err error) {
+// signature made the inventory signed. A signature from a link (link not
+// nil) also spends the link, in the same transaction: the signature and
+// the link's evidence commit together or not at all.
+func (s *Service) sign(ctx context.Context, sig Signing, link *linkUse) (done, complete bool, err error) {
 	inv, err := s.client.Inventory.Query().Where(inventory.ID(sig.InventoryID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return false, false, &apperr.Error{Code: apperr.NotFound, Field: fieldInventoryID, Message: fmt.Sprintf("inventory %s not found", sig.InventoryID)}
 	}
 	if err != nil {
 		return false, false, err
+	}
+	if link != nil {
+		// Never a retry: a link signs once, and not for a party who has.
+		if err := link.check(ctx, s, inv); err != nil {
+			return false, false, err
+		}
 	}
 	mine := signatureOf(inv, sig.Party)
 	if mine.date != nil {
@@ -172,6 +172,9 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 		event.Kind = recordevent.KindTenantSigned
 	}
 	credential := tenant.CallerName(ctx)
+	if link != nil { // whatever the request carried: the link is the credential
+		event.Actor, credential = linkActor, ""
+	}
 	// The freeze hook checks the inventory unsigned and (on PostgreSQL)
 	// locks it until the transaction ends; the events commit with it.
 	n := 0
@@ -188,12 +191,20 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 			up.SetTenantSignatureDate(now).SetTenantSignerName(sig.SignerName).SetTenantSignedRemotely(sig.Remote)
 			setIfNamed(credential, up.SetTenantSignedWith)
 		}
+		if link != nil {
+			up.SetSignedByLink(linkParties(inv.SignedByLink, sig.Party))
+		}
 		if complete {
 			up.SetIsSigned(true).SetSignatureDate(signedAt).SetApprovalCode(code).SetIsRemoteSigned(remote)
 		}
 		var err error
 		if n, err = up.Save(ctx); err != nil || n == 0 {
 			return err
+		}
+		if link != nil {
+			if err := link.spend(ctx, tx, now, sig.SignerName); err != nil {
+				return err
+			}
 		}
 		if err := Record(ctx, tx.Client(), event); err != nil || !complete {
 			return err
@@ -207,7 +218,7 @@ func (s *Service) sign(ctx context.Context, sig Signing) (done, complete bool, e
 	s.log.LogAttrs(ctx, slog.LevelInfo, "records: inventory signed", tenant.CallerAttrs(ctx, []slog.Attr{
 		slog.String("company", inv.CompanyID.String()), slog.String("inventory", inv.ID.String()),
 		slog.String("property", inv.PropertyID.String()), slog.String("party", string(sig.Party)),
-		slog.Bool("remote", sig.Remote), slog.Bool("complete", complete), slog.Int("version", inv.Version+1)})...)
+		slog.Bool("remote", sig.Remote), slog.Bool("link", link != nil), slog.Bool("complete", complete), slog.Int("version", inv.Version+1)})...)
 	return true, complete, nil
 }
 
@@ -287,6 +298,8 @@ const (
 	ByCredential SignatureMethod = "CREDENTIAL"
 	// Imported: recorded by an import, which says when and not how.
 	Imported SignatureMethod = "IMPORTED"
+	// ByLink: from a link sent to the party (requestSignature).
+	ByLink SignatureMethod = "LINK"
 )
 
 // MarshalGQL writes the SignatureMethod enum.
@@ -295,8 +308,8 @@ func (m SignatureMethod) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strc
 // UnmarshalGQL reads the SignatureMethod enum.
 func (m *SignatureMethod) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
-	if !ok || (SignatureMethod(s) != ByCredential && SignatureMethod(s) != Imported) {
-		return fmt.Errorf("%v is not a SignatureMethod: CREDENTIAL or IMPORTED", v)
+	if !ok || (SignatureMethod(s) != ByCredential && SignatureMethod(s) != Imported && SignatureMethod(s) != ByLink) {
+		return fmt.Errorf("%v is not a SignatureMethod: CREDENTIAL, IMPORTED or LINK", v)
 	}
 	*m = SignatureMethod(s)
 	return nil
@@ -314,7 +327,8 @@ type PartySignature struct {
 }
 
 // Signatures are the signatures of inv so far, in the order of Parties.
-// One the API recorded names its signer; an imported one names none.
+// One the API recorded names its signer; an imported one names none; one
+// made from a link is in signed_by_link.
 func Signatures(inv *ent.Inventory) []*PartySignature {
 	out := []*PartySignature{}
 	for _, p := range Parties {
@@ -323,8 +337,11 @@ func Signatures(inv *ent.Inventory) []*PartySignature {
 			continue
 		}
 		method := ByCredential
-		if s.name == nil {
+		switch {
+		case s.name == nil:
 			method = Imported
+		case slices.Contains(strings.Split(inv.SignedByLink, ","), string(p)):
+			method = ByLink
 		}
 		out = append(out, &PartySignature{Party: p, SignerName: s.name, SignedAt: s.date.UTC(), Remote: s.remote, Method: method, CredentialName: s.credential})
 	}

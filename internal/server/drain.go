@@ -60,7 +60,7 @@ func (d *Drain) InFlight(now time.Time) []string {
 	}
 	all := make([]running, 0, len(d.inFlight))
 	for r, since := range d.inFlight {
-		all = append(all, running{r.Method + " " + r.URL.Path, since})
+		all = append(all, running{r.Method + " " + loggedPath(r), since})
 	}
 	d.mu.Unlock()
 	slices.SortFunc(all, func(a, b running) int { return a.since.Compare(b.since) })

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -25,9 +27,11 @@ import (
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/sharedlimit"
 	"github.com/propertyrecords/inventory/internal/signedpdf"
+	"github.com/propertyrecords/inventory/internal/signpage"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
@@ -99,6 +103,16 @@ type Options struct {
 	// TimeZone is where reports show times, beside UTC
 	// (report.DefaultTimeZone when nil).
 	TimeZone *time.Location
+	// SigningLinkTTL is how long a signature link lasts unless its request
+	// says (records.DefaultLinkTTL when 0).
+	SigningLinkTTL time.Duration
+	// SignRatePerMinute is each address's requests a minute to the
+	// signature links' pages (signpage.DefaultRatePerMinute when 0; none
+	// when negative).
+	SignRatePerMinute int
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// signer's address on those pages.
+	TrustedProxies []netip.Prefix
 }
 
 // Access log sampling: at moderate load a line for every request was 47 MB
@@ -134,8 +148,9 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	pdfs := signedpdf.NewRenderings(signedpdf.New(st.Client, opts.Files, opts.TimeZone), log, opts.PDFRendering)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
 		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
-		ReadOnly: opts.ReadOnly})
+		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL})
 	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode, opts.TimeZone)
+	signLinks(mux, st, log, pdfs, opts)
 	// One authenticator for every transport: its throttled lane, its
 	// memory of credentials verified lately and its rate limiter hold for
 	// HTTP requests and WebSocket connections alike.
@@ -200,6 +215,29 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served)))
 }
 
+// signLinks serves the pages a party signs from a link (internal/signpage),
+// through records as GraphQL's mutations do, each address within its rate.
+func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *signedpdf.Renderings, opts Options) {
+	var maker records.PDFMaker
+	if r := pdfsIfFiles(pdfs, opts.Files); r != nil {
+		maker = r
+	}
+	svc := records.NewService(st.Client, st, log, maker, opts.Files, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL)
+	perMinute := cmp.Or(opts.SignRatePerMinute, signpage.DefaultRatePerMinute)
+	var limiter *auth.Limiter
+	if perMinute > 0 {
+		limiter = auth.NewLimiter(float64(perMinute)/60, perMinute)
+	}
+	pages := signpage.New(svc, signpage.Options{Limiter: limiter, TrustedProxies: opts.TrustedProxies, Log: log})
+	// A link grants access, and its cancellation or use ends it: what the
+	// pages read is what the primary has committed, never a standby's lag.
+	latest := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { h(w, r.WithContext(store.ReadLatest(r.Context()))) }
+	}
+	mux.HandleFunc("GET "+signpage.Path+"{token}", latest(pages.Show))
+	mux.HandleFunc("POST "+signpage.Path+"{token}", latest(pages.Sign))
+}
+
 // pdfsIfFiles is pdfs when there is a file store to keep the PDFs in.
 func pdfsIfFiles(pdfs *signedpdf.Renderings, fs *files.Store) *signedpdf.Renderings {
 	if fs == nil {
@@ -219,13 +257,15 @@ func requestTimeout(opts Options) time.Duration {
 
 // openPatterns are the endpoints anyone may call, credential or not: health
 // and readiness, metrics, the IDE page and its assets, the OpenAPI document,
-// and signed photo URLs (their signature is the credential: browsers load
-// them in img tags, which send no header). Matched by the pattern that
+// signed photo URLs (their signature is the credential: browsers load
+// them in img tags, which send no header), and the signature links' pages
+// (their token is the credential: the signer has no other). Matched by the pattern that
 // serves the request, so that no spelling of a path, and no base URL set
 // under an open prefix, opens another endpoint.
 var openPatterns = map[string]bool{
 	"GET /{$}": true, "GET /ide/": true, "GET /healthz": true, "GET /readyz": true, "GET /metrics": true,
 	"/openapi.json": true, files.PhotoPath + "{reference}": true,
+	"GET " + signpage.Path + "{token}": true, "POST " + signpage.Path + "{token}": true,
 }
 
 // openOn reports whether mux serves r with an open endpoint.
@@ -389,7 +429,7 @@ func withDeadline(timeout, wait time.Duration, log *slog.Logger, next http.Handl
 		defer func() {
 			if ranOut(ctx, answer, deadline, returned) {
 				log.LogAttrs(ctx, slog.LevelWarn, "request ran past its deadline", slog.String("method", r.Method),
-					slog.String("path", r.URL.Path), slog.Int("status", answer.status), slog.Duration("elapsed", time.Since(start)),
+					slog.String("path", loggedPath(r)), slog.Int("status", answer.status), slog.Duration("elapsed", time.Since(start)),
 					slog.Duration("timeout", timeout), slog.Bool("answer_cut", answer.started && !returned))
 			}
 		}()
@@ -643,7 +683,7 @@ func logRequests(log *slog.Logger, access accessLog, next http.Handler) http.Han
 			if !log.Enabled(r.Context(), at) {
 				return
 			}
-			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", loggedPath(r)),
 				slog.Int("status", rec.status), slog.Float64("duration_ms", durationMS(elapsed)), slog.String("remote_addr", r.RemoteAddr)}
 			if weight > 1 {
 				attrs = append(attrs, slog.Int("sample", weight))
@@ -656,6 +696,17 @@ func logRequests(log *slog.Logger, access accessLog, next http.Handler) http.Han
 		next.ServeHTTP(rec, r)
 		returned = true
 	})
+}
+
+// loggedPath is the path of r as the log says it, the one place it is
+// written from: a signature link's token is a credential, so its page is
+// logged as /sign/… whatever follows, also when spelled with a prefix the
+// mux cleans away (//sign/…).
+func loggedPath(r *http.Request) string {
+	if i := strings.Index(r.URL.Path, signpage.Path); i >= 0 {
+		return r.URL.Path[:i] + signpage.Path + "…"
+	}
+	return r.URL.Path
 }
 
 // durationMS is d in milliseconds to the microsecond, the access log's
