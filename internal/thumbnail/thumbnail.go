@@ -34,6 +34,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/waitbudget"
 )
 
 const (
@@ -370,7 +371,9 @@ func Make(ctx context.Context, r io.Reader) ([]byte, error) {
 	if need > decodeBudget {
 		return nil, notShown("%d×%d píxeles necesitarían %d MB para procesarse, más de %d MB", cfg.Width, cfg.Height, need>>20, decodeBudget>>20)
 	}
-	release, err := decodeShare.Acquire(ctx, fairshare.KeyFrom(ctx))
+	// The request's own other decodes may hold its company's places: its
+	// deadline bounds this wait, not its patience (waitbudget.Without).
+	release, err := decodeShare.Acquire(waitbudget.Without(ctx), fairshare.KeyFrom(ctx))
 	if err != nil {
 		return nil, err
 	}

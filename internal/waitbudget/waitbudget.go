@@ -22,7 +22,7 @@ type budget struct{ left atomic.Int64 }
 // With gives ctx's request a patience of d, in all its waits; a context that
 // has one already keeps it.
 func With(ctx context.Context, d time.Duration) context.Context {
-	if _, ok := ctx.Value(budgetKey{}).(*budget); ok {
+	if b, ok := ctx.Value(budgetKey{}).(*budget); ok && b != nil {
 		return ctx
 	}
 	b := &budget{}
@@ -30,12 +30,21 @@ func With(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, budgetKey{}, b)
 }
 
+// Without is ctx without a patience, for a wait that is the request's own
+// work taking its turn rather than others' holding the service: the photo
+// decodes of one report, queued one behind another in their company's
+// share. Those overlap, and each spending its own wait would drain the
+// patience several times as fast; the request's deadline bounds them.
+func Without(ctx context.Context) context.Context {
+	return context.WithValue(ctx, budgetKey{}, (*budget)(nil))
+}
+
 // Allow is how long the caller may wait now: what is left of ctx's patience,
 // at most limit; limit itself when ctx has none (a command's statements).
 // Zero or less: no waiting at all.
 func Allow(ctx context.Context, limit time.Duration) time.Duration {
 	b, ok := ctx.Value(budgetKey{}).(*budget)
-	if !ok {
+	if !ok || b == nil {
 		return limit
 	}
 	return min(time.Duration(b.left.Load()), limit)
@@ -43,7 +52,7 @@ func Allow(ctx context.Context, limit time.Duration) time.Duration {
 
 // Spend takes d, the time the caller waited, from ctx's patience.
 func Spend(ctx context.Context, d time.Duration) {
-	if b, ok := ctx.Value(budgetKey{}).(*budget); ok {
+	if b, ok := ctx.Value(budgetKey{}).(*budget); ok && b != nil {
 		b.left.Add(-int64(d))
 	}
 }
