@@ -116,7 +116,9 @@ func TestTheTenantSignsWhereRequired(t *testing.T) {
 		t.Fatalf("A2: HTTP %d", res.StatusCode)
 	}
 	text := pdfText(t, pdf)
-	for _, want := range []string{"Firma del arrendatario: Marta Ruiz", "Agente: Ana Gómez", "Propietario: Luis Pérez", "Arrendatario: Marta Ruiz"} {
+	for _, want := range []string{"Firma del arrendatario: Marta Ruiz", "Agente: Ana Gómez", "Propietario: Luis Pérez", "Arrendatario: Marta Ruiz",
+		// The certificate on its last page: each signature, how it was sent.
+		"Certificado de firmas", "Método: a través del servicio, enviada por la pasarela de la empresa", "Firma remota: sí"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the signed PDF does not say %q:\n%s", want, text)
 		}
@@ -168,6 +170,12 @@ func TestPartiesNotRequiredMaySignBeforeTheLast(t *testing.T) {
 	}
 	_, pdf := w.srv.Get(t, "/inventory/download-pdf/"+made.ID, http.Header{"X-Company-Id": {companyA}})
 	text := pdfText(t, pdf)
+	// The lines to sign on come before the certificate, which lists every signature.
+	if i := strings.Index(text, "Certificado de firmas"); i < 0 || !strings.Contains(text[i:], "Arrendatario: Marta Ruiz") {
+		t.Errorf("the signed PDF's certificate does not list the tenant's signature:\n%s", text)
+	} else {
+		text = text[:i]
+	}
 	if !strings.Contains(text, "Firma del arrendatario: Marta Ruiz") || strings.Contains(text, "Arrendatario: Marta") {
 		t.Errorf("the signed PDF: want the tenant's signature said, with no line of its own (not required):\n%s", text)
 	}

@@ -239,8 +239,18 @@ func TestATenantSignsFromALink(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("A2: HTTP %d", res.StatusCode)
 	}
-	if text := pdfText(t, pdf); !strings.Contains(text, "Arrendatario: Marta Ruiz Díaz") {
+	text := pdfText(t, pdf)
+	if !strings.Contains(text, "Arrendatario: Marta Ruiz Díaz") {
 		t.Errorf("the signed PDF does not name the tenant:\n%s", text)
+	}
+	// Its last page certifies each signature: the tenant's from the link,
+	// with what the page kept of the signer.
+	certificate := text[max(strings.LastIndex(text, "Certificado de firmas"), 0):]
+	for _, want := range []string{"Certificado de firmas", "Método: desde un enlace de firma enviado a la parte", "Dirección: 127.0.0.1",
+		"Navegador: Mozilla/5.0 (Linux; Android 14) test-phone", "Texto de consentimiento: versión " + linkrecords.ConsentVersion, "Método: a través del servicio"} {
+		if !strings.Contains(certificate, want) {
+			t.Errorf("the signed PDF's certificate does not say %q:\n%s", want, certificate)
+		}
 	}
 }
 

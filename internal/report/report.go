@@ -31,7 +31,11 @@ type Inventory struct {
 	// Required are the parties (AGENT, OWNER, TENANT) whose signatures
 	// make it signed, each with a line to sign on; nil: the agent and the
 	// owner.
-	Required       []string
+	Required []string
+	// Certificate is each signature as the service recorded it, stated on
+	// the last page; none for records whose signatures an import brought
+	// (it knew when, not how), whose PDF stays as it always rendered.
+	Certificate    []Attestation
 	SignatureDate  time.Time
 	ApprovalCode   string
 	RemoteSigned   bool
@@ -142,6 +146,7 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	}
 	signatures(pdf, tr, inv)
 	digestTable(pdf, tr, photos)
+	certificate(pdf, tr, inv)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
 	}

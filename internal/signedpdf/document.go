@@ -10,7 +10,9 @@ import (
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/signaturerequest"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
@@ -33,6 +35,9 @@ func Document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 		OwnerSigned: utc(inv.OwnerSignatureDate), AgentName: text(inv.AgentSignerName), OwnerName: text(inv.OwnerSignerName),
 		TenantSigned: utc(inv.TenantSignatureDate), TenantName: text(inv.TenantSignerName), Required: strings.Split(inv.RequiredSignatures, ","),
 		SignatureDate: utc(inv.SignatureDate), ApprovalCode: text(inv.ApprovalCode), RemoteSigned: inv.IsRemoteSigned,
+	}
+	if doc.Certificate, err = certificate(ctx, client, inv); err != nil {
+		return report.Inventory{}, err
 	}
 	if p := inv.Edges.Property; p != nil {
 		doc.PropertyCode, doc.PropertyType, doc.Address = p.Code, p.PropertyType, p.Address
@@ -61,6 +66,40 @@ func Document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 		}
 	}
 	return doc, Thumbnails(ctx, store, photos)
+}
+
+// certificate is each signature of inv as the PDF's last page states it,
+// with the evidence a link's page kept (its request, used); none when an
+// import brought every signature, so that such a record's PDF renders as it
+// always did.
+func certificate(ctx context.Context, client *ent.Client, inv *ent.Inventory) ([]report.Attestation, error) {
+	signatures := records.Signatures(inv)
+	recorded := false
+	for _, s := range signatures {
+		recorded = recorded || s.Method != records.Imported
+	}
+	if !recorded {
+		return nil, nil
+	}
+	used, err := client.SignatureRequest.Query().
+		Where(signaturerequest.InventoryID(inv.ID), signaturerequest.UsedAtNotNil()).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []report.Attestation
+	for _, s := range signatures {
+		a := report.Attestation{Party: string(s.Party), Name: text(s.SignerName), Method: string(s.Method),
+			Credential: text(s.CredentialName), At: s.SignedAt, Remote: s.Remote}
+		if s.Method == records.ByLink {
+			for _, r := range used {
+				if string(r.Party) == string(s.Party) {
+					a.Address, a.UserAgent, a.Consent = text(r.ClientAddress), text(r.UserAgent), text(r.ConsentVersion)
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 func utc(t *time.Time) time.Time {
