@@ -422,6 +422,15 @@ func presentErrorOf(log *slog.Logger) graphql.ErrorPresenterFunc {
 				log.InfoContext(ctx, "graphql: request ended before its answer", "path", graphql.GetPath(ctx).String(), "code", appErr.Code, "err", err)
 				break
 			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				// A statement's own deadline (its database time, internal/dbtime)
+				// that reached here unnamed, from the rows as they were read: a
+				// bound that held, not a bug.
+				appErr = &apperr.Error{Code: apperr.DeadlineExceeded, Cause: err,
+					Message: "the operation ran out of the database time its price allows, and was stopped: ask for fewer records, smaller lists or simpler filters"}
+				log.InfoContext(ctx, "graphql: a statement ran out of its time", "path", graphql.GetPath(ctx).String(), "err", err)
+				break
+			}
 			log.ErrorContext(ctx, "graphql: internal error", "path", graphql.GetPath(ctx).String(), "err", err)
 			appErr, _ = apperr.Public(err)
 		}

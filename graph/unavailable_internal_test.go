@@ -35,3 +35,18 @@ func TestUnavailableIsLoggedAtWarnWithItsCause(t *testing.T) {
 		t.Errorf("a client's error was logged: %s", logs.String())
 	}
 }
+
+// TestAStatementsDeadlineIsNoInternalError: a statement stopped by its own
+// deadline (its database time) whose error reaches the presenter as it is,
+// from rows read, is DEADLINE_EXCEEDED, never INTERNAL, and no ERROR line.
+func TestAStatementsDeadlineIsNoInternalError(t *testing.T) {
+	var logs strings.Builder
+	present := presentError(slog.New(slog.NewJSONHandler(&logs, nil)))
+	got := present(context.Background(), fmt.Errorf("input:1:465: r7 %w", context.DeadlineExceeded))
+	if got.Extensions["code"] != apperr.DeadlineExceeded {
+		t.Errorf("presented %q %v, want DEADLINE_EXCEEDED", got.Message, got.Extensions)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("logged an ERROR line: %s", logs.String())
+	}
+}
