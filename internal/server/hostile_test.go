@@ -49,10 +49,15 @@ const (
 	hostileRequests = 12_000
 	hostileWorkers  = 8 // enough to overlap the database's waits on 2 cores
 	hostileSeed     = 0x5eed_1e55
-	// hostileBudget bounds the run: the CI budget is 15 minutes for the build
-	// and both databases' runs of the whole suite. A run takes about 60 s
-	// under the race detector on 2 cores; the rest is room for a loaded one.
+	// hostileBudget bounds the run: CI has 20 minutes for the build and both
+	// databases' runs of the whole suite, which go side by side. Alone, a run
+	// sends all its requests in about 60 s under the race detector on 2
+	// cores; beside the other database's suite it sends about 11,000 in this
+	// time. Which ones were sent is then a matter of scheduling, so the test
+	// asks only that most were (hostileEnough): a run that got through a
+	// fraction of them has not shown what it is for.
 	hostileBudget = 180 * time.Second
+	hostileEnough = hostileRequests / 2
 )
 
 // hostileRequest is one generated request. Its target is written on the
@@ -372,8 +377,8 @@ func TestHostileRequestsNeverFailTheServer(t *testing.T) {
 	t.Logf("%d requests (%d slow) in %s on %s, the %d others by %d workers in %s; statuses %v", sent, len(slow), elapsed.Round(time.Millisecond),
 		databaseName(), sent-len(slow), hostileWorkers, workersTook.Round(time.Millisecond), statuses)
 	t.Logf("requests and time spent by kind: %s", byKind(kinds, took))
-	if sent < hostileRequests+len(slow) {
-		t.Errorf("only %d of %d requests were sent within %s", sent, hostileRequests+len(slow), hostileBudget)
+	if sent < hostileEnough+len(slow) {
+		t.Errorf("only %d of %d requests were sent within %s (at least %d must be)", sent, hostileRequests+len(slow), hostileBudget, hostileEnough)
 	}
 
 	h.mu.Lock()
