@@ -73,35 +73,41 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Inventory",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			inventory.FieldCompanyID:             {Type: field.TypeUUID, Column: inventory.FieldCompanyID},
-			inventory.FieldPropertyID:            {Type: field.TypeUUID, Column: inventory.FieldPropertyID},
-			inventory.FieldInventoryType:         {Type: field.TypeInt, Column: inventory.FieldInventoryType},
-			inventory.FieldRentalPrice:           {Type: field.TypeOther, Column: inventory.FieldRentalPrice},
-			inventory.FieldCurrency:              {Type: field.TypeString, Column: inventory.FieldCurrency},
-			inventory.FieldIsSigned:              {Type: field.TypeBool, Column: inventory.FieldIsSigned},
-			inventory.FieldIsRemoteSigned:        {Type: field.TypeBool, Column: inventory.FieldIsRemoteSigned},
-			inventory.FieldApprovalCode:          {Type: field.TypeString, Column: inventory.FieldApprovalCode},
-			inventory.FieldCreatedAt:             {Type: field.TypeTime, Column: inventory.FieldCreatedAt},
-			inventory.FieldSignatureDate:         {Type: field.TypeTime, Column: inventory.FieldSignatureDate},
-			inventory.FieldSignatureSortDate:     {Type: field.TypeTime, Column: inventory.FieldSignatureSortDate},
-			inventory.FieldSignatureSortDateDesc: {Type: field.TypeTime, Column: inventory.FieldSignatureSortDateDesc},
-			inventory.FieldAgentSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
-			inventory.FieldPdfSha256:             {Type: field.TypeString, Column: inventory.FieldPdfSha256},
-			inventory.FieldOwnerSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
-			inventory.FieldVersion:               {Type: field.TypeInt, Column: inventory.FieldVersion},
-			inventory.FieldUpdatedAt:             {Type: field.TypeTime, Column: inventory.FieldUpdatedAt},
-			inventory.FieldAgentSignerName:       {Type: field.TypeString, Column: inventory.FieldAgentSignerName},
-			inventory.FieldAgentSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldAgentSignedRemotely},
-			inventory.FieldOwnerSignerName:       {Type: field.TypeString, Column: inventory.FieldOwnerSignerName},
-			inventory.FieldOwnerSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldOwnerSignedRemotely},
-			inventory.FieldTenantSignatureDate:   {Type: field.TypeTime, Column: inventory.FieldTenantSignatureDate},
-			inventory.FieldTenantSignerName:      {Type: field.TypeString, Column: inventory.FieldTenantSignerName},
-			inventory.FieldTenantSignedRemotely:  {Type: field.TypeBool, Column: inventory.FieldTenantSignedRemotely},
-			inventory.FieldRequiredSignatures:    {Type: field.TypeString, Column: inventory.FieldRequiredSignatures},
-			inventory.FieldAgentSignedWith:       {Type: field.TypeString, Column: inventory.FieldAgentSignedWith},
-			inventory.FieldOwnerSignedWith:       {Type: field.TypeString, Column: inventory.FieldOwnerSignedWith},
-			inventory.FieldTenantSignedWith:      {Type: field.TypeString, Column: inventory.FieldTenantSignedWith},
-			inventory.FieldSignedByLink:          {Type: field.TypeString, Column: inventory.FieldSignedByLink},
+			inventory.FieldCompanyID:              {Type: field.TypeUUID, Column: inventory.FieldCompanyID},
+			inventory.FieldPropertyID:             {Type: field.TypeUUID, Column: inventory.FieldPropertyID},
+			inventory.FieldInventoryType:          {Type: field.TypeInt, Column: inventory.FieldInventoryType},
+			inventory.FieldRentalPrice:            {Type: field.TypeOther, Column: inventory.FieldRentalPrice},
+			inventory.FieldCurrency:               {Type: field.TypeString, Column: inventory.FieldCurrency},
+			inventory.FieldIsSigned:               {Type: field.TypeBool, Column: inventory.FieldIsSigned},
+			inventory.FieldIsRemoteSigned:         {Type: field.TypeBool, Column: inventory.FieldIsRemoteSigned},
+			inventory.FieldApprovalCode:           {Type: field.TypeString, Column: inventory.FieldApprovalCode},
+			inventory.FieldCreatedAt:              {Type: field.TypeTime, Column: inventory.FieldCreatedAt},
+			inventory.FieldSignatureDate:          {Type: field.TypeTime, Column: inventory.FieldSignatureDate},
+			inventory.FieldSignatureSortDate:      {Type: field.TypeTime, Column: inventory.FieldSignatureSortDate},
+			inventory.FieldSignatureSortDateDesc:  {Type: field.TypeTime, Column: inventory.FieldSignatureSortDateDesc},
+			inventory.FieldAgentSignatureDate:     {Type: field.TypeTime, Column: inventory.FieldAgentSignatureDate},
+			inventory.FieldPdfSha256:              {Type: field.TypeString, Column: inventory.FieldPdfSha256},
+			inventory.FieldOwnerSignatureDate:     {Type: field.TypeTime, Column: inventory.FieldOwnerSignatureDate},
+			inventory.FieldVersion:                {Type: field.TypeInt, Column: inventory.FieldVersion},
+			inventory.FieldUpdatedAt:              {Type: field.TypeTime, Column: inventory.FieldUpdatedAt},
+			inventory.FieldAgentSignerName:        {Type: field.TypeString, Column: inventory.FieldAgentSignerName},
+			inventory.FieldAgentSignedRemotely:    {Type: field.TypeBool, Column: inventory.FieldAgentSignedRemotely},
+			inventory.FieldOwnerSignerName:        {Type: field.TypeString, Column: inventory.FieldOwnerSignerName},
+			inventory.FieldOwnerSignedRemotely:    {Type: field.TypeBool, Column: inventory.FieldOwnerSignedRemotely},
+			inventory.FieldTenantSignatureDate:    {Type: field.TypeTime, Column: inventory.FieldTenantSignatureDate},
+			inventory.FieldTenantSignerName:       {Type: field.TypeString, Column: inventory.FieldTenantSignerName},
+			inventory.FieldTenantSignedRemotely:   {Type: field.TypeBool, Column: inventory.FieldTenantSignedRemotely},
+			inventory.FieldRequiredSignatures:     {Type: field.TypeString, Column: inventory.FieldRequiredSignatures},
+			inventory.FieldAgentSignedWith:        {Type: field.TypeString, Column: inventory.FieldAgentSignedWith},
+			inventory.FieldOwnerSignedWith:        {Type: field.TypeString, Column: inventory.FieldOwnerSignedWith},
+			inventory.FieldTenantSignedWith:       {Type: field.TypeString, Column: inventory.FieldTenantSignedWith},
+			inventory.FieldSignedByLink:           {Type: field.TypeString, Column: inventory.FieldSignedByLink},
+			inventory.FieldAgentSignedDocument:    {Type: field.TypeString, Column: inventory.FieldAgentSignedDocument},
+			inventory.FieldOwnerSignedDocument:    {Type: field.TypeString, Column: inventory.FieldOwnerSignedDocument},
+			inventory.FieldTenantSignedDocument:   {Type: field.TypeString, Column: inventory.FieldTenantSignedDocument},
+			inventory.FieldAgentSignatureDrawing:  {Type: field.TypeString, Column: inventory.FieldAgentSignatureDrawing},
+			inventory.FieldOwnerSignatureDrawing:  {Type: field.TypeString, Column: inventory.FieldOwnerSignatureDrawing},
+			inventory.FieldTenantSignatureDrawing: {Type: field.TypeString, Column: inventory.FieldTenantSignatureDrawing},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -714,6 +720,36 @@ func (f *InventoryFilter) WhereTenantSignedWith(p entql.StringP) {
 // WhereSignedByLink applies the entql string predicate on the signed_by_link field.
 func (f *InventoryFilter) WhereSignedByLink(p entql.StringP) {
 	f.Where(p.Field(inventory.FieldSignedByLink))
+}
+
+// WhereAgentSignedDocument applies the entql string predicate on the agent_signed_document field.
+func (f *InventoryFilter) WhereAgentSignedDocument(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldAgentSignedDocument))
+}
+
+// WhereOwnerSignedDocument applies the entql string predicate on the owner_signed_document field.
+func (f *InventoryFilter) WhereOwnerSignedDocument(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldOwnerSignedDocument))
+}
+
+// WhereTenantSignedDocument applies the entql string predicate on the tenant_signed_document field.
+func (f *InventoryFilter) WhereTenantSignedDocument(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldTenantSignedDocument))
+}
+
+// WhereAgentSignatureDrawing applies the entql string predicate on the agent_signature_drawing field.
+func (f *InventoryFilter) WhereAgentSignatureDrawing(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldAgentSignatureDrawing))
+}
+
+// WhereOwnerSignatureDrawing applies the entql string predicate on the owner_signature_drawing field.
+func (f *InventoryFilter) WhereOwnerSignatureDrawing(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldOwnerSignatureDrawing))
+}
+
+// WhereTenantSignatureDrawing applies the entql string predicate on the tenant_signature_drawing field.
+func (f *InventoryFilter) WhereTenantSignatureDrawing(p entql.StringP) {
+	f.Where(p.Field(inventory.FieldTenantSignatureDrawing))
 }
 
 // WhereHasProperty applies a predicate to check if query has an edge property.

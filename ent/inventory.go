@@ -80,6 +80,18 @@ type Inventory struct {
 	TenantSignedWith *string `json:"tenant_signed_with,omitempty"`
 	// SignedByLink holds the value of the "signed_by_link" field.
 	SignedByLink string `json:"signed_by_link,omitempty"`
+	// AgentSignedDocument holds the value of the "agent_signed_document" field.
+	AgentSignedDocument *string `json:"agent_signed_document,omitempty"`
+	// OwnerSignedDocument holds the value of the "owner_signed_document" field.
+	OwnerSignedDocument *string `json:"owner_signed_document,omitempty"`
+	// TenantSignedDocument holds the value of the "tenant_signed_document" field.
+	TenantSignedDocument *string `json:"tenant_signed_document,omitempty"`
+	// AgentSignatureDrawing holds the value of the "agent_signature_drawing" field.
+	AgentSignatureDrawing *string `json:"agent_signature_drawing,omitempty"`
+	// OwnerSignatureDrawing holds the value of the "owner_signature_drawing" field.
+	OwnerSignatureDrawing *string `json:"owner_signature_drawing,omitempty"`
+	// TenantSignatureDrawing holds the value of the "tenant_signature_drawing" field.
+	TenantSignatureDrawing *string `json:"tenant_signature_drawing,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InventoryQuery when eager-loading is set.
 	Edges        InventoryEdges `json:"edges"`
@@ -123,37 +135,43 @@ func (e InventoryEdges) EnvironmentsOrErr() ([]*Environment, error) {
 
 // scanInventoryRow holds the scan destinations of one Inventory row in a single allocation.
 type scanInventoryRow struct {
-	values                [30]any
-	ID                    uuid.UUID
-	CompanyID             uuid.UUID
-	PropertyID            uuid.UUID
-	InventoryType         sql.NullInt64
-	RentalPrice           decimal.Decimal
-	Currency              sql.NullString
-	IsSigned              sql.NullBool
-	IsRemoteSigned        sql.NullBool
-	ApprovalCode          sql.NullString
-	CreatedAt             sql.NullTime
-	SignatureDate         sql.NullTime
-	SignatureSortDate     sql.NullTime
-	SignatureSortDateDesc sql.NullTime
-	AgentSignatureDate    sql.NullTime
-	PdfSha256             sql.NullString
-	OwnerSignatureDate    sql.NullTime
-	Version               sql.NullInt64
-	UpdatedAt             sql.NullTime
-	AgentSignerName       sql.NullString
-	AgentSignedRemotely   sql.NullBool
-	OwnerSignerName       sql.NullString
-	OwnerSignedRemotely   sql.NullBool
-	TenantSignatureDate   sql.NullTime
-	TenantSignerName      sql.NullString
-	TenantSignedRemotely  sql.NullBool
-	RequiredSignatures    sql.NullString
-	AgentSignedWith       sql.NullString
-	OwnerSignedWith       sql.NullString
-	TenantSignedWith      sql.NullString
-	SignedByLink          sql.NullString
+	values                 [36]any
+	ID                     uuid.UUID
+	CompanyID              uuid.UUID
+	PropertyID             uuid.UUID
+	InventoryType          sql.NullInt64
+	RentalPrice            decimal.Decimal
+	Currency               sql.NullString
+	IsSigned               sql.NullBool
+	IsRemoteSigned         sql.NullBool
+	ApprovalCode           sql.NullString
+	CreatedAt              sql.NullTime
+	SignatureDate          sql.NullTime
+	SignatureSortDate      sql.NullTime
+	SignatureSortDateDesc  sql.NullTime
+	AgentSignatureDate     sql.NullTime
+	PdfSha256              sql.NullString
+	OwnerSignatureDate     sql.NullTime
+	Version                sql.NullInt64
+	UpdatedAt              sql.NullTime
+	AgentSignerName        sql.NullString
+	AgentSignedRemotely    sql.NullBool
+	OwnerSignerName        sql.NullString
+	OwnerSignedRemotely    sql.NullBool
+	TenantSignatureDate    sql.NullTime
+	TenantSignerName       sql.NullString
+	TenantSignedRemotely   sql.NullBool
+	RequiredSignatures     sql.NullString
+	AgentSignedWith        sql.NullString
+	OwnerSignedWith        sql.NullString
+	TenantSignedWith       sql.NullString
+	SignedByLink           sql.NullString
+	AgentSignedDocument    sql.NullString
+	OwnerSignedDocument    sql.NullString
+	TenantSignedDocument   sql.NullString
+	AgentSignatureDrawing  sql.NullString
+	OwnerSignatureDrawing  sql.NullString
+	TenantSignatureDrawing sql.NullString
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -227,6 +245,18 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = &row.TenantSignedWith
 		case inventory.FieldSignedByLink:
 			values[i] = &row.SignedByLink
+		case inventory.FieldAgentSignedDocument:
+			values[i] = &row.AgentSignedDocument
+		case inventory.FieldOwnerSignedDocument:
+			values[i] = &row.OwnerSignedDocument
+		case inventory.FieldTenantSignedDocument:
+			values[i] = &row.TenantSignedDocument
+		case inventory.FieldAgentSignatureDrawing:
+			values[i] = &row.AgentSignatureDrawing
+		case inventory.FieldOwnerSignatureDrawing:
+			values[i] = &row.OwnerSignatureDrawing
+		case inventory.FieldTenantSignatureDrawing:
+			values[i] = &row.TenantSignatureDrawing
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -435,6 +465,48 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SignedByLink = value.String
 			}
+		case inventory.FieldAgentSignedDocument:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field agent_signed_document", values[i])
+			} else if value.Valid {
+				_m.AgentSignedDocument = new(string)
+				*_m.AgentSignedDocument = value.String
+			}
+		case inventory.FieldOwnerSignedDocument:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field owner_signed_document", values[i])
+			} else if value.Valid {
+				_m.OwnerSignedDocument = new(string)
+				*_m.OwnerSignedDocument = value.String
+			}
+		case inventory.FieldTenantSignedDocument:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field tenant_signed_document", values[i])
+			} else if value.Valid {
+				_m.TenantSignedDocument = new(string)
+				*_m.TenantSignedDocument = value.String
+			}
+		case inventory.FieldAgentSignatureDrawing:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field agent_signature_drawing", values[i])
+			} else if value.Valid {
+				_m.AgentSignatureDrawing = new(string)
+				*_m.AgentSignatureDrawing = value.String
+			}
+		case inventory.FieldOwnerSignatureDrawing:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field owner_signature_drawing", values[i])
+			} else if value.Valid {
+				_m.OwnerSignatureDrawing = new(string)
+				*_m.OwnerSignatureDrawing = value.String
+			}
+		case inventory.FieldTenantSignatureDrawing:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field tenant_signature_drawing", values[i])
+			} else if value.Valid {
+				_m.TenantSignatureDrawing = new(string)
+				*_m.TenantSignatureDrawing = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -593,6 +665,36 @@ func (_m *Inventory) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("signed_by_link=")
 	builder.WriteString(_m.SignedByLink)
+	builder.WriteString(", ")
+	if v := _m.AgentSignedDocument; v != nil {
+		builder.WriteString("agent_signed_document=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.OwnerSignedDocument; v != nil {
+		builder.WriteString("owner_signed_document=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.TenantSignedDocument; v != nil {
+		builder.WriteString("tenant_signed_document=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.AgentSignatureDrawing; v != nil {
+		builder.WriteString("agent_signature_drawing=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.OwnerSignatureDrawing; v != nil {
+		builder.WriteString("owner_signature_drawing=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.TenantSignatureDrawing; v != nil {
+		builder.WriteString("tenant_signature_drawing=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

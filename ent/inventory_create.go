@@ -399,6 +399,90 @@ func (_c *InventoryCreate) SetNillableSignedByLink(v *string) *InventoryCreate {
 	return _c
 }
 
+// SetAgentSignedDocument sets the "agent_signed_document" field.
+func (_c *InventoryCreate) SetAgentSignedDocument(v string) *InventoryCreate {
+	_c.mutation.SetAgentSignedDocument(v)
+	return _c
+}
+
+// SetNillableAgentSignedDocument sets the "agent_signed_document" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableAgentSignedDocument(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetAgentSignedDocument(*v)
+	}
+	return _c
+}
+
+// SetOwnerSignedDocument sets the "owner_signed_document" field.
+func (_c *InventoryCreate) SetOwnerSignedDocument(v string) *InventoryCreate {
+	_c.mutation.SetOwnerSignedDocument(v)
+	return _c
+}
+
+// SetNillableOwnerSignedDocument sets the "owner_signed_document" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableOwnerSignedDocument(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetOwnerSignedDocument(*v)
+	}
+	return _c
+}
+
+// SetTenantSignedDocument sets the "tenant_signed_document" field.
+func (_c *InventoryCreate) SetTenantSignedDocument(v string) *InventoryCreate {
+	_c.mutation.SetTenantSignedDocument(v)
+	return _c
+}
+
+// SetNillableTenantSignedDocument sets the "tenant_signed_document" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableTenantSignedDocument(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetTenantSignedDocument(*v)
+	}
+	return _c
+}
+
+// SetAgentSignatureDrawing sets the "agent_signature_drawing" field.
+func (_c *InventoryCreate) SetAgentSignatureDrawing(v string) *InventoryCreate {
+	_c.mutation.SetAgentSignatureDrawing(v)
+	return _c
+}
+
+// SetNillableAgentSignatureDrawing sets the "agent_signature_drawing" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableAgentSignatureDrawing(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetAgentSignatureDrawing(*v)
+	}
+	return _c
+}
+
+// SetOwnerSignatureDrawing sets the "owner_signature_drawing" field.
+func (_c *InventoryCreate) SetOwnerSignatureDrawing(v string) *InventoryCreate {
+	_c.mutation.SetOwnerSignatureDrawing(v)
+	return _c
+}
+
+// SetNillableOwnerSignatureDrawing sets the "owner_signature_drawing" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableOwnerSignatureDrawing(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetOwnerSignatureDrawing(*v)
+	}
+	return _c
+}
+
+// SetTenantSignatureDrawing sets the "tenant_signature_drawing" field.
+func (_c *InventoryCreate) SetTenantSignatureDrawing(v string) *InventoryCreate {
+	_c.mutation.SetTenantSignatureDrawing(v)
+	return _c
+}
+
+// SetNillableTenantSignatureDrawing sets the "tenant_signature_drawing" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableTenantSignatureDrawing(v *string) *InventoryCreate {
+	if v != nil {
+		_c.SetTenantSignatureDrawing(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InventoryCreate) SetID(v uuid.UUID) *InventoryCreate {
 	_c.mutation.SetID(v)
@@ -652,6 +736,36 @@ func (_c *InventoryCreate) check() error {
 			return &ValidationError{Name: "signed_by_link", err: fmt.Errorf(`ent: validator failed for field "Inventory.signed_by_link": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.AgentSignedDocument(); ok {
+		if err := inventory.AgentSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.OwnerSignedDocument(); ok {
+		if err := inventory.OwnerSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.TenantSignedDocument(); ok {
+		if err := inventory.TenantSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.AgentSignatureDrawing(); ok {
+		if err := inventory.AgentSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signature_drawing": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.OwnerSignatureDrawing(); ok {
+		if err := inventory.OwnerSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signature_drawing": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.TenantSignatureDrawing(); ok {
+		if err := inventory.TenantSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signature_drawing": %w`, err)}
+		}
+	}
 	if len(_c.mutation.PropertyIDs()) == 0 {
 		return &ValidationError{Name: "property", err: errors.New(`ent: missing required edge "Inventory.property"`)}
 	}
@@ -801,6 +915,30 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SignedByLink(); ok {
 		_spec.SetField(inventory.FieldSignedByLink, field.TypeString, value)
 		_node.SignedByLink = value
+	}
+	if value, ok := _c.mutation.AgentSignedDocument(); ok {
+		_spec.SetField(inventory.FieldAgentSignedDocument, field.TypeString, value)
+		_node.AgentSignedDocument = &value
+	}
+	if value, ok := _c.mutation.OwnerSignedDocument(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedDocument, field.TypeString, value)
+		_node.OwnerSignedDocument = &value
+	}
+	if value, ok := _c.mutation.TenantSignedDocument(); ok {
+		_spec.SetField(inventory.FieldTenantSignedDocument, field.TypeString, value)
+		_node.TenantSignedDocument = &value
+	}
+	if value, ok := _c.mutation.AgentSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldAgentSignatureDrawing, field.TypeString, value)
+		_node.AgentSignatureDrawing = &value
+	}
+	if value, ok := _c.mutation.OwnerSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldOwnerSignatureDrawing, field.TypeString, value)
+		_node.OwnerSignatureDrawing = &value
+	}
+	if value, ok := _c.mutation.TenantSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldTenantSignatureDrawing, field.TypeString, value)
+		_node.TenantSignatureDrawing = &value
 	}
 	if nodes := _c.mutation.PropertyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

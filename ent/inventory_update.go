@@ -488,6 +488,126 @@ func (_u *InventoryUpdate) SetNillableSignedByLink(v *string) *InventoryUpdate {
 	return _u
 }
 
+// SetAgentSignedDocument sets the "agent_signed_document" field.
+func (_u *InventoryUpdate) SetAgentSignedDocument(v string) *InventoryUpdate {
+	_u.mutation.SetAgentSignedDocument(v)
+	return _u
+}
+
+// SetNillableAgentSignedDocument sets the "agent_signed_document" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableAgentSignedDocument(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetAgentSignedDocument(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignedDocument clears the value of the "agent_signed_document" field.
+func (_u *InventoryUpdate) ClearAgentSignedDocument() *InventoryUpdate {
+	_u.mutation.ClearAgentSignedDocument()
+	return _u
+}
+
+// SetOwnerSignedDocument sets the "owner_signed_document" field.
+func (_u *InventoryUpdate) SetOwnerSignedDocument(v string) *InventoryUpdate {
+	_u.mutation.SetOwnerSignedDocument(v)
+	return _u
+}
+
+// SetNillableOwnerSignedDocument sets the "owner_signed_document" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableOwnerSignedDocument(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetOwnerSignedDocument(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignedDocument clears the value of the "owner_signed_document" field.
+func (_u *InventoryUpdate) ClearOwnerSignedDocument() *InventoryUpdate {
+	_u.mutation.ClearOwnerSignedDocument()
+	return _u
+}
+
+// SetTenantSignedDocument sets the "tenant_signed_document" field.
+func (_u *InventoryUpdate) SetTenantSignedDocument(v string) *InventoryUpdate {
+	_u.mutation.SetTenantSignedDocument(v)
+	return _u
+}
+
+// SetNillableTenantSignedDocument sets the "tenant_signed_document" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableTenantSignedDocument(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetTenantSignedDocument(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignedDocument clears the value of the "tenant_signed_document" field.
+func (_u *InventoryUpdate) ClearTenantSignedDocument() *InventoryUpdate {
+	_u.mutation.ClearTenantSignedDocument()
+	return _u
+}
+
+// SetAgentSignatureDrawing sets the "agent_signature_drawing" field.
+func (_u *InventoryUpdate) SetAgentSignatureDrawing(v string) *InventoryUpdate {
+	_u.mutation.SetAgentSignatureDrawing(v)
+	return _u
+}
+
+// SetNillableAgentSignatureDrawing sets the "agent_signature_drawing" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableAgentSignatureDrawing(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetAgentSignatureDrawing(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignatureDrawing clears the value of the "agent_signature_drawing" field.
+func (_u *InventoryUpdate) ClearAgentSignatureDrawing() *InventoryUpdate {
+	_u.mutation.ClearAgentSignatureDrawing()
+	return _u
+}
+
+// SetOwnerSignatureDrawing sets the "owner_signature_drawing" field.
+func (_u *InventoryUpdate) SetOwnerSignatureDrawing(v string) *InventoryUpdate {
+	_u.mutation.SetOwnerSignatureDrawing(v)
+	return _u
+}
+
+// SetNillableOwnerSignatureDrawing sets the "owner_signature_drawing" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableOwnerSignatureDrawing(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetOwnerSignatureDrawing(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignatureDrawing clears the value of the "owner_signature_drawing" field.
+func (_u *InventoryUpdate) ClearOwnerSignatureDrawing() *InventoryUpdate {
+	_u.mutation.ClearOwnerSignatureDrawing()
+	return _u
+}
+
+// SetTenantSignatureDrawing sets the "tenant_signature_drawing" field.
+func (_u *InventoryUpdate) SetTenantSignatureDrawing(v string) *InventoryUpdate {
+	_u.mutation.SetTenantSignatureDrawing(v)
+	return _u
+}
+
+// SetNillableTenantSignatureDrawing sets the "tenant_signature_drawing" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableTenantSignatureDrawing(v *string) *InventoryUpdate {
+	if v != nil {
+		_u.SetTenantSignatureDrawing(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignatureDrawing clears the value of the "tenant_signature_drawing" field.
+func (_u *InventoryUpdate) ClearTenantSignatureDrawing() *InventoryUpdate {
+	_u.mutation.ClearTenantSignatureDrawing()
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdate) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdate {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -621,6 +741,36 @@ func (_u *InventoryUpdate) check() error {
 	if v, ok := _u.mutation.SignedByLink(); ok {
 		if err := inventory.SignedByLinkValidator(v); err != nil {
 			return &ValidationError{Name: "signed_by_link", err: fmt.Errorf(`ent: validator failed for field "Inventory.signed_by_link": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AgentSignedDocument(); ok {
+		if err := inventory.AgentSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignedDocument(); ok {
+		if err := inventory.OwnerSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignedDocument(); ok {
+		if err := inventory.TenantSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AgentSignatureDrawing(); ok {
+		if err := inventory.AgentSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signature_drawing": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignatureDrawing(); ok {
+		if err := inventory.OwnerSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signature_drawing": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignatureDrawing(); ok {
+		if err := inventory.TenantSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signature_drawing": %w`, err)}
 		}
 	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
@@ -763,6 +913,42 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.SignedByLink(); ok {
 		_spec.SetField(inventory.FieldSignedByLink, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AgentSignedDocument(); ok {
+		_spec.SetField(inventory.FieldAgentSignedDocument, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignedDocumentCleared() {
+		_spec.ClearField(inventory.FieldAgentSignedDocument, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignedDocument(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedDocument, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignedDocumentCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignedDocument, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignedDocument(); ok {
+		_spec.SetField(inventory.FieldTenantSignedDocument, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignedDocumentCleared() {
+		_spec.ClearField(inventory.FieldTenantSignedDocument, field.TypeString)
+	}
+	if value, ok := _u.mutation.AgentSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldAgentSignatureDrawing, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignatureDrawingCleared() {
+		_spec.ClearField(inventory.FieldAgentSignatureDrawing, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldOwnerSignatureDrawing, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignatureDrawingCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignatureDrawing, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldTenantSignatureDrawing, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignatureDrawingCleared() {
+		_spec.ClearField(inventory.FieldTenantSignatureDrawing, field.TypeString)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1285,6 +1471,126 @@ func (_u *InventoryUpdateOne) SetNillableSignedByLink(v *string) *InventoryUpdat
 	return _u
 }
 
+// SetAgentSignedDocument sets the "agent_signed_document" field.
+func (_u *InventoryUpdateOne) SetAgentSignedDocument(v string) *InventoryUpdateOne {
+	_u.mutation.SetAgentSignedDocument(v)
+	return _u
+}
+
+// SetNillableAgentSignedDocument sets the "agent_signed_document" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableAgentSignedDocument(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetAgentSignedDocument(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignedDocument clears the value of the "agent_signed_document" field.
+func (_u *InventoryUpdateOne) ClearAgentSignedDocument() *InventoryUpdateOne {
+	_u.mutation.ClearAgentSignedDocument()
+	return _u
+}
+
+// SetOwnerSignedDocument sets the "owner_signed_document" field.
+func (_u *InventoryUpdateOne) SetOwnerSignedDocument(v string) *InventoryUpdateOne {
+	_u.mutation.SetOwnerSignedDocument(v)
+	return _u
+}
+
+// SetNillableOwnerSignedDocument sets the "owner_signed_document" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableOwnerSignedDocument(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetOwnerSignedDocument(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignedDocument clears the value of the "owner_signed_document" field.
+func (_u *InventoryUpdateOne) ClearOwnerSignedDocument() *InventoryUpdateOne {
+	_u.mutation.ClearOwnerSignedDocument()
+	return _u
+}
+
+// SetTenantSignedDocument sets the "tenant_signed_document" field.
+func (_u *InventoryUpdateOne) SetTenantSignedDocument(v string) *InventoryUpdateOne {
+	_u.mutation.SetTenantSignedDocument(v)
+	return _u
+}
+
+// SetNillableTenantSignedDocument sets the "tenant_signed_document" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableTenantSignedDocument(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetTenantSignedDocument(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignedDocument clears the value of the "tenant_signed_document" field.
+func (_u *InventoryUpdateOne) ClearTenantSignedDocument() *InventoryUpdateOne {
+	_u.mutation.ClearTenantSignedDocument()
+	return _u
+}
+
+// SetAgentSignatureDrawing sets the "agent_signature_drawing" field.
+func (_u *InventoryUpdateOne) SetAgentSignatureDrawing(v string) *InventoryUpdateOne {
+	_u.mutation.SetAgentSignatureDrawing(v)
+	return _u
+}
+
+// SetNillableAgentSignatureDrawing sets the "agent_signature_drawing" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableAgentSignatureDrawing(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetAgentSignatureDrawing(*v)
+	}
+	return _u
+}
+
+// ClearAgentSignatureDrawing clears the value of the "agent_signature_drawing" field.
+func (_u *InventoryUpdateOne) ClearAgentSignatureDrawing() *InventoryUpdateOne {
+	_u.mutation.ClearAgentSignatureDrawing()
+	return _u
+}
+
+// SetOwnerSignatureDrawing sets the "owner_signature_drawing" field.
+func (_u *InventoryUpdateOne) SetOwnerSignatureDrawing(v string) *InventoryUpdateOne {
+	_u.mutation.SetOwnerSignatureDrawing(v)
+	return _u
+}
+
+// SetNillableOwnerSignatureDrawing sets the "owner_signature_drawing" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableOwnerSignatureDrawing(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetOwnerSignatureDrawing(*v)
+	}
+	return _u
+}
+
+// ClearOwnerSignatureDrawing clears the value of the "owner_signature_drawing" field.
+func (_u *InventoryUpdateOne) ClearOwnerSignatureDrawing() *InventoryUpdateOne {
+	_u.mutation.ClearOwnerSignatureDrawing()
+	return _u
+}
+
+// SetTenantSignatureDrawing sets the "tenant_signature_drawing" field.
+func (_u *InventoryUpdateOne) SetTenantSignatureDrawing(v string) *InventoryUpdateOne {
+	_u.mutation.SetTenantSignatureDrawing(v)
+	return _u
+}
+
+// SetNillableTenantSignatureDrawing sets the "tenant_signature_drawing" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableTenantSignatureDrawing(v *string) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetTenantSignatureDrawing(*v)
+	}
+	return _u
+}
+
+// ClearTenantSignatureDrawing clears the value of the "tenant_signature_drawing" field.
+func (_u *InventoryUpdateOne) ClearTenantSignatureDrawing() *InventoryUpdateOne {
+	_u.mutation.ClearTenantSignatureDrawing()
+	return _u
+}
+
 // AddEnvironmentIDs adds the "environments" edge to the Environment entity by IDs.
 func (_u *InventoryUpdateOne) AddEnvironmentIDs(ids ...uuid.UUID) *InventoryUpdateOne {
 	_u.mutation.AddEnvironmentIDs(ids...)
@@ -1431,6 +1737,36 @@ func (_u *InventoryUpdateOne) check() error {
 	if v, ok := _u.mutation.SignedByLink(); ok {
 		if err := inventory.SignedByLinkValidator(v); err != nil {
 			return &ValidationError{Name: "signed_by_link", err: fmt.Errorf(`ent: validator failed for field "Inventory.signed_by_link": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AgentSignedDocument(); ok {
+		if err := inventory.AgentSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignedDocument(); ok {
+		if err := inventory.OwnerSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignedDocument(); ok {
+		if err := inventory.TenantSignedDocumentValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signed_document", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signed_document": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AgentSignatureDrawing(); ok {
+		if err := inventory.AgentSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "agent_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.agent_signature_drawing": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.OwnerSignatureDrawing(); ok {
+		if err := inventory.OwnerSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "owner_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.owner_signature_drawing": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TenantSignatureDrawing(); ok {
+		if err := inventory.TenantSignatureDrawingValidator(v); err != nil {
+			return &ValidationError{Name: "tenant_signature_drawing", err: fmt.Errorf(`ent: validator failed for field "Inventory.tenant_signature_drawing": %w`, err)}
 		}
 	}
 	if _u.mutation.PropertyCleared() && len(_u.mutation.PropertyIDs()) > 0 {
@@ -1590,6 +1926,42 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if value, ok := _u.mutation.SignedByLink(); ok {
 		_spec.SetField(inventory.FieldSignedByLink, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AgentSignedDocument(); ok {
+		_spec.SetField(inventory.FieldAgentSignedDocument, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignedDocumentCleared() {
+		_spec.ClearField(inventory.FieldAgentSignedDocument, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignedDocument(); ok {
+		_spec.SetField(inventory.FieldOwnerSignedDocument, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignedDocumentCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignedDocument, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignedDocument(); ok {
+		_spec.SetField(inventory.FieldTenantSignedDocument, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignedDocumentCleared() {
+		_spec.ClearField(inventory.FieldTenantSignedDocument, field.TypeString)
+	}
+	if value, ok := _u.mutation.AgentSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldAgentSignatureDrawing, field.TypeString, value)
+	}
+	if _u.mutation.AgentSignatureDrawingCleared() {
+		_spec.ClearField(inventory.FieldAgentSignatureDrawing, field.TypeString)
+	}
+	if value, ok := _u.mutation.OwnerSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldOwnerSignatureDrawing, field.TypeString, value)
+	}
+	if _u.mutation.OwnerSignatureDrawingCleared() {
+		_spec.ClearField(inventory.FieldOwnerSignatureDrawing, field.TypeString)
+	}
+	if value, ok := _u.mutation.TenantSignatureDrawing(); ok {
+		_spec.SetField(inventory.FieldTenantSignatureDrawing, field.TypeString, value)
+	}
+	if _u.mutation.TenantSignatureDrawingCleared() {
+		_spec.ClearField(inventory.FieldTenantSignatureDrawing, field.TypeString)
 	}
 	if _u.mutation.EnvironmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{

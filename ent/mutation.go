@@ -1589,6 +1589,12 @@ type InventoryMutation struct {
 	owner_signed_with        *string
 	tenant_signed_with       *string
 	signed_by_link           *string
+	agent_signed_document    *string
+	owner_signed_document    *string
+	tenant_signed_document   *string
+	agent_signature_drawing  *string
+	owner_signature_drawing  *string
+	tenant_signature_drawing *string
 	clearedFields            map[string]struct{}
 	property                 *uuid.UUID
 	clearedproperty          bool
@@ -2957,6 +2963,300 @@ func (m *InventoryMutation) ResetSignedByLink() {
 	m.signed_by_link = nil
 }
 
+// SetAgentSignedDocument sets the "agent_signed_document" field.
+func (m *InventoryMutation) SetAgentSignedDocument(s string) {
+	m.agent_signed_document = &s
+}
+
+// AgentSignedDocument returns the value of the "agent_signed_document" field in the mutation.
+func (m *InventoryMutation) AgentSignedDocument() (r string, exists bool) {
+	v := m.agent_signed_document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSignedDocument returns the old "agent_signed_document" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldAgentSignedDocument(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSignedDocument is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSignedDocument requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSignedDocument: %w", err)
+	}
+	return oldValue.AgentSignedDocument, nil
+}
+
+// ClearAgentSignedDocument clears the value of the "agent_signed_document" field.
+func (m *InventoryMutation) ClearAgentSignedDocument() {
+	m.agent_signed_document = nil
+	m.clearedFields[inventory.FieldAgentSignedDocument] = struct{}{}
+}
+
+// AgentSignedDocumentCleared returns if the "agent_signed_document" field was cleared in this mutation.
+func (m *InventoryMutation) AgentSignedDocumentCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldAgentSignedDocument]
+	return ok
+}
+
+// ResetAgentSignedDocument resets all changes to the "agent_signed_document" field.
+func (m *InventoryMutation) ResetAgentSignedDocument() {
+	m.agent_signed_document = nil
+	delete(m.clearedFields, inventory.FieldAgentSignedDocument)
+}
+
+// SetOwnerSignedDocument sets the "owner_signed_document" field.
+func (m *InventoryMutation) SetOwnerSignedDocument(s string) {
+	m.owner_signed_document = &s
+}
+
+// OwnerSignedDocument returns the value of the "owner_signed_document" field in the mutation.
+func (m *InventoryMutation) OwnerSignedDocument() (r string, exists bool) {
+	v := m.owner_signed_document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerSignedDocument returns the old "owner_signed_document" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldOwnerSignedDocument(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerSignedDocument is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerSignedDocument requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerSignedDocument: %w", err)
+	}
+	return oldValue.OwnerSignedDocument, nil
+}
+
+// ClearOwnerSignedDocument clears the value of the "owner_signed_document" field.
+func (m *InventoryMutation) ClearOwnerSignedDocument() {
+	m.owner_signed_document = nil
+	m.clearedFields[inventory.FieldOwnerSignedDocument] = struct{}{}
+}
+
+// OwnerSignedDocumentCleared returns if the "owner_signed_document" field was cleared in this mutation.
+func (m *InventoryMutation) OwnerSignedDocumentCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldOwnerSignedDocument]
+	return ok
+}
+
+// ResetOwnerSignedDocument resets all changes to the "owner_signed_document" field.
+func (m *InventoryMutation) ResetOwnerSignedDocument() {
+	m.owner_signed_document = nil
+	delete(m.clearedFields, inventory.FieldOwnerSignedDocument)
+}
+
+// SetTenantSignedDocument sets the "tenant_signed_document" field.
+func (m *InventoryMutation) SetTenantSignedDocument(s string) {
+	m.tenant_signed_document = &s
+}
+
+// TenantSignedDocument returns the value of the "tenant_signed_document" field in the mutation.
+func (m *InventoryMutation) TenantSignedDocument() (r string, exists bool) {
+	v := m.tenant_signed_document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantSignedDocument returns the old "tenant_signed_document" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldTenantSignedDocument(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantSignedDocument is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantSignedDocument requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantSignedDocument: %w", err)
+	}
+	return oldValue.TenantSignedDocument, nil
+}
+
+// ClearTenantSignedDocument clears the value of the "tenant_signed_document" field.
+func (m *InventoryMutation) ClearTenantSignedDocument() {
+	m.tenant_signed_document = nil
+	m.clearedFields[inventory.FieldTenantSignedDocument] = struct{}{}
+}
+
+// TenantSignedDocumentCleared returns if the "tenant_signed_document" field was cleared in this mutation.
+func (m *InventoryMutation) TenantSignedDocumentCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldTenantSignedDocument]
+	return ok
+}
+
+// ResetTenantSignedDocument resets all changes to the "tenant_signed_document" field.
+func (m *InventoryMutation) ResetTenantSignedDocument() {
+	m.tenant_signed_document = nil
+	delete(m.clearedFields, inventory.FieldTenantSignedDocument)
+}
+
+// SetAgentSignatureDrawing sets the "agent_signature_drawing" field.
+func (m *InventoryMutation) SetAgentSignatureDrawing(s string) {
+	m.agent_signature_drawing = &s
+}
+
+// AgentSignatureDrawing returns the value of the "agent_signature_drawing" field in the mutation.
+func (m *InventoryMutation) AgentSignatureDrawing() (r string, exists bool) {
+	v := m.agent_signature_drawing
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSignatureDrawing returns the old "agent_signature_drawing" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldAgentSignatureDrawing(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSignatureDrawing is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSignatureDrawing requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSignatureDrawing: %w", err)
+	}
+	return oldValue.AgentSignatureDrawing, nil
+}
+
+// ClearAgentSignatureDrawing clears the value of the "agent_signature_drawing" field.
+func (m *InventoryMutation) ClearAgentSignatureDrawing() {
+	m.agent_signature_drawing = nil
+	m.clearedFields[inventory.FieldAgentSignatureDrawing] = struct{}{}
+}
+
+// AgentSignatureDrawingCleared returns if the "agent_signature_drawing" field was cleared in this mutation.
+func (m *InventoryMutation) AgentSignatureDrawingCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldAgentSignatureDrawing]
+	return ok
+}
+
+// ResetAgentSignatureDrawing resets all changes to the "agent_signature_drawing" field.
+func (m *InventoryMutation) ResetAgentSignatureDrawing() {
+	m.agent_signature_drawing = nil
+	delete(m.clearedFields, inventory.FieldAgentSignatureDrawing)
+}
+
+// SetOwnerSignatureDrawing sets the "owner_signature_drawing" field.
+func (m *InventoryMutation) SetOwnerSignatureDrawing(s string) {
+	m.owner_signature_drawing = &s
+}
+
+// OwnerSignatureDrawing returns the value of the "owner_signature_drawing" field in the mutation.
+func (m *InventoryMutation) OwnerSignatureDrawing() (r string, exists bool) {
+	v := m.owner_signature_drawing
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerSignatureDrawing returns the old "owner_signature_drawing" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldOwnerSignatureDrawing(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerSignatureDrawing is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerSignatureDrawing requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerSignatureDrawing: %w", err)
+	}
+	return oldValue.OwnerSignatureDrawing, nil
+}
+
+// ClearOwnerSignatureDrawing clears the value of the "owner_signature_drawing" field.
+func (m *InventoryMutation) ClearOwnerSignatureDrawing() {
+	m.owner_signature_drawing = nil
+	m.clearedFields[inventory.FieldOwnerSignatureDrawing] = struct{}{}
+}
+
+// OwnerSignatureDrawingCleared returns if the "owner_signature_drawing" field was cleared in this mutation.
+func (m *InventoryMutation) OwnerSignatureDrawingCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldOwnerSignatureDrawing]
+	return ok
+}
+
+// ResetOwnerSignatureDrawing resets all changes to the "owner_signature_drawing" field.
+func (m *InventoryMutation) ResetOwnerSignatureDrawing() {
+	m.owner_signature_drawing = nil
+	delete(m.clearedFields, inventory.FieldOwnerSignatureDrawing)
+}
+
+// SetTenantSignatureDrawing sets the "tenant_signature_drawing" field.
+func (m *InventoryMutation) SetTenantSignatureDrawing(s string) {
+	m.tenant_signature_drawing = &s
+}
+
+// TenantSignatureDrawing returns the value of the "tenant_signature_drawing" field in the mutation.
+func (m *InventoryMutation) TenantSignatureDrawing() (r string, exists bool) {
+	v := m.tenant_signature_drawing
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantSignatureDrawing returns the old "tenant_signature_drawing" field's value of the Inventory entity.
+// If the Inventory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InventoryMutation) OldTenantSignatureDrawing(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantSignatureDrawing is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantSignatureDrawing requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantSignatureDrawing: %w", err)
+	}
+	return oldValue.TenantSignatureDrawing, nil
+}
+
+// ClearTenantSignatureDrawing clears the value of the "tenant_signature_drawing" field.
+func (m *InventoryMutation) ClearTenantSignatureDrawing() {
+	m.tenant_signature_drawing = nil
+	m.clearedFields[inventory.FieldTenantSignatureDrawing] = struct{}{}
+}
+
+// TenantSignatureDrawingCleared returns if the "tenant_signature_drawing" field was cleared in this mutation.
+func (m *InventoryMutation) TenantSignatureDrawingCleared() bool {
+	_, ok := m.clearedFields[inventory.FieldTenantSignatureDrawing]
+	return ok
+}
+
+// ResetTenantSignatureDrawing resets all changes to the "tenant_signature_drawing" field.
+func (m *InventoryMutation) ResetTenantSignatureDrawing() {
+	m.tenant_signature_drawing = nil
+	delete(m.clearedFields, inventory.FieldTenantSignatureDrawing)
+}
+
 // ClearProperty clears the "property" edge to the Property entity.
 func (m *InventoryMutation) ClearProperty() {
 	m.clearedproperty = true
@@ -3072,7 +3372,7 @@ func (m *InventoryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InventoryMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 35)
 	if m.company_id != nil {
 		fields = append(fields, inventory.FieldCompanyID)
 	}
@@ -3160,6 +3460,24 @@ func (m *InventoryMutation) Fields() []string {
 	if m.signed_by_link != nil {
 		fields = append(fields, inventory.FieldSignedByLink)
 	}
+	if m.agent_signed_document != nil {
+		fields = append(fields, inventory.FieldAgentSignedDocument)
+	}
+	if m.owner_signed_document != nil {
+		fields = append(fields, inventory.FieldOwnerSignedDocument)
+	}
+	if m.tenant_signed_document != nil {
+		fields = append(fields, inventory.FieldTenantSignedDocument)
+	}
+	if m.agent_signature_drawing != nil {
+		fields = append(fields, inventory.FieldAgentSignatureDrawing)
+	}
+	if m.owner_signature_drawing != nil {
+		fields = append(fields, inventory.FieldOwnerSignatureDrawing)
+	}
+	if m.tenant_signature_drawing != nil {
+		fields = append(fields, inventory.FieldTenantSignatureDrawing)
+	}
 	return fields
 }
 
@@ -3226,6 +3544,18 @@ func (m *InventoryMutation) Field(name string) (ent.Value, bool) {
 		return m.TenantSignedWith()
 	case inventory.FieldSignedByLink:
 		return m.SignedByLink()
+	case inventory.FieldAgentSignedDocument:
+		return m.AgentSignedDocument()
+	case inventory.FieldOwnerSignedDocument:
+		return m.OwnerSignedDocument()
+	case inventory.FieldTenantSignedDocument:
+		return m.TenantSignedDocument()
+	case inventory.FieldAgentSignatureDrawing:
+		return m.AgentSignatureDrawing()
+	case inventory.FieldOwnerSignatureDrawing:
+		return m.OwnerSignatureDrawing()
+	case inventory.FieldTenantSignatureDrawing:
+		return m.TenantSignatureDrawing()
 	}
 	return nil, false
 }
@@ -3293,6 +3623,18 @@ func (m *InventoryMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldTenantSignedWith(ctx)
 	case inventory.FieldSignedByLink:
 		return m.OldSignedByLink(ctx)
+	case inventory.FieldAgentSignedDocument:
+		return m.OldAgentSignedDocument(ctx)
+	case inventory.FieldOwnerSignedDocument:
+		return m.OldOwnerSignedDocument(ctx)
+	case inventory.FieldTenantSignedDocument:
+		return m.OldTenantSignedDocument(ctx)
+	case inventory.FieldAgentSignatureDrawing:
+		return m.OldAgentSignatureDrawing(ctx)
+	case inventory.FieldOwnerSignatureDrawing:
+		return m.OldOwnerSignatureDrawing(ctx)
+	case inventory.FieldTenantSignatureDrawing:
+		return m.OldTenantSignatureDrawing(ctx)
 	}
 	return nil, fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -3505,6 +3847,48 @@ func (m *InventoryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSignedByLink(v)
 		return nil
+	case inventory.FieldAgentSignedDocument:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSignedDocument(v)
+		return nil
+	case inventory.FieldOwnerSignedDocument:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerSignedDocument(v)
+		return nil
+	case inventory.FieldTenantSignedDocument:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantSignedDocument(v)
+		return nil
+	case inventory.FieldAgentSignatureDrawing:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSignatureDrawing(v)
+		return nil
+	case inventory.FieldOwnerSignatureDrawing:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerSignatureDrawing(v)
+		return nil
+	case inventory.FieldTenantSignatureDrawing:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantSignatureDrawing(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)
 }
@@ -3601,6 +3985,24 @@ func (m *InventoryMutation) ClearedFields() []string {
 	if m.FieldCleared(inventory.FieldTenantSignedWith) {
 		fields = append(fields, inventory.FieldTenantSignedWith)
 	}
+	if m.FieldCleared(inventory.FieldAgentSignedDocument) {
+		fields = append(fields, inventory.FieldAgentSignedDocument)
+	}
+	if m.FieldCleared(inventory.FieldOwnerSignedDocument) {
+		fields = append(fields, inventory.FieldOwnerSignedDocument)
+	}
+	if m.FieldCleared(inventory.FieldTenantSignedDocument) {
+		fields = append(fields, inventory.FieldTenantSignedDocument)
+	}
+	if m.FieldCleared(inventory.FieldAgentSignatureDrawing) {
+		fields = append(fields, inventory.FieldAgentSignatureDrawing)
+	}
+	if m.FieldCleared(inventory.FieldOwnerSignatureDrawing) {
+		fields = append(fields, inventory.FieldOwnerSignatureDrawing)
+	}
+	if m.FieldCleared(inventory.FieldTenantSignatureDrawing) {
+		fields = append(fields, inventory.FieldTenantSignatureDrawing)
+	}
 	return fields
 }
 
@@ -3653,6 +4055,24 @@ func (m *InventoryMutation) ClearField(name string) error {
 		return nil
 	case inventory.FieldTenantSignedWith:
 		m.ClearTenantSignedWith()
+		return nil
+	case inventory.FieldAgentSignedDocument:
+		m.ClearAgentSignedDocument()
+		return nil
+	case inventory.FieldOwnerSignedDocument:
+		m.ClearOwnerSignedDocument()
+		return nil
+	case inventory.FieldTenantSignedDocument:
+		m.ClearTenantSignedDocument()
+		return nil
+	case inventory.FieldAgentSignatureDrawing:
+		m.ClearAgentSignatureDrawing()
+		return nil
+	case inventory.FieldOwnerSignatureDrawing:
+		m.ClearOwnerSignatureDrawing()
+		return nil
+	case inventory.FieldTenantSignatureDrawing:
+		m.ClearTenantSignatureDrawing()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory nullable field %s", name)
@@ -3748,6 +4168,24 @@ func (m *InventoryMutation) ResetField(name string) error {
 		return nil
 	case inventory.FieldSignedByLink:
 		m.ResetSignedByLink()
+		return nil
+	case inventory.FieldAgentSignedDocument:
+		m.ResetAgentSignedDocument()
+		return nil
+	case inventory.FieldOwnerSignedDocument:
+		m.ResetOwnerSignedDocument()
+		return nil
+	case inventory.FieldTenantSignedDocument:
+		m.ResetTenantSignedDocument()
+		return nil
+	case inventory.FieldAgentSignatureDrawing:
+		m.ResetAgentSignatureDrawing()
+		return nil
+	case inventory.FieldOwnerSignatureDrawing:
+		m.ResetOwnerSignatureDrawing()
+		return nil
+	case inventory.FieldTenantSignatureDrawing:
+		m.ResetTenantSignatureDrawing()
 		return nil
 	}
 	return fmt.Errorf("unknown Inventory field %s", name)

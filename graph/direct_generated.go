@@ -3354,6 +3354,19 @@ func (x *directExec) _Signature(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.String(v)
 				}
 			}
+		case "documentSha256":
+			v := obj.DocumentSHA256
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "drawn":
+			v := obj.Drawn
+			x.w.Bool(v)
 		default:
 			return direct.ErrFallback
 		}

@@ -837,6 +837,10 @@ func (ec *executionContext) childFields_Signature(ctx context.Context, field gra
 		return ec.fieldContext_Signature_method(ctx, field)
 	case "credentialName":
 		return ec.fieldContext_Signature_credentialName(ctx, field)
+	case "documentSha256":
+		return ec.fieldContext_Signature_documentSha256(ctx, field)
+	case "drawn":
+		return ec.fieldContext_Signature_drawn(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Signature", field.Name)
 }
@@ -7146,6 +7150,52 @@ func (ec *executionContext) fieldContext_Signature_credentialName(_ context.Cont
 	return graphql.NewScalarFieldContext("Signature", field, false, false, "String")
 }
 
+func (ec *executionContext) _Signature_documentSha256(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_documentSha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DocumentSHA256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_documentSha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "String")
+}
+
+func (ec *executionContext) _Signature_drawn(ctx context.Context, field graphql.CollectedField, obj *records.PartySignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Signature_drawn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Drawn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Signature_drawn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Signature", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _SignatureLink_url(ctx context.Context, field graphql.CollectedField, obj *SignatureLink) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13428,6 +13478,16 @@ func (ec *executionContext) _Signature(ctx context.Context, sel ast.SelectionSet
 		case "credentialName":
 			out.Values[i] = ec._Signature_credentialName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "documentSha256":
+			out.Values[i] = ec._Signature_documentSha256(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "drawn":
+			out.Values[i] = ec._Signature_drawn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:

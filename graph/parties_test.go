@@ -15,7 +15,7 @@ import (
 
 // partiesOf reads an inventory's required parties and signatures.
 const partiesQuery = `query($id: ID!) { node(id: $id) { ... on Inventory { isSigned requiredSignatures
-	signatures { party signerName signedAt remote method credentialName } } } }`
+	signatures { party signerName signedAt remote method credentialName documentSha256 drawn } } } }`
 
 type parties struct {
 	IsSigned           bool     `json:"isSigned"`
@@ -27,6 +27,8 @@ type parties struct {
 		Remote         bool    `json:"remote"`
 		Method         string  `json:"method"`
 		CredentialName *string `json:"credentialName"`
+		DocumentSHA256 *string `json:"documentSha256"`
+		Drawn          bool    `json:"drawn"`
 	} `json:"signatures"`
 }
 

@@ -1,9 +1,12 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -11,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +82,11 @@ type linkPage struct {
 	header http.Header
 	body   string
 	csrf   string // the cookie set, if any
+	// document is the form's: the SHA-256 of the draft the page offers.
+	document string
 }
+
+var documentField = regexp.MustCompile(`name="document" value="([0-9a-f]{64})"`)
 
 func openPage(t *testing.T, link, lang string) linkPage {
 	t.Helper()
@@ -123,6 +131,9 @@ func send(t *testing.T, req *http.Request) linkPage {
 		t.Fatal(err)
 	}
 	p := linkPage{status: res.StatusCode, header: res.Header, body: string(body)}
+	if m := documentField.FindStringSubmatch(p.body); m != nil {
+		p.document = m[1]
+	}
 	for _, c := range res.Cookies() {
 		if c.Name == "sign_csrf" {
 			p.csrf = c.Value
@@ -132,6 +143,11 @@ func send(t *testing.T, req *http.Request) linkPage {
 		}
 	}
 	return p
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // tokenOf is the last part of a link's URL.
@@ -174,14 +190,25 @@ func TestATenantSignsFromALink(t *testing.T) {
 		t.Errorf("Content-Security-Policy %q", csp)
 	}
 	for _, want := range []string{`lang="es"`, "Firma del inventario", "Habitación 1", "Habitación 2", "Ventana 1", "Ventana 2", "/5",
-		`<form method="post">`, `name="csrf" value="` + es.csrf + `"`, `placeholder="Marta Ruiz"`, `name="consent"`, linkrecords.ConsentVersion,
-		`name="viewport"`} {
+		`<form method="post" id="sign">`, `name="csrf" value="` + es.csrf + `"`, `placeholder="Marta Ruiz"`, `name="consent"`, linkrecords.ConsentVersion,
+		`name="viewport"`, `<canvas id="pad"`, `href="` + token + `/draft.pdf"`} {
 		if !strings.Contains(es.body, want) {
 			t.Errorf("the linkPage does not hold %q:\n%s", want, es.body)
 		}
 	}
-	if strings.Contains(es.body, "<script") {
-		t.Error("the linkPage runs a script: it must work without")
+	// One script, the pad's, from the service; the form signs without it
+	// (the posts below send no drawing), and the pad shows only with it.
+	if strings.Count(es.body, "<script") != 1 || !strings.Contains(es.body, `<script src="pad.js"></script>`) || !strings.Contains(es.body, `<div id="pad-block" hidden>`) {
+		t.Error("the linkPage's scripts: want pad.js alone, the pad hidden until it runs")
+	}
+	if res, js := w.srv.Get(t, "/sign/pad.js", nil); res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") || !bytes.Contains(js, []byte("pointerdown")) {
+		t.Errorf("GET /sign/pad.js: HTTP %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	// The draft the page offers is the document whose SHA-256 the form
+	// sends back.
+	draftRes, draft := w.srv.Get(t, "/sign/"+token+"/draft.pdf", nil)
+	if draftRes.StatusCode != http.StatusOK || draftRes.Header.Get("Content-Type") != "application/pdf" || es.document == "" || sha256Hex(draft) != es.document {
+		t.Fatalf("GET the draft: HTTP %d %s, SHA-256 %s; want a PDF whose SHA-256 is the form's document %q", draftRes.StatusCode, draftRes.Header.Get("Content-Type"), sha256Hex(draft), es.document)
 	}
 	if en := openPage(t, link.URL, "en-GB,en;q=0.9,es;q=0.5"); en.status != http.StatusOK || !strings.Contains(en.body, "Sign the inventory") || !strings.Contains(en.body, `lang="en"`) {
 		t.Errorf("in English: HTTP %d\n%s", en.status, en.body)
@@ -190,7 +217,15 @@ func TestATenantSignsFromALink(t *testing.T) {
 	if _, errs := w.sign(t, companyA, map[string]any{"inventoryId": made.ID, "party": "OWNER", "signerName": "Luis Pérez"}); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	done := postPage(t, link.URL, es.csrf, es.csrf, url.Values{"signerName": {" Marta Ruiz Díaz "}, "consent": {"yes"}})
+	// The page showed the draft before the owner's signature: it is shown
+	// again as it now is, to be signed anew; nothing is written.
+	changed := postPage(t, link.URL, es.csrf, es.csrf, url.Values{"signerName": {" Marta Ruiz Díaz "}, "consent": {"yes"}, "document": {es.document}})
+	if changed.status != http.StatusConflict || !strings.Contains(changed.body, "El inventario cambió desde que abrió esta página") ||
+		changed.document == "" || changed.document == es.document || len(w.parties(t, made.ID).Signatures) != 2 {
+		t.Fatalf("POST the form of a draft the owner's signature changed: HTTP %d, document %q (was %q)\n%s", changed.status, changed.document, es.document, changed.body)
+	}
+	const drawn = "100,150 140,60 180,150 220,60;300,100"
+	done := postPage(t, link.URL, es.csrf, es.csrf, url.Values{"signerName": {" Marta Ruiz Díaz "}, "consent": {"yes"}, "document": {changed.document}, "drawing": {drawn}})
 	if done.status != http.StatusOK || !strings.Contains(done.body, "Inventario firmado") || strings.Contains(done.body, "<form") {
 		t.Fatalf("POST the form: HTTP %d\n%s", done.status, done.body)
 	}
@@ -206,6 +241,17 @@ func TestATenantSignsFromALink(t *testing.T) {
 	if got.Signatures[0].Method != "CREDENTIAL" || got.Signatures[1].Method != "CREDENTIAL" {
 		t.Errorf("the agent's and the owner's: %+v; want CREDENTIAL", got.Signatures[:2])
 	}
+	// What each signed: the tenant the draft the page offered last, each
+	// other party the draft as it stood when they signed.
+	if d := tenantSig.DocumentSHA256; d == nil || *d != changed.document || !tenantSig.Drawn {
+		t.Errorf("the tenant's document %v, drawn %v; want %s, drawn", d, tenantSig.Drawn, changed.document)
+	}
+	if d := got.Signatures[1].DocumentSHA256; d == nil || *d != es.document || got.Signatures[1].Drawn {
+		t.Errorf("the owner's document %v: want the draft before the owner signed, the one the page first showed", d)
+	}
+	if !strings.Contains(done.body, `<svg class="drawn"`) || !strings.Contains(done.body, "M100 150L140 60") {
+		t.Errorf("the signed page does not show the signature drawn:\n%s", done.body)
+	}
 	// The evidence, on the link's row.
 	ctx := tenant.Unrestricted(context.Background(), "test: the link's evidence")
 	req, err := w.st.Client.SignatureRequest.Query().Where(signaturerequest.InventoryID(uuid.MustParse(made.ID))).Only(ctx)
@@ -218,7 +264,7 @@ func TestATenantSignsFromALink(t *testing.T) {
 		t.Errorf("the evidence: %+v", req)
 	}
 	// Used: it signs no more, and says so.
-	again := postPage(t, link.URL, es.csrf, es.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}})
+	again := postPage(t, link.URL, es.csrf, es.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "document": {es.document}})
 	if again.status != http.StatusGone || !strings.Contains(again.body, "Ya se firmó con este enlace") || strings.Contains(again.body, "<form") {
 		t.Errorf("the link posted again: HTTP %d\n%s", again.status, again.body)
 	}
@@ -247,7 +293,8 @@ func TestATenantSignsFromALink(t *testing.T) {
 	// with what the page kept of the signer.
 	certificate := text[max(strings.LastIndex(text, "Certificado de firmas"), 0):]
 	for _, want := range []string{"Certificado de firmas", "Método: desde un enlace de firma enviado a la parte", "Dirección: 127.0.0.1",
-		"Navegador: Mozilla/5.0 (Linux; Android 14) test-phone", "Texto de consentimiento: versión " + linkrecords.ConsentVersion, "Método: a través del servicio"} {
+		"Navegador: Mozilla/5.0 (Linux; Android 14) test-phone", "Texto de consentimiento: versión " + linkrecords.ConsentVersion, "Método: a través del servicio",
+		"Firma dibujada: sí", "Firma dibujada: no", changed.document[:40]} {
 		if !strings.Contains(certificate, want) {
 			t.Errorf("the signed PDF's certificate does not say %q:\n%s", want, certificate)
 		}
@@ -351,19 +398,30 @@ func TestSignatureLinksRefused(t *testing.T) {
 		if noConsent.status != http.StatusBadRequest || !strings.Contains(noConsent.body, "Marque la casilla") || !strings.Contains(noConsent.body, "<form") {
 			t.Errorf("without consent: HTTP %d\n%s", noConsent.status, noConsent.body)
 		}
-		noName := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"  "}, "consent": {"yes"}})
+		noDocument := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}})
+		if noDocument.status != http.StatusConflict || noDocument.document != p.document {
+			t.Errorf("without the document: HTTP %d; want 409 and the form again, with the draft's document\n%s", noDocument.status, noDocument.body)
+		}
+		noName := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"  "}, "consent": {"yes"}, "document": {p.document}})
 		if noName.status != http.StatusBadRequest || !strings.Contains(noName.body, "Escriba su nombre") {
 			t.Errorf("without a name: HTTP %d\n%s", noName.status, noName.body)
 		}
 		// Hostile forms: a client error each, never a 500.
 		for name, form := range map[string]url.Values{
-			"a name too long": {"signerName": {strings.Repeat("ñ", 201)}, "consent": {"yes"}},
-			"a NUL":           {"signerName": {"Marta\x00Ruiz"}, "consent": {"yes"}},
-			"not UTF-8":       {"signerName": {"Marta \xff"}, "consent": {"yes"}},
-			"a huge body":     {"signerName": {"Marta"}, "consent": {"yes"}, "pad": {strings.Repeat("x", 20<<10)}},
+			"a name too long":       {"signerName": {strings.Repeat("ñ", 201)}, "consent": {"yes"}},
+			"a NUL":                 {"signerName": {"Marta\x00Ruiz"}, "consent": {"yes"}},
+			"not UTF-8":             {"signerName": {"Marta \xff"}, "consent": {"yes"}},
+			"a huge body":           {"signerName": {"Marta"}, "consent": {"yes"}, "pad": {strings.Repeat("x", 64<<10)}},
+			"a drawing off the pad": {"signerName": {"Marta"}, "consent": {"yes"}, "document": {p.document}, "drawing": {"10,10 700,20"}},
+			"a drawing of garbage":  {"signerName": {"Marta"}, "consent": {"yes"}, "document": {p.document}, "drawing": {"<svg onload=x>"}},
+			"too many strokes":      {"signerName": {"Marta"}, "consent": {"yes"}, "document": {p.document}, "drawing": {strings.Repeat("1,1;", 200) + "1,1"}},
 		} {
-			if got := postPage(t, link.URL, p.csrf, p.csrf, form); got.status != http.StatusBadRequest {
+			got := postPage(t, link.URL, p.csrf, p.csrf, form)
+			if got.status != http.StatusBadRequest {
 				t.Errorf("%s: HTTP %d; want 400\n%s", name, got.status, got.body)
+			}
+			if form.Has("drawing") && (!strings.Contains(got.body, "El dibujo de la firma no es válido") || got.document != p.document) {
+				t.Errorf("%s: the form again should say the drawing is not valid, with the same document\n%s", name, got.body)
 			}
 		}
 		if len(w.parties(t, made.ID).Signatures) != 0 {
@@ -382,7 +440,7 @@ func TestSignatureLinksRefused(t *testing.T) {
 		if got := openPage(t, link.URL, ""); got.status != http.StatusGone || !strings.Contains(got.body, "El inventario cambió") {
 			t.Errorf("the link after updateInventory: HTTP %d\n%s", got.status, got.body)
 		}
-		post := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}})
+		post := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "document": {p.document}})
 		if post.status != http.StatusGone || len(w.parties(t, made.ID).Signatures) != 0 {
 			t.Errorf("posting the outdated link: HTTP %d; want 410 and no signature", post.status)
 		}
@@ -393,7 +451,7 @@ func TestSignatureLinksRefused(t *testing.T) {
 		if _, errs := w.sign(t, companyA, map[string]any{"inventoryId": made.ID, "party": "AGENT", "signerName": "Ana Gómez"}); len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		post := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Ana"}, "consent": {"yes"}})
+		post := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Ana"}, "consent": {"yes"}, "document": {p.document}})
 		if post.status != http.StatusGone || !strings.Contains(post.body, "ya firmó") {
 			t.Errorf("the agent's link once the agent signed through the API: HTTP %d\n%s", post.status, post.body)
 		}
@@ -417,7 +475,7 @@ func TestSignatureLinkExpires(t *testing.T) {
 		t.Errorf("GET an expired link: HTTP %d\n%s", got.status, got.body)
 	}
 	if p.csrf != "" {
-		post := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}})
+		post := postPage(t, link.URL, p.csrf, p.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "document": {p.document}})
 		if post.status != http.StatusGone || len(w.parties(t, made.ID).Signatures) != 0 {
 			t.Errorf("POST an expired link: HTTP %d; want 410 and no signature", post.status)
 		}
@@ -464,7 +522,7 @@ func TestALinkSignsOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range tabs {
 		wg.Go(func() {
-			form := url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "csrf": {p.csrf}}
+			form := url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "csrf": {p.csrf}, "document": {p.document}}
 			req, _ := http.NewRequest(http.MethodPost, link.URL, strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header.Set("X-Forwarded-For", "198.51.100.9")
@@ -530,7 +588,7 @@ func TestSignatureLinkOnAReadOnlyService(t *testing.T) {
 	if p := openPage(t, there, ""); p.status != http.StatusServiceUnavailable || strings.Contains(p.body, "<form") || p.csrf != "" {
 		t.Errorf("GET on a read-only service: HTTP %d\n%s", p.status, p.body)
 	}
-	post := postPage(t, there, open.csrf, open.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}})
+	post := postPage(t, there, open.csrf, open.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "document": {open.document}})
 	if post.status != http.StatusServiceUnavailable || len(w.parties(t, made.ID).Signatures) != 0 {
 		t.Errorf("POST on a read-only service: HTTP %d; want 503 and no signature\n%s", post.status, post.body)
 	}

@@ -74,6 +74,18 @@ const (
 	FieldTenantSignedWith = "tenant_signed_with"
 	// FieldSignedByLink holds the string denoting the signed_by_link field in the database.
 	FieldSignedByLink = "signed_by_link"
+	// FieldAgentSignedDocument holds the string denoting the agent_signed_document field in the database.
+	FieldAgentSignedDocument = "agent_signed_document"
+	// FieldOwnerSignedDocument holds the string denoting the owner_signed_document field in the database.
+	FieldOwnerSignedDocument = "owner_signed_document"
+	// FieldTenantSignedDocument holds the string denoting the tenant_signed_document field in the database.
+	FieldTenantSignedDocument = "tenant_signed_document"
+	// FieldAgentSignatureDrawing holds the string denoting the agent_signature_drawing field in the database.
+	FieldAgentSignatureDrawing = "agent_signature_drawing"
+	// FieldOwnerSignatureDrawing holds the string denoting the owner_signature_drawing field in the database.
+	FieldOwnerSignatureDrawing = "owner_signature_drawing"
+	// FieldTenantSignatureDrawing holds the string denoting the tenant_signature_drawing field in the database.
+	FieldTenantSignatureDrawing = "tenant_signature_drawing"
 	// EdgeProperty holds the string denoting the property edge name in mutations.
 	EdgeProperty = "property"
 	// EdgeEnvironments holds the string denoting the environments edge name in mutations.
@@ -128,6 +140,12 @@ var Columns = []string{
 	FieldOwnerSignedWith,
 	FieldTenantSignedWith,
 	FieldSignedByLink,
+	FieldAgentSignedDocument,
+	FieldOwnerSignedDocument,
+	FieldTenantSignedDocument,
+	FieldAgentSignatureDrawing,
+	FieldOwnerSignatureDrawing,
+	FieldTenantSignatureDrawing,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -199,6 +217,18 @@ var (
 	DefaultSignedByLink string
 	// SignedByLinkValidator is a validator for the "signed_by_link" field. It is called by the builders before save.
 	SignedByLinkValidator func(string) error
+	// AgentSignedDocumentValidator is a validator for the "agent_signed_document" field. It is called by the builders before save.
+	AgentSignedDocumentValidator func(string) error
+	// OwnerSignedDocumentValidator is a validator for the "owner_signed_document" field. It is called by the builders before save.
+	OwnerSignedDocumentValidator func(string) error
+	// TenantSignedDocumentValidator is a validator for the "tenant_signed_document" field. It is called by the builders before save.
+	TenantSignedDocumentValidator func(string) error
+	// AgentSignatureDrawingValidator is a validator for the "agent_signature_drawing" field. It is called by the builders before save.
+	AgentSignatureDrawingValidator func(string) error
+	// OwnerSignatureDrawingValidator is a validator for the "owner_signature_drawing" field. It is called by the builders before save.
+	OwnerSignatureDrawingValidator func(string) error
+	// TenantSignatureDrawingValidator is a validator for the "tenant_signature_drawing" field. It is called by the builders before save.
+	TenantSignatureDrawingValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -354,6 +384,36 @@ func ByTenantSignedWith(opts ...sql.OrderTermOption) OrderOption {
 // BySignedByLink orders the results by the signed_by_link field.
 func BySignedByLink(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSignedByLink, opts...).ToFunc()
+}
+
+// ByAgentSignedDocument orders the results by the agent_signed_document field.
+func ByAgentSignedDocument(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAgentSignedDocument, opts...).ToFunc()
+}
+
+// ByOwnerSignedDocument orders the results by the owner_signed_document field.
+func ByOwnerSignedDocument(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerSignedDocument, opts...).ToFunc()
+}
+
+// ByTenantSignedDocument orders the results by the tenant_signed_document field.
+func ByTenantSignedDocument(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTenantSignedDocument, opts...).ToFunc()
+}
+
+// ByAgentSignatureDrawing orders the results by the agent_signature_drawing field.
+func ByAgentSignatureDrawing(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAgentSignatureDrawing, opts...).ToFunc()
+}
+
+// ByOwnerSignatureDrawing orders the results by the owner_signature_drawing field.
+func ByOwnerSignatureDrawing(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerSignatureDrawing, opts...).ToFunc()
+}
+
+// ByTenantSignatureDrawing orders the results by the tenant_signature_drawing field.
+func ByTenantSignatureDrawing(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTenantSignatureDrawing, opts...).ToFunc()
 }
 
 // ByPropertyField orders the results by property field.

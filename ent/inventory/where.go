@@ -204,6 +204,36 @@ func SignedByLink(v string) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldSignedByLink, v))
 }
 
+// AgentSignedDocument applies equality check predicate on the "agent_signed_document" field. It's identical to AgentSignedDocumentEQ.
+func AgentSignedDocument(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignedDocument, v))
+}
+
+// OwnerSignedDocument applies equality check predicate on the "owner_signed_document" field. It's identical to OwnerSignedDocumentEQ.
+func OwnerSignedDocument(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedDocument, v))
+}
+
+// TenantSignedDocument applies equality check predicate on the "tenant_signed_document" field. It's identical to TenantSignedDocumentEQ.
+func TenantSignedDocument(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedDocument, v))
+}
+
+// AgentSignatureDrawing applies equality check predicate on the "agent_signature_drawing" field. It's identical to AgentSignatureDrawingEQ.
+func AgentSignatureDrawing(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawing applies equality check predicate on the "owner_signature_drawing" field. It's identical to OwnerSignatureDrawingEQ.
+func OwnerSignatureDrawing(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignatureDrawing, v))
+}
+
+// TenantSignatureDrawing applies equality check predicate on the "tenant_signature_drawing" field. It's identical to TenantSignatureDrawingEQ.
+func TenantSignatureDrawing(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignatureDrawing, v))
+}
+
 // CompanyIDEQ applies the EQ predicate on the "company_id" field.
 func CompanyIDEQ(v uuid.UUID) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldCompanyID, v))
@@ -1611,6 +1641,456 @@ func SignedByLinkEqualFold(v string) predicate.Inventory {
 // SignedByLinkContainsFold applies the ContainsFold predicate on the "signed_by_link" field.
 func SignedByLinkContainsFold(v string) predicate.Inventory {
 	return predicate.Inventory(sql.FieldContainsFold(FieldSignedByLink, v))
+}
+
+// AgentSignedDocumentEQ applies the EQ predicate on the "agent_signed_document" field.
+func AgentSignedDocumentEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentNEQ applies the NEQ predicate on the "agent_signed_document" field.
+func AgentSignedDocumentNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentIn applies the In predicate on the "agent_signed_document" field.
+func AgentSignedDocumentIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldAgentSignedDocument, vs...))
+}
+
+// AgentSignedDocumentNotIn applies the NotIn predicate on the "agent_signed_document" field.
+func AgentSignedDocumentNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldAgentSignedDocument, vs...))
+}
+
+// AgentSignedDocumentGT applies the GT predicate on the "agent_signed_document" field.
+func AgentSignedDocumentGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentGTE applies the GTE predicate on the "agent_signed_document" field.
+func AgentSignedDocumentGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentLT applies the LT predicate on the "agent_signed_document" field.
+func AgentSignedDocumentLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentLTE applies the LTE predicate on the "agent_signed_document" field.
+func AgentSignedDocumentLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentContains applies the Contains predicate on the "agent_signed_document" field.
+func AgentSignedDocumentContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentHasPrefix applies the HasPrefix predicate on the "agent_signed_document" field.
+func AgentSignedDocumentHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentHasSuffix applies the HasSuffix predicate on the "agent_signed_document" field.
+func AgentSignedDocumentHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentIsNil applies the IsNil predicate on the "agent_signed_document" field.
+func AgentSignedDocumentIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldAgentSignedDocument))
+}
+
+// AgentSignedDocumentNotNil applies the NotNil predicate on the "agent_signed_document" field.
+func AgentSignedDocumentNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldAgentSignedDocument))
+}
+
+// AgentSignedDocumentEqualFold applies the EqualFold predicate on the "agent_signed_document" field.
+func AgentSignedDocumentEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldAgentSignedDocument, v))
+}
+
+// AgentSignedDocumentContainsFold applies the ContainsFold predicate on the "agent_signed_document" field.
+func AgentSignedDocumentContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldAgentSignedDocument, v))
+}
+
+// OwnerSignedDocumentEQ applies the EQ predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentNEQ applies the NEQ predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentIn applies the In predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldOwnerSignedDocument, vs...))
+}
+
+// OwnerSignedDocumentNotIn applies the NotIn predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldOwnerSignedDocument, vs...))
+}
+
+// OwnerSignedDocumentGT applies the GT predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentGTE applies the GTE predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentLT applies the LT predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentLTE applies the LTE predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentContains applies the Contains predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentHasPrefix applies the HasPrefix predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentHasSuffix applies the HasSuffix predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentIsNil applies the IsNil predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldOwnerSignedDocument))
+}
+
+// OwnerSignedDocumentNotNil applies the NotNil predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldOwnerSignedDocument))
+}
+
+// OwnerSignedDocumentEqualFold applies the EqualFold predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldOwnerSignedDocument, v))
+}
+
+// OwnerSignedDocumentContainsFold applies the ContainsFold predicate on the "owner_signed_document" field.
+func OwnerSignedDocumentContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldOwnerSignedDocument, v))
+}
+
+// TenantSignedDocumentEQ applies the EQ predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentNEQ applies the NEQ predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentIn applies the In predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldTenantSignedDocument, vs...))
+}
+
+// TenantSignedDocumentNotIn applies the NotIn predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldTenantSignedDocument, vs...))
+}
+
+// TenantSignedDocumentGT applies the GT predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentGTE applies the GTE predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentLT applies the LT predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentLTE applies the LTE predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentContains applies the Contains predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentHasPrefix applies the HasPrefix predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentHasSuffix applies the HasSuffix predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentIsNil applies the IsNil predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldTenantSignedDocument))
+}
+
+// TenantSignedDocumentNotNil applies the NotNil predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldTenantSignedDocument))
+}
+
+// TenantSignedDocumentEqualFold applies the EqualFold predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldTenantSignedDocument, v))
+}
+
+// TenantSignedDocumentContainsFold applies the ContainsFold predicate on the "tenant_signed_document" field.
+func TenantSignedDocumentContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldTenantSignedDocument, v))
+}
+
+// AgentSignatureDrawingEQ applies the EQ predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingNEQ applies the NEQ predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingIn applies the In predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldAgentSignatureDrawing, vs...))
+}
+
+// AgentSignatureDrawingNotIn applies the NotIn predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldAgentSignatureDrawing, vs...))
+}
+
+// AgentSignatureDrawingGT applies the GT predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingGTE applies the GTE predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingLT applies the LT predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingLTE applies the LTE predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingContains applies the Contains predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingHasPrefix applies the HasPrefix predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingHasSuffix applies the HasSuffix predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingIsNil applies the IsNil predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldAgentSignatureDrawing))
+}
+
+// AgentSignatureDrawingNotNil applies the NotNil predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldAgentSignatureDrawing))
+}
+
+// AgentSignatureDrawingEqualFold applies the EqualFold predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldAgentSignatureDrawing, v))
+}
+
+// AgentSignatureDrawingContainsFold applies the ContainsFold predicate on the "agent_signature_drawing" field.
+func AgentSignatureDrawingContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldAgentSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingEQ applies the EQ predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingNEQ applies the NEQ predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingIn applies the In predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldOwnerSignatureDrawing, vs...))
+}
+
+// OwnerSignatureDrawingNotIn applies the NotIn predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldOwnerSignatureDrawing, vs...))
+}
+
+// OwnerSignatureDrawingGT applies the GT predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingGTE applies the GTE predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingLT applies the LT predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingLTE applies the LTE predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingContains applies the Contains predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingHasPrefix applies the HasPrefix predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingHasSuffix applies the HasSuffix predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingIsNil applies the IsNil predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldOwnerSignatureDrawing))
+}
+
+// OwnerSignatureDrawingNotNil applies the NotNil predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldOwnerSignatureDrawing))
+}
+
+// OwnerSignatureDrawingEqualFold applies the EqualFold predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldOwnerSignatureDrawing, v))
+}
+
+// OwnerSignatureDrawingContainsFold applies the ContainsFold predicate on the "owner_signature_drawing" field.
+func OwnerSignatureDrawingContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldOwnerSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingEQ applies the EQ predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingNEQ applies the NEQ predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingNEQ(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingIn applies the In predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldTenantSignatureDrawing, vs...))
+}
+
+// TenantSignatureDrawingNotIn applies the NotIn predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingNotIn(vs ...string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldTenantSignatureDrawing, vs...))
+}
+
+// TenantSignatureDrawingGT applies the GT predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingGT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingGTE applies the GTE predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingGTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingLT applies the LT predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingLT(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingLTE applies the LTE predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingLTE(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingContains applies the Contains predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingContains(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContains(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingHasPrefix applies the HasPrefix predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingHasPrefix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasPrefix(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingHasSuffix applies the HasSuffix predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingHasSuffix(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldHasSuffix(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingIsNil applies the IsNil predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldTenantSignatureDrawing))
+}
+
+// TenantSignatureDrawingNotNil applies the NotNil predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldTenantSignatureDrawing))
+}
+
+// TenantSignatureDrawingEqualFold applies the EqualFold predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingEqualFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEqualFold(FieldTenantSignatureDrawing, v))
+}
+
+// TenantSignatureDrawingContainsFold applies the ContainsFold predicate on the "tenant_signature_drawing" field.
+func TenantSignatureDrawingContainsFold(v string) predicate.Inventory {
+	return predicate.Inventory(sql.FieldContainsFold(FieldTenantSignatureDrawing, v))
 }
 
 // HasProperty applies the HasEdge predicate on the "property" edge.

@@ -95,6 +95,12 @@ var (
 		{Name: "owner_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
 		{Name: "tenant_signed_with", Type: field.TypeString, Nullable: true, Size: 200},
 		{Name: "signed_by_link", Type: field.TypeString, Default: ""},
+		{Name: "agent_signed_document", Type: field.TypeString, Nullable: true},
+		{Name: "owner_signed_document", Type: field.TypeString, Nullable: true},
+		{Name: "tenant_signed_document", Type: field.TypeString, Nullable: true},
+		{Name: "agent_signature_drawing", Type: field.TypeString, Nullable: true, Size: 24000},
+		{Name: "owner_signature_drawing", Type: field.TypeString, Nullable: true, Size: 24000},
+		{Name: "tenant_signature_drawing", Type: field.TypeString, Nullable: true, Size: 24000},
 		{Name: "property_id", Type: field.TypeUUID},
 	}
 	// InventoriesTable holds the schema information for the "inventories" table.
@@ -105,7 +111,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[29]},
+				Columns:    []*schema.Column{InventoriesColumns[35]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -144,7 +150,7 @@ var (
 			{
 				Name:    "inventory_property_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[29], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[35], InventoriesColumns[8], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_date",

@@ -227,6 +227,30 @@ func init() {
 	inventory.DefaultSignedByLink = inventoryDescSignedByLink.Default.(string)
 	// inventory.SignedByLinkValidator is a validator for the "signed_by_link" field. It is called by the builders before save.
 	inventory.SignedByLinkValidator = inventoryDescSignedByLink.Validators[0].(func(string) error)
+	// inventoryDescAgentSignedDocument is the schema descriptor for agent_signed_document field.
+	inventoryDescAgentSignedDocument := inventoryFields[29].Descriptor()
+	// inventory.AgentSignedDocumentValidator is a validator for the "agent_signed_document" field. It is called by the builders before save.
+	inventory.AgentSignedDocumentValidator = inventoryDescAgentSignedDocument.Validators[0].(func(string) error)
+	// inventoryDescOwnerSignedDocument is the schema descriptor for owner_signed_document field.
+	inventoryDescOwnerSignedDocument := inventoryFields[30].Descriptor()
+	// inventory.OwnerSignedDocumentValidator is a validator for the "owner_signed_document" field. It is called by the builders before save.
+	inventory.OwnerSignedDocumentValidator = inventoryDescOwnerSignedDocument.Validators[0].(func(string) error)
+	// inventoryDescTenantSignedDocument is the schema descriptor for tenant_signed_document field.
+	inventoryDescTenantSignedDocument := inventoryFields[31].Descriptor()
+	// inventory.TenantSignedDocumentValidator is a validator for the "tenant_signed_document" field. It is called by the builders before save.
+	inventory.TenantSignedDocumentValidator = inventoryDescTenantSignedDocument.Validators[0].(func(string) error)
+	// inventoryDescAgentSignatureDrawing is the schema descriptor for agent_signature_drawing field.
+	inventoryDescAgentSignatureDrawing := inventoryFields[32].Descriptor()
+	// inventory.AgentSignatureDrawingValidator is a validator for the "agent_signature_drawing" field. It is called by the builders before save.
+	inventory.AgentSignatureDrawingValidator = inventoryDescAgentSignatureDrawing.Validators[0].(func(string) error)
+	// inventoryDescOwnerSignatureDrawing is the schema descriptor for owner_signature_drawing field.
+	inventoryDescOwnerSignatureDrawing := inventoryFields[33].Descriptor()
+	// inventory.OwnerSignatureDrawingValidator is a validator for the "owner_signature_drawing" field. It is called by the builders before save.
+	inventory.OwnerSignatureDrawingValidator = inventoryDescOwnerSignatureDrawing.Validators[0].(func(string) error)
+	// inventoryDescTenantSignatureDrawing is the schema descriptor for tenant_signature_drawing field.
+	inventoryDescTenantSignatureDrawing := inventoryFields[34].Descriptor()
+	// inventory.TenantSignatureDrawingValidator is a validator for the "tenant_signature_drawing" field. It is called by the builders before save.
+	inventory.TenantSignatureDrawingValidator = inventoryDescTenantSignatureDrawing.Validators[0].(func(string) error)
 	// inventoryDescID is the schema descriptor for id field.
 	inventoryDescID := inventoryFields[0].Descriptor()
 	// inventory.DefaultID holds the default value on creation for the id field.

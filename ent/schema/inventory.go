@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/hook"
 	"github.com/propertyrecords/inventory/ent/intercept"
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/drawing"
 	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
@@ -124,6 +125,24 @@ func (Inventory) Fields() []ent.Field {
 		// TENANT. Its own column, not a credential's name in *_signed_with,
 		// which an API key or a token's subject could spell alike.
 		field.String("signed_by_link").Default("").Match(signedByLink).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		// What each party signed: the SHA-256 of the inventory's PDF as it
+		// stood when they signed (the draft a link's page offered, or the
+		// one rendered for a signature through the API), which the signed
+		// PDF's certificate states; absent for imported signatures.
+		field.String("agent_signed_document").Optional().Nillable().Match(sha256Hex).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.String("owner_signed_document").Optional().Nillable().Match(sha256Hex).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.String("tenant_signed_document").Optional().Nillable().Match(sha256Hex).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		// Each party's drawn signature, where they drew one (internal/drawing's
+		// text), drawn on their line of the PDF.
+		field.Text("agent_signature_drawing").Optional().Nillable().MaxLen(drawing.MaxBytes).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.Text("owner_signature_drawing").Optional().Nillable().MaxLen(drawing.MaxBytes).
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.Text("tenant_signature_drawing").Optional().Nillable().MaxLen(drawing.MaxBytes).
 			Annotations(entgql.Skip(entgql.SkipAll)),
 	}
 }

@@ -101,6 +101,9 @@ type LinkPage struct {
 	Request   *ent.SignatureRequest
 	State     LinkState
 	Inventory *ent.Inventory
+	// Draft is the PDF the party signs, for an open link on a service
+	// with Drafts: the page shows it and offers it.
+	Draft *Draft
 }
 
 // LinkEvidence is what the link's page says of the signer, kept on the
@@ -112,7 +115,20 @@ type LinkEvidence struct {
 	UserAgent     string
 	// ConsentVersion is the consent text accepted (ConsentVersion).
 	ConsentVersion string
+	// Document is the SHA-256 of the draft PDF the page offered
+	// (OpenLink's Draft): the signature is refused when the draft is no
+	// longer that one (ErrDocumentChanged), and keeps it.
+	Document string
+	// Drawing is the signature drawn on the page's pad (internal/drawing's
+	// text); "" when none was (a browser without JavaScript).
+	Drawing string
 }
+
+// ErrDocumentChanged refuses a signature from a link whose page showed a
+// draft that is no longer the inventory's: another party signed, say. The
+// page shows the inventory again, to be signed as it now is.
+var ErrDocumentChanged = &apperr.Error{Code: apperr.Conflict, Field: "document",
+	Message: "the inventory's document changed since the page showed it: review it again before signing"}
 
 // ReadOnly reports whether the service refuses writes (INVENTORY_WRITES=off):
 // a link's page then says it cannot sign rather than show a form.
@@ -276,6 +292,19 @@ func (s *Service) OpenLink(ctx context.Context, token string) (*LinkPage, error)
 	return &LinkPage{Request: req, State: state, Inventory: inv}, nil
 }
 
+// OpenLinkDraft is OpenLink with, for a link that signs on a service with
+// Drafts, the draft its party would sign: what the page shows and offers.
+func (s *Service) OpenLinkDraft(ctx context.Context, token string) (*LinkPage, error) {
+	page, err := s.OpenLink(ctx, token)
+	if err != nil || page.State != LinkOpen || s.drafts == nil {
+		return page, err
+	}
+	if page.Draft, err = s.drafts.Draft(tenant.WithCompany(ctx, page.Request.CompanyID), page.Request.InventoryID); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
 // SignByLink signs for the link's party, remotely, with the name the signer
 // typed, and keeps the evidence on the link: both in one transaction with
 // the signature, so a link never signs twice nor is spent without signing.
@@ -293,8 +322,11 @@ func (s *Service) SignByLink(ctx context.Context, token, signerName string, ev L
 	if err != nil {
 		return page, err
 	}
-	sig := Signing{InventoryID: req.InventoryID, Party: Party(req.Party), SignerName: strings.TrimSpace(signerName), Remote: true}
+	sig := Signing{InventoryID: req.InventoryID, Party: Party(req.Party), SignerName: strings.TrimSpace(signerName), Remote: true, Drawing: ev.Drawing}
 	if err := checkSigner(sig.Party, sig.SignerName); err != nil {
+		return page, err
+	}
+	if err := readDrawing(&sig); err != nil {
 		return page, err
 	}
 	ev.UserAgent = truncate(strings.ToValidUTF8(ev.UserAgent, "?"), schema.MaxUserAgentRunes)
@@ -303,6 +335,24 @@ func (s *Service) SignByLink(ctx context.Context, token, signerName string, ev L
 	}
 	use := &linkUse{request: req, evidence: ev}
 	for attempt := 1; ; attempt++ {
+		// The signer signs the draft the page offered, or nothing: the
+		// write then finds the version that draft shows.
+		if err := s.draftOf(wctx, &sig); err != nil {
+			return page, err
+		}
+		if sig.document != nil && sig.document.SHA256 != ev.Document {
+			// Changed by this link's own signature, posted from another
+			// tab, is a used link, not a changed document.
+			again, err := s.OpenLink(ctx, token)
+			if err != nil {
+				return nil, err
+			}
+			if again.State != LinkOpen {
+				return again, &LinkClosedError{State: again.State}
+			}
+			page.Draft = sig.document
+			return page, ErrDocumentChanged
+		}
 		done, complete, err := s.sign(wctx, sig, use)
 		var closed *LinkClosedError
 		switch {
@@ -330,7 +380,7 @@ func (s *Service) SignByLink(ctx context.Context, token, signerName string, ev L
 		if complete {
 			s.keepPDF(wctx, sig.InventoryID)
 		}
-		page.State = LinkUsed
+		page.State, page.Draft = LinkUsed, sig.document
 		return page, nil
 	}
 }

@@ -48,6 +48,9 @@ type Service struct {
 	// linkTTL is how long a signature link lasts unless asked otherwise
 	// (DefaultLinkTTL when 0; WithLinkTTL).
 	linkTTL time.Duration
+	// drafts render the document each party signs (WithDrafts); nil: no
+	// signature keeps what it signed.
+	drafts Drafts
 }
 
 // NewService returns a Service writing to client, looking up the ids writes

@@ -19,6 +19,8 @@ import (
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/schema"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/drawing"
+	"github.com/propertyrecords/inventory/internal/report"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
@@ -48,6 +50,14 @@ type Signing struct {
 	// ExpectedVersion, when set, is the version the signer read: a change
 	// made since is CONFLICT, so no one signs what they did not see.
 	ExpectedVersion *int
+	// Drawing is the signature the signer drew, as internal/drawing writes
+	// it; "" when none was drawn.
+	Drawing string
+
+	// drawn is Drawing read; document the draft signed (Drafts), whose
+	// version the signature's write must find.
+	drawn    drawing.Drawing
+	document *Draft
 }
 
 // The fields a signature is refused on, in signInventory's input.
@@ -56,7 +66,61 @@ const (
 	fieldParty           = "party"
 	fieldSignerName      = "signerName"
 	fieldExpectedVersion = "expectedVersion"
+	fieldDrawing         = "drawing"
 )
+
+// Drafts render an inventory's PDF as it stands, unsigned or signed by
+// some of its parties (internal/signedpdf.Drafts): the document a party
+// signs, whose SHA-256 the signature keeps and the signed PDF's
+// certificate states.
+type Drafts interface {
+	Draft(ctx context.Context, id uuid.UUID) (*Draft, error)
+}
+
+// Draft is an inventory's PDF before its last signature.
+type Draft struct {
+	// Version is the inventory's version the PDF shows.
+	Version int
+	SHA256  string
+	PDF     []byte
+	// Document is what the PDF shows, for a link's page to show it alike.
+	Document report.Inventory
+}
+
+// WithDrafts has the service keep the SHA-256 of the draft each party
+// signs, rendered by drafts.
+func (s *Service) WithDrafts(drafts Drafts) *Service {
+	s.drafts = drafts
+	return s
+}
+
+// draftOf renders the draft of sig's inventory, for sig to keep; none
+// without Drafts. An inventory ctx cannot read is sign's to say.
+func (s *Service) draftOf(ctx context.Context, sig *Signing) error {
+	sig.document = nil
+	if s.drafts == nil {
+		return nil
+	}
+	d, err := s.drafts.Draft(ctx, sig.InventoryID)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sig.document = d
+	return nil
+}
+
+// readDrawing reads sig's drawing, refusing one that is not a drawing.
+func readDrawing(sig *Signing) error {
+	d, err := drawing.Parse(sig.Drawing)
+	if err != nil {
+		return &apperr.Error{Code: apperr.Invalid, Field: fieldDrawing, Message: err.Error()}
+	}
+	sig.drawn = d
+	return nil
+}
 
 // PDFMaker makes the PDF of an inventory just signed, in the background
 // (internal/signedpdf.Renderings): Ready waits for it as long as ctx lets.
@@ -86,10 +150,17 @@ func (s *Service) Sign(ctx context.Context, sig Signing) (uuid.UUID, error) {
 	if err := checkSigner(sig.Party, sig.SignerName); err != nil {
 		return uuid.Nil, err
 	}
+	if err := readDrawing(&sig); err != nil {
+		return uuid.Nil, err
+	}
 	// Twice at most: the write is conditional on the version read, so a
 	// signature of the other party committed meanwhile is seen on the
-	// second read (and completes the inventory), never overwritten.
+	// second read (and completes the inventory), never overwritten; the
+	// draft signed is rendered again for it.
 	for attempt := 1; ; attempt++ {
+		if err := s.draftOf(ctx, &sig); err != nil {
+			return uuid.Nil, err
+		}
 		done, complete, err := s.sign(ctx, sig, nil)
 		switch {
 		case err != nil:
@@ -139,6 +210,9 @@ func (s *Service) sign(ctx context.Context, sig Signing, link *linkUse) (done, c
 	}
 	if sig.ExpectedVersion != nil && *sig.ExpectedVersion != inv.Version {
 		return false, false, stale(inv.ID, *sig.ExpectedVersion)
+	}
+	if sig.document != nil && sig.document.Version != inv.Version {
+		return false, false, nil // changed since its draft was rendered: again
 	}
 	now := time.Now().UTC()
 	// Complete when this signature is the last a required party owed: the
@@ -194,6 +268,7 @@ func (s *Service) sign(ctx context.Context, sig Signing, link *linkUse) (done, c
 		if link != nil {
 			up.SetSignedByLink(linkParties(inv.SignedByLink, sig.Party))
 		}
+		sig.keepEvidence(up)
 		if complete {
 			up.SetIsSigned(true).SetSignatureDate(signedAt).SetApprovalCode(code).SetIsRemoteSigned(remote)
 		}
@@ -242,21 +317,46 @@ func (s *Service) keepPDF(ctx context.Context, id uuid.UUID) {
 	}
 }
 
+// keepEvidence sets what the party signed and drew on up.
+func (sig Signing) keepEvidence(up *ent.InventoryUpdate) {
+	var document, drawn *string
+	if sig.document != nil {
+		document = &sig.document.SHA256
+	}
+	if !sig.drawn.Empty() {
+		text := sig.drawn.String()
+		drawn = &text
+	}
+	switch sig.Party {
+	case Agent:
+		up.SetNillableAgentSignedDocument(document).SetNillableAgentSignatureDrawing(drawn)
+	case Owner:
+		up.SetNillableOwnerSignedDocument(document).SetNillableOwnerSignatureDrawing(drawn)
+	case Tenant:
+		up.SetNillableTenantSignedDocument(document).SetNillableTenantSignatureDrawing(drawn)
+	}
+}
+
 type partySignature struct {
 	date       *time.Time
 	name       *string
 	remote     bool
 	credential *string
+	document   *string
+	drawing    *string
 }
 
 func signatureOf(inv *ent.Inventory, p Party) partySignature {
 	switch p {
 	case Agent:
-		return partySignature{inv.AgentSignatureDate, inv.AgentSignerName, inv.AgentSignedRemotely, inv.AgentSignedWith}
+		return partySignature{inv.AgentSignatureDate, inv.AgentSignerName, inv.AgentSignedRemotely, inv.AgentSignedWith,
+			inv.AgentSignedDocument, inv.AgentSignatureDrawing}
 	case Owner:
-		return partySignature{inv.OwnerSignatureDate, inv.OwnerSignerName, inv.OwnerSignedRemotely, inv.OwnerSignedWith}
+		return partySignature{inv.OwnerSignatureDate, inv.OwnerSignerName, inv.OwnerSignedRemotely, inv.OwnerSignedWith,
+			inv.OwnerSignedDocument, inv.OwnerSignatureDrawing}
 	}
-	return partySignature{inv.TenantSignatureDate, inv.TenantSignerName, inv.TenantSignedRemotely, inv.TenantSignedWith}
+	return partySignature{inv.TenantSignatureDate, inv.TenantSignerName, inv.TenantSignedRemotely, inv.TenantSignedWith,
+		inv.TenantSignedDocument, inv.TenantSignatureDrawing}
 }
 
 // anySigned reports whether a party has signed inv: its content is then
@@ -324,6 +424,11 @@ type PartySignature struct {
 	Remote         bool
 	Method         SignatureMethod
 	CredentialName *string
+	// Document is the SHA-256 of the PDF the party signed (Drafts); nil for
+	// an imported signature and those made before it was kept.
+	DocumentSHA256 *string
+	// Drawn says whether the party drew their signature.
+	Drawn bool
 }
 
 // Signatures are the signatures of inv so far, in the order of Parties.
@@ -343,7 +448,8 @@ func Signatures(inv *ent.Inventory) []*PartySignature {
 		case slices.Contains(strings.Split(inv.SignedByLink, ","), string(p)):
 			method = ByLink
 		}
-		out = append(out, &PartySignature{Party: p, SignerName: s.name, SignedAt: s.date.UTC(), Remote: s.remote, Method: method, CredentialName: s.credential})
+		out = append(out, &PartySignature{Party: p, SignerName: s.name, SignedAt: s.date.UTC(), Remote: s.remote, Method: method,
+			CredentialName: s.credential, DocumentSHA256: s.document, Drawn: s.drawing != nil})
 	}
 	return out
 }

@@ -21,6 +21,11 @@ type Attestation struct {
 	// For a signature from a link: the signer's address and browser, and
 	// the version of the consent text accepted.
 	Address, UserAgent, Consent string
+	// Document is the SHA-256 of the PDF the party signed; "" where the
+	// service did not keep it (signatures made before it did).
+	Document string
+	// Drawn says whether the party drew their signature (on their line).
+	Drawn bool
 }
 
 // certificate is the last page: each signature with how it was made, so
@@ -44,6 +49,10 @@ func certificate(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 		if a.Method == "LINK" {
 			lines = append(lines, "Dirección: "+orDash(a.Address), "Navegador: "+orDash(a.UserAgent), "Texto de consentimiento: versión "+orDash(a.Consent))
 		}
+		if a.Document != "" {
+			lines = append(lines, "Documento firmado (SHA-256 del PDF que se le mostró): "+a.Document)
+		}
+		lines = append(lines, "Firma dibujada: "+yesNo(a.Drawn))
 		for _, l := range lines {
 			pdf.MultiCell(0, 5, tr(l), "", "L", false)
 		}

@@ -200,7 +200,7 @@ func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string, required []string) 
 	pdf.SetFont("Helvetica", "", 10)
 	pdf.MultiCell(0, 5, tr("Las partes han revisado esta comparación y declaran que registra el estado del inmueble "+
 		"en cada inventario. Firma, nombre y fecha:"), "", "L", false)
-	signatureLines(pdf, tr, 16, partyCaptions(required)...)
+	signatureLines(pdf, tr, 16, partyPlaces(required)...)
 }
 
 // rating is "4/5", with the to-repair flag, or "-" where the item is not.

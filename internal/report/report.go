@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-pdf/fpdf"
+
+	"github.com/propertyrecords/inventory/internal/drawing"
 )
 
 // Inventory is what the report shows.
@@ -46,6 +48,9 @@ type Inventory struct {
 	City           string
 	PropertyLevels int
 	Environments   []Environment
+	// Drawings are the signatures the parties drew, by party (AGENT, OWNER,
+	// TENANT), each drawn on its line.
+	Drawings map[string]drawing.Drawing
 	// Zone is where the report shows times, beside UTC (INVENTORY_TIME_ZONE;
 	// DefaultTimeZone when nil).
 	Zone *time.Location
@@ -98,6 +103,14 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 
 	pdf.SetFont("Helvetica", "B", 16)
 	pdf.CellFormat(0, 10, tr("Inventario de "+inv.TypeName), "", 1, "L", false, 0, "")
+	if inv.SignatureDate.IsZero() {
+		// The document a party signs before the others have: never to be
+		// taken for the signed inventory.
+		pdf.SetFont("Helvetica", "B", 10)
+		pdf.SetTextColor(163, 51, 12)
+		pdf.CellFormat(0, 6, tr("BORRADOR: aún no lo han firmado todas las partes; no es el inventario firmado."), "", 1, "L", false, 0, "")
+		pdf.SetTextColor(0, 0, 0)
+	}
 	pdf.SetFont("Helvetica", "", 10)
 	lines := []string{
 		"Inventario: " + inv.ID,
@@ -266,7 +279,8 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	pdf.CellFormat(0, 8, tr("Firmas"), "B", 1, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	required := requiredParties(inv.Required)
-	var lines, captions []string
+	var lines []string
+	var places []signaturePlace
 	for _, p := range []struct {
 		party, role, name string
 		signed            time.Time
@@ -281,7 +295,7 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 		}
 		lines = append(lines, "Firma del "+p.role+": "+signer(p.name)+stamp(p.signed, inv.Zone))
 		if slices.Contains(required, p.party) {
-			captions = append(captions, party(upperFirst(p.role), p.name))
+			places = append(places, signaturePlace{caption: party(upperFirst(p.role), p.name), drawn: inv.Drawings[p.party]})
 		}
 	}
 	lines = append(lines, "Fecha de firma: "+stamp(inv.SignatureDate, inv.Zone)+remote(inv.RemoteSigned),
@@ -289,7 +303,7 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	for _, l := range lines {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
 	}
-	signatureLines(pdf, tr, 14, captions...)
+	signatureLines(pdf, tr, 14, places...)
 }
 
 // requiredParties is who must sign, the agent and the owner when unsaid.
@@ -300,14 +314,21 @@ func requiredParties(required []string) []string {
 	return required
 }
 
-// partyCaptions are the captions of the lines of the required parties.
-func partyCaptions(required []string) []string {
+// partyPlaces are the lines of the required parties, captioned.
+func partyPlaces(required []string) []signaturePlace {
 	roles := map[string]string{"AGENT": "Agente", "OWNER": "Propietario", "TENANT": "Arrendatario"}
-	var out []string
+	var out []signaturePlace
 	for _, p := range requiredParties(required) {
-		out = append(out, roles[p])
+		out = append(out, signaturePlace{caption: roles[p]})
 	}
 	return out
+}
+
+// signaturePlace is a line to sign on: its caption, and the signature drawn
+// on it, if any.
+type signaturePlace struct {
+	caption string
+	drawn   drawing.Drawing
 }
 
 func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
@@ -315,22 +336,58 @@ func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 // signatureLines draws a line to sign on for each caption, space below the
 // text so far, each captioned under it: two side by side as they always
 // were, three in three columns.
-func signatureLines(pdf *fpdf.Fpdf, tr func(string) string, space float64, captions ...string) {
+func signatureLines(pdf *fpdf.Fpdf, tr func(string) string, space float64, places ...signaturePlace) {
 	y := pdf.GetY() + space
 	left, width, gap := 20.0, 70.0, 30.0
-	if len(captions) > 2 {
+	if len(places) > 2 {
 		left, width, gap = 15, 52, 8
 	}
-	for i, caption := range captions {
+	for i, place := range places {
 		x := left + float64(i)*(width+gap)
+		drawOn(pdf, place.drawn, x, y-space+1, width, space-1)
 		pdf.Line(x, y, x+width, y)
 		pdf.SetXY(x, y+1)
 		ln := 0
-		if i == len(captions)-1 {
+		if i == len(places)-1 {
 			ln = 1
 		}
-		pdf.CellFormat(width, 5, tr(caption), "", ln, "C", false, 0, "")
+		pdf.CellFormat(width, 5, tr(place.caption), "", ln, "C", false, 0, "")
 	}
+}
+
+// drawOn draws d as lines in the box at x, y of w by h millimetres, as
+// large as fits, centred, its foot on the box's: vectors, so that the
+// signature is as sharp printed as the signer drew it.
+func drawOn(pdf *fpdf.Fpdf, d drawing.Drawing, x, y, w, h float64) {
+	if d.Empty() {
+		return
+	}
+	scale := min(w/drawing.Width, h/drawing.Height)
+	left := x + (w-scale*drawing.Width)/2
+	top := y + h - scale*drawing.Height
+	at := func(p drawing.Point) (float64, float64) { return left + scale*float64(p.X), top + scale*float64(p.Y) }
+	pdf.SetDrawColor(20, 30, 110)
+	pdf.SetFillColor(20, 30, 110)
+	pdf.SetLineWidth(0.35)
+	pdf.SetLineCapStyle("round")
+	pdf.SetLineJoinStyle("round")
+	for _, stroke := range d.Strokes {
+		if len(stroke) == 1 {
+			px, py := at(stroke[0])
+			pdf.Circle(px, py, 0.2, "F")
+			continue
+		}
+		for j := 1; j < len(stroke); j++ {
+			x1, y1 := at(stroke[j-1])
+			x2, y2 := at(stroke[j])
+			pdf.Line(x1, y1, x2, y2)
+		}
+	}
+	pdf.SetDrawColor(0, 0, 0)
+	pdf.SetFillColor(255, 255, 255)
+	pdf.SetLineWidth(0.2)
+	pdf.SetLineCapStyle("butt")
+	pdf.SetLineJoinStyle("miter")
 }
 
 // signer is a signer's name as the signature line starts with it; nothing

@@ -145,12 +145,14 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	mux.Handle("GET /ide/", ide.Assets())
 	// The signed PDFs not kept yet are made in the background, one rendering
 	// of each for a signature and the downloads that come meanwhile.
-	pdfs := signedpdf.NewRenderings(signedpdf.New(st.Client, opts.Files, opts.TimeZone), log, opts.PDFRendering)
+	// Each signature keeps the SHA-256 of the draft it signed (keeper's).
+	keeper := signedpdf.New(st.Client, opts.Files, opts.TimeZone)
+	pdfs := signedpdf.NewRenderings(keeper, log, opts.PDFRendering)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
 		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
-		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL})
+		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper})
 	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode, opts.TimeZone)
-	signLinks(mux, st, log, pdfs, opts)
+	signLinks(mux, st, log, pdfs, keeper, opts)
 	// One authenticator for every transport: its throttled lane, its
 	// memory of credentials verified lately and its rate limiter hold for
 	// HTTP requests and WebSocket connections alike.
@@ -217,12 +219,12 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 
 // signLinks serves the pages a party signs from a link (internal/signpage),
 // through records as GraphQL's mutations do, each address within its rate.
-func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *signedpdf.Renderings, opts Options) {
+func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *signedpdf.Renderings, drafts records.Drafts, opts Options) {
 	var maker records.PDFMaker
 	if r := pdfsIfFiles(pdfs, opts.Files); r != nil {
 		maker = r
 	}
-	svc := records.NewService(st.Client, st, log, maker, opts.Files, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL)
+	svc := records.NewService(st.Client, st, log, maker, opts.Files, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(drafts)
 	perMinute := cmp.Or(opts.SignRatePerMinute, signpage.DefaultRatePerMinute)
 	var limiter *auth.Limiter
 	if perMinute > 0 {
@@ -236,6 +238,8 @@ func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *sign
 	}
 	mux.HandleFunc("GET "+signpage.Path+"{token}", latest(pages.Show))
 	mux.HandleFunc("POST "+signpage.Path+"{token}", latest(pages.Sign))
+	mux.HandleFunc("GET "+signpage.Path+"{token}/draft.pdf", latest(pages.Draft))
+	mux.HandleFunc("GET "+signpage.PadScript, pages.Script)
 }
 
 // pdfsIfFiles is pdfs when there is a file store to keep the PDFs in.
@@ -266,6 +270,7 @@ var openPatterns = map[string]bool{
 	"GET /{$}": true, "GET /ide/": true, "GET /healthz": true, "GET /readyz": true, "GET /metrics": true,
 	"/openapi.json": true, files.PhotoPath + "{reference}": true,
 	"GET " + signpage.Path + "{token}": true, "POST " + signpage.Path + "{token}": true,
+	"GET " + signpage.Path + "{token}/draft.pdf": true, "GET " + signpage.PadScript: true,
 }
 
 // openOn reports whether mux serves r with an open endpoint.

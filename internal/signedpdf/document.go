@@ -11,6 +11,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/signaturerequest"
+	"github.com/propertyrecords/inventory/internal/drawing"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/report"
@@ -22,12 +23,18 @@ import (
 // is listed, with why). The one place a record becomes a report: A2 renders
 // a PDF never stored from it, and signInventory the PDF it stores.
 func Document(ctx context.Context, client *ent.Client, store *files.Store, id uuid.UUID) (report.Inventory, error) {
+	doc, _, err := document(ctx, client, store, id)
+	return doc, err
+}
+
+// document is Document, with the record it was read from.
+func document(ctx context.Context, client *ent.Client, store *files.Store, id uuid.UUID) (report.Inventory, *ent.Inventory, error) {
 	inv, err := client.Inventory.Query().Where(inventory.ID(id)).WithProperty().
 		WithEnvironments(func(q *ent.EnvironmentQuery) {
 			q.WithItems(func(q *ent.ItemQuery) { q.WithMaterial().WithPhotos() })
 		}).Only(ctx)
 	if err != nil {
-		return report.Inventory{}, err
+		return report.Inventory{}, nil, err
 	}
 	doc := report.Inventory{
 		ID: inv.ID.String(), TypeName: inv.InventoryType.Name(), RentalPrice: inv.RentalPrice.StringFixed(2),
@@ -37,8 +44,9 @@ func Document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 		SignatureDate: utc(inv.SignatureDate), ApprovalCode: text(inv.ApprovalCode), RemoteSigned: inv.IsRemoteSigned,
 	}
 	if doc.Certificate, err = certificate(ctx, client, inv); err != nil {
-		return report.Inventory{}, err
+		return report.Inventory{}, nil, err
 	}
+	doc.Drawings = drawings(inv)
 	if p := inv.Edges.Property; p != nil {
 		doc.PropertyCode, doc.PropertyType, doc.Address = p.Code, p.PropertyType, p.Address
 		doc.Neighborhood, doc.City, doc.PropertyLevels = p.Neighborhood, p.City, p.Levels
@@ -65,7 +73,24 @@ func Document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 			}
 		}
 	}
-	return doc, Thumbnails(ctx, store, photos)
+	return doc, inv, Thumbnails(ctx, store, photos)
+}
+
+// drawings are the signatures inv's parties drew, by party. A drawing the
+// record holds was read when it was written (records.Signing): one that no
+// longer reads is left off the line rather than fail the document.
+func drawings(inv *ent.Inventory) map[string]drawing.Drawing {
+	out := map[string]drawing.Drawing{}
+	for party, text := range map[string]*string{"AGENT": inv.AgentSignatureDrawing, "OWNER": inv.OwnerSignatureDrawing,
+		"TENANT": inv.TenantSignatureDrawing} {
+		if text == nil {
+			continue
+		}
+		if d, err := drawing.Parse(*text); err == nil && !d.Empty() {
+			out[party] = d
+		}
+	}
+	return out
 }
 
 // certificate is each signature of inv as the PDF's last page states it,
@@ -89,7 +114,7 @@ func certificate(ctx context.Context, client *ent.Client, inv *ent.Inventory) ([
 	var out []report.Attestation
 	for _, s := range signatures {
 		a := report.Attestation{Party: string(s.Party), Name: text(s.SignerName), Method: string(s.Method),
-			Credential: text(s.CredentialName), At: s.SignedAt, Remote: s.Remote}
+			Credential: text(s.CredentialName), At: s.SignedAt, Remote: s.Remote, Document: text(s.DocumentSHA256), Drawn: s.Drawn}
 		if s.Method == records.ByLink {
 			for _, r := range used {
 				if string(r.Party) == string(s.Party) {
@@ -137,6 +162,12 @@ const thumbnailReads = 8
 // the first error that is not a photo's own (the store's, or ctx's when the
 // request ends), and then no photo is to be drawn.
 func Thumbnails(ctx context.Context, store *files.Store, photos []*report.Photo) error {
+	if store == nil { // a service that keeps no files (tests of its records alone)
+		for _, p := range photos {
+			p.NotShown = "archivo no disponible"
+		}
+		return nil
+	}
 	type result struct {
 		thumb    []byte
 		notShown string

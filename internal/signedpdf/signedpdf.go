@@ -77,6 +77,24 @@ func (k *Keeper) Provide(ctx context.Context, id uuid.UUID, why string) (pdf Ren
 	return pdf, k.keep(ctx, id, pdf, why), nil
 }
 
+// Draft renders inventory id's PDF as it stands (as ctx may read it), for
+// a party to sign (records.Drafts): the same rendering as the signed PDF's,
+// so the document signed is the one a dispute reads, with the signatures
+// made so far.
+func (k *Keeper) Draft(ctx context.Context, id uuid.UUID) (*records.Draft, error) {
+	doc, inv, err := document(ctx, k.client, k.files, id)
+	if err != nil {
+		return nil, err
+	}
+	doc.Zone = k.zone
+	data, err := report.Render(ctx, doc)
+	if err != nil {
+		return nil, fmt.Errorf("signedpdf: rendering the draft of inventory %s: %w", id, err)
+	}
+	sum := sha256.Sum256(data)
+	return &records.Draft{Version: inv.Version, SHA256: hex.EncodeToString(sum[:]), PDF: data, Document: doc}, nil
+}
+
 // keep stores pdf as inventory id's PDF and records its digest.
 func (k *Keeper) keep(ctx context.Context, id uuid.UUID, pdf Rendered, why string) error {
 	if _, err := k.files.Put(ctx, files.PDFKey(id.String()), pdf.Data); err != nil {

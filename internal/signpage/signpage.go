@@ -19,13 +19,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/auth"
+	"github.com/propertyrecords/inventory/internal/drawing"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/records"
 )
@@ -33,10 +34,17 @@ import (
 // Path starts the pages' paths; the token follows it.
 const Path = "/sign/"
 
-// ContentSecurityPolicy is the pages': nothing loads but the page itself
-// and its inline style, no script runs, the form posts only here, and no
-// other site frames it (a signature clicked through a frame is not one).
-const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+// ContentSecurityPolicy is the pages': nothing loads but the page itself,
+// its inline style, its photos (data: URLs) and the pad's script served
+// beside it (PadScript, no inline script), the form posts only here, no
+// script may fetch anything, and no other site frames it (a signature
+// clicked through a frame is not one).
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// PadScript is the path of the signature pad's script, which the pages
+// load from beside them: without it (no JavaScript) the form signs with
+// the typed name alone.
+const PadScript = Path + "pad.js"
 
 // DefaultRatePerMinute is the requests an address may send to the pages a
 // minute, in a burst as large: a person reads, types and posts a few
@@ -47,11 +55,15 @@ const DefaultRatePerMinute = 30
 // csrfCookie holds the form's double-submit token.
 const csrfCookie = "sign_csrf"
 
-// maxForm bounds what a POST may send: a name, a checkbox and a token.
-const maxForm = 8 << 10
+// maxForm bounds what a POST may send: a name, a checkbox, two tokens
+// and a drawing (internal/drawing bounds it).
+const maxForm = 8<<10 + drawing.MaxBytes*3/2
 
 //go:embed page.html
 var pageHTML string
+
+//go:embed pad.js
+var padJS []byte
 
 var page = template.Must(template.New("page").Parse(pageHTML))
 
@@ -86,7 +98,7 @@ func (p *Pages) Show(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	pg, err := p.records.OpenLink(r.Context(), r.PathValue("token"))
+	pg, err := p.records.OpenLinkDraft(r.Context(), r.PathValue("token"))
 	if err != nil {
 		p.fail(w, r, t, err)
 		return
@@ -106,7 +118,44 @@ func (p *Pages) Show(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: Path, HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: strings.HasPrefix(files.BaseURL(r.Context()), "https:")})
-	p.render(w, http.StatusOK, t, p.form(t, pg, csrf, "", ""))
+	p.render(w, http.StatusOK, t, p.form(t, pg, r.PathValue("token"), csrf, "", ""))
+}
+
+// Draft serves GET …/draft.pdf: the PDF the party would sign, as the page
+// offers it (its SHA-256 is the form's), or why the link no longer signs.
+func (p *Pages) Draft(w http.ResponseWriter, r *http.Request) {
+	t, ok := p.begin(w, r)
+	if !ok {
+		return
+	}
+	pg, err := p.records.OpenLinkDraft(r.Context(), r.PathValue("token"))
+	switch {
+	case err != nil:
+		p.fail(w, r, t, err)
+	case pg.State != records.LinkOpen:
+		p.closed(w, t, pg)
+	case pg.Draft == nil: // a service that renders no drafts
+		p.render(w, http.StatusNotFound, t, view{Title: t.NotFound, Message: t.NotFoundText})
+	default:
+		h := w.Header()
+		h.Set("Content-Type", "application/pdf")
+		h.Set("Content-Disposition", `inline; filename="inventario-`+pg.Request.InventoryID.String()+`-borrador.pdf"`)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Length", strconv.Itoa(len(pg.Draft.PDF)))
+		h.Del("Vary")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(pg.Draft.PDF)
+	}
+}
+
+// Script serves the signature pad's script (pad.js): the same for every
+// link, so it names none and may be cached.
+func (p *Pages) Script(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(padJS)
 }
 
 // Sign serves POST: with the form's CSRF token matching its cookie, and
@@ -132,30 +181,47 @@ func (p *Pages) Sign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token, name := r.PathValue("token"), r.PostForm.Get("signerName")
-	if r.PostForm.Get("consent") != "yes" {
-		pg, err := p.records.OpenLink(r.Context(), token)
+	again := func(status int, problem string) { // the form again, saying what is wrong
+		pg, err := p.records.OpenLinkDraft(r.Context(), token)
 		switch {
 		case err != nil:
 			p.fail(w, r, t, err)
 		case pg.State != records.LinkOpen:
 			p.closed(w, t, pg)
 		default:
-			p.render(w, http.StatusBadRequest, t, p.form(t, pg, field, name, t.NoConsent))
+			p.render(w, status, t, p.form(t, pg, token, field, name, problem))
 		}
+	}
+	if r.PostForm.Get("consent") != "yes" {
+		again(http.StatusBadRequest, t.NoConsent)
 		return
 	}
+	drawn := r.PostForm.Get("drawing")
 	pg, err := p.records.SignByLink(r.Context(), token, name, records.LinkEvidence{
-		ClientAddress: ClientAddress(r, p.opts.TrustedProxies), UserAgent: r.UserAgent(), ConsentVersion: records.ConsentVersion})
+		ClientAddress: ClientAddress(r, p.opts.TrustedProxies), UserAgent: r.UserAgent(), ConsentVersion: records.ConsentVersion,
+		Document: r.PostForm.Get("document"), Drawing: drawn})
 	var closed *records.LinkClosedError
+	var invalid *apperr.Error
 	switch {
 	case errors.As(err, &closed):
 		p.closed(w, t, pg)
-	case err != nil && pg != nil && apperr.CodeOf(err) == apperr.Invalid:
-		p.render(w, http.StatusBadRequest, t, p.form(t, pg, field, name, t.BadName))
+	case errors.Is(err, records.ErrDocumentChanged):
+		// Signed by another party meanwhile, say: the page again, with
+		// the document as it now is, to be read and signed anew.
+		p.render(w, http.StatusConflict, t, p.form(t, pg, token, field, name, t.Changed))
+	case errors.As(err, &invalid) && invalid.Code == apperr.Invalid:
+		problem := t.BadName
+		if invalid.Field == "drawing" {
+			problem = t.BadDrawing
+		}
+		again(http.StatusBadRequest, problem)
 	case err != nil:
 		p.fail(w, r, t, err)
 	default:
-		v := view{Title: t.Signed, Message: t.SignedText, Inventory: inventoryView(t, pg.Inventory)}
+		v := view{Title: t.Signed, Message: t.SignedText, Inventory: inventoryView(t, pg.Draft)}
+		if d, err := drawing.Parse(drawn); err == nil && !d.Empty() {
+			v.Drawn = d.SVGPath()
+		}
 		p.render(w, http.StatusOK, t, v)
 	}
 }
@@ -219,11 +285,16 @@ func (p *Pages) render(w http.ResponseWriter, status int, t texts, v view) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-func (p *Pages) form(t texts, pg *records.LinkPage, csrf, typed, problem string) view {
+func (p *Pages) form(t texts, pg *records.LinkPage, token, csrf, typed, problem string) view {
 	party := map[string]string{"AGENT": t.Agent, "OWNER": t.Owner, "TENANT": t.Tenant}[string(pg.Request.Party)]
-	return view{Title: t.Title, Message: strings.ReplaceAll(t.Intro, "{party}", party), Inventory: inventoryView(t, pg.Inventory),
-		Form: &formView{CSRF: csrf, Hint: pg.Request.SignerName, Typed: typed, Error: problem,
-			Consent: strings.ReplaceAll(t.Consent, "{party}", party), ConsentVersion: records.ConsentVersion}}
+	f := &formView{CSRF: csrf, Hint: pg.Request.SignerName, Typed: typed, Error: problem,
+		Consent: strings.ReplaceAll(t.Consent, "{party}", party), ConsentVersion: records.ConsentVersion}
+	if pg.Draft != nil {
+		// Relative to the page (/sign/{token}), whatever prefix a proxy
+		// serves it under.
+		f.Document, f.DraftURL = pg.Draft.SHA256, url.PathEscape(token)+"/draft.pdf"
+	}
+	return view{Title: t.Title, Message: strings.ReplaceAll(t.Intro, "{party}", party), Inventory: inventoryView(t, pg.Draft), Form: f}
 }
 
 // view is what the template shows.
@@ -232,16 +303,20 @@ type view struct {
 	T                    texts
 	Inventory            *invView
 	Form                 *formView
+	// Drawn is the signature just drawn, as an SVG path on the pad's grid.
+	Drawn string
 }
 
 type formView struct {
 	CSRF, Hint, Typed, Error, Consent, ConsentVersion string
+	// Document is the SHA-256 of the draft the page offers, sent back
+	// with the form: the signature is of that document or of none.
+	Document, DraftURL string
 }
 
 type invView struct {
-	Address, Place, Kind, Made string
-	Version                    int
-	Rooms                      []roomView
+	ID, Address, Place, Kind, Made string
+	Rooms                          []roomView
 }
 
 type roomView struct {
@@ -254,29 +329,45 @@ type itemView struct {
 	Name, Description, Material string
 	Rating                      int
 	ToRepair                    bool
+	Photos                      []photoView
 }
 
-func inventoryView(t texts, inv *ent.Inventory) *invView {
-	if inv == nil {
+// photoView is a photo as the page shows it: its thumbnail, inline (the
+// page loads nothing else), or why the PDF does not show it.
+type photoView struct {
+	Thumbnail template.URL
+	NotShown  string
+}
+
+// inventoryView is the inventory as its draft PDF shows it (the draft's
+// Document): the page and the document signed say the same.
+func inventoryView(t texts, draft *records.Draft) *invView {
+	if draft == nil {
 		return nil
 	}
-	v := &invView{Kind: inv.InventoryType.Name(), Made: inv.CreatedAt.UTC().Format("2006-01-02"), Version: inv.Version}
-	if prop := inv.Edges.Property; prop != nil {
-		v.Address = prop.Address
-		var place []string
-		for _, s := range []string{prop.Neighborhood, prop.City} {
-			if s != "" {
-				place = append(place, s)
-			}
+	doc := draft.Document
+	v := &invView{ID: doc.ID, Address: strings.TrimSpace(doc.PropertyCode + " " + doc.Address), Kind: doc.TypeName,
+		Made: doc.CreatedAt.UTC().Format("2006-01-02")}
+	var place []string
+	for _, s := range []string{doc.Neighborhood, doc.City} {
+		if s != "" {
+			place = append(place, s)
 		}
-		v.Place = strings.Join(place, ", ")
 	}
-	for _, env := range inv.Edges.Environments {
+	v.Place = strings.Join(place, ", ")
+	for _, env := range doc.Environments {
 		room := roomView{Name: env.Name, Description: env.Description, Level: env.Level}
-		for _, it := range env.Edges.Items {
-			item := itemView{Name: it.Name, Description: it.Description, Rating: it.Rating, ToRepair: it.ToRepair}
-			if m := it.Edges.Material; m != nil {
-				item.Material = m.Name
+		for _, it := range env.Items {
+			item := itemView{Name: it.Name, Description: it.Description, Material: it.Material, Rating: it.Rating, ToRepair: it.ToRepair}
+			for _, ph := range it.Photos {
+				if ph.Thumbnail == nil {
+					item.Photos = append(item.Photos, photoView{NotShown: ph.NotShown})
+					continue
+				}
+				// Made by internal/thumbnail from a stored photo: an image
+				// of a type the sniffer names, never markup.
+				item.Photos = append(item.Photos, photoView{Thumbnail: template.URL("data:" + http.DetectContentType(ph.Thumbnail) +
+					";base64," + base64.StdEncoding.EncodeToString(ph.Thumbnail))})
 			}
 			room.Items = append(room.Items, item)
 		}

@@ -18,6 +18,8 @@ type texts struct {
 	NotFound, NotFoundText, Forbidden, ForbiddenText          string
 	ReadOnly, BadForm, NoConsent, BadName                     string
 	TooMany, TooManyText, Busy, BusyText                      string
+	Document, DraftLink, Digest, Photo, PhotoNotShown         string
+	DrawLabel, DrawHint, Clear, Changed, BadDrawing, YourSign string
 }
 
 // The consent text accepted is records.ConsentVersion: change that with
@@ -66,6 +68,17 @@ var spanish = texts{
 	TooManyText:    "Espere un momento y vuelva a intentarlo.",
 	Busy:           "Servicio no disponible",
 	BusyText:       "No pudimos atender la solicitud. Inténtelo de nuevo en unos minutos; no se registró ninguna firma.",
+	Document:       "Documento que firma",
+	DraftLink:      "Ver el inventario en PDF (borrador, tal como lo firma)",
+	Digest:         "Huella SHA-256 del PDF",
+	Photo:          "Foto de",
+	PhotoNotShown:  "Foto no mostrada",
+	DrawLabel:      "Dibuje su firma",
+	DrawHint:       "Con el dedo o el ratón, dentro del recuadro (opcional).",
+	Clear:          "Borrar el dibujo",
+	Changed:        "El inventario cambió desde que abrió esta página (otra parte firmó, por ejemplo). Revíselo de nuevo y vuelva a firmar; no se registró ninguna firma.",
+	BadDrawing:     "El dibujo de la firma no es válido. Bórrelo y dibuje de nuevo.",
+	YourSign:       "Su firma",
 }
 
 var english = texts{
@@ -112,6 +125,17 @@ var english = texts{
 	TooManyText:    "Wait a moment and try again.",
 	Busy:           "Service unavailable",
 	BusyText:       "We could not serve the request. Try again in a few minutes; no signature was recorded.",
+	Document:       "The document you sign",
+	DraftLink:      "See the inventory as a PDF (the draft, as you sign it)",
+	Digest:         "SHA-256 fingerprint of the PDF",
+	Photo:          "Photo of",
+	PhotoNotShown:  "Photo not shown",
+	DrawLabel:      "Draw your signature",
+	DrawHint:       "With your finger or the mouse, inside the box (optional).",
+	Clear:          "Clear the drawing",
+	Changed:        "The inventory changed since you opened this page (another party signed, say). Review it again and sign anew; no signature was recorded.",
+	BadDrawing:     "The drawn signature is not valid. Clear it and draw again.",
+	YourSign:       "Your signature",
 }
 
 // language is English when the browser prefers it to Spanish, else

@@ -1,0 +1,2 @@
+-- Modify "inventories" table
+ALTER TABLE "inventories" ADD COLUMN "agent_signed_document" character varying NULL, ADD COLUMN "owner_signed_document" character varying NULL, ADD COLUMN "tenant_signed_document" character varying NULL, ADD COLUMN "agent_signature_drawing" character varying NULL, ADD COLUMN "owner_signature_drawing" character varying NULL, ADD COLUMN "tenant_signature_drawing" character varying NULL;
