@@ -375,6 +375,33 @@ func TestSignatureLinksRefused(t *testing.T) {
 			t.Errorf("company B cancelling: %+v; want NOT_FOUND", res.Errors)
 		}
 	})
+	t.Run("a party in another case", func(t *testing.T) {
+		// gqlparser lets a variable's enum value through in any case: the
+		// party's own reading refuses it, as the client's error.
+		for name, send := range map[string]func() []apitest.Error{
+			"requestSignature": func() []apitest.Error {
+				_, errs := w.requestSignature(t, companyA, map[string]any{"inventoryId": made.ID, "party": "agent", "signerName": "Ana"})
+				return errs
+			},
+			"cancelSignatureRequest": func() []apitest.Error {
+				return w.srv.GraphQL(t, companyA, cancelSignatureMutation, map[string]any{"input": map[string]any{"inventoryId": made.ID, "party": "Tenant"}}).Errors
+			},
+			"signInventory": func() []apitest.Error {
+				_, errs := w.sign(t, companyA, map[string]any{"inventoryId": made.ID, "party": "owner", "signerName": "Luis"})
+				return errs
+			},
+			"createInventory": func() []apitest.Error {
+				tree := w.tree(uuid.NewString(), 1, 1)
+				tree["requiredSignatures"] = []string{"tenant"}
+				_, errs := w.create(t, tree)
+				return errs
+			},
+		} {
+			if errs := send(); len(errs) != 1 || errs[0].Code() != "INVALID_ARGUMENT" {
+				t.Errorf("%s with a party in lower case: %+v; want INVALID_ARGUMENT", name, errs)
+			}
+		}
+	})
 	t.Run("CSRF", func(t *testing.T) {
 		link := w.mustLink(t, made.ID, "TENANT", "Marta Ruiz")
 		p := openPage(t, link.URL, "")

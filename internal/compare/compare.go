@@ -325,7 +325,7 @@ func (c *Change) UnmarshalGQL(v any) error {
 		*c = Change(s)
 		return nil
 	}
-	return fmt.Errorf("%v is not an ItemChange", v)
+	return apperr.Errorf(apperr.Invalid, "%v is not an ItemChange", v)
 }
 
 // MarshalGQL writes the presence as its GraphQL enum value.
@@ -339,7 +339,7 @@ func (p *Presence) UnmarshalGQL(v any) error {
 		*p = Presence(s)
 		return nil
 	}
-	return fmt.Errorf("%v is not an EnvironmentPresence", v)
+	return apperr.Errorf(apperr.Invalid, "%v is not an EnvironmentPresence", v)
 }
 
 // FirstPair finds two inventories worth comparing among the caller's

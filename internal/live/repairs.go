@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/compare"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // RepairKind is how the repair list changed (GraphQL's RepairEventKind).
@@ -41,7 +42,7 @@ func (k *RepairKind) UnmarshalGQL(v any) error {
 		*k = RepairKind(s)
 		return nil
 	}
-	return fmt.Errorf("%v is not a RepairEventKind", v)
+	return apperr.Errorf(apperr.Invalid, "%v is not a RepairEventKind", v)
 }
 
 // RepairEvent is one change of the repair list (GraphQL's RepairEvent):

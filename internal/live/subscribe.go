@@ -70,7 +70,7 @@ func (k *Kind) UnmarshalGQL(v any) error {
 		*k = Refetch
 		return nil
 	}
-	return fmt.Errorf("%v is not an InventoryEventKind", v)
+	return apperr.Errorf(apperr.Invalid, "%v is not an InventoryEventKind", v)
 }
 
 // Event is one event as a subscriber receives it (GraphQL's

@@ -330,8 +330,9 @@ func (s *Service) SignByLink(ctx context.Context, token, signerName string, ev L
 		return page, err
 	}
 	ev.UserAgent = truncate(strings.ToValidUTF8(ev.UserAgent, "?"), schema.MaxUserAgentRunes)
+	ev.ClientAddress = strings.ToValidUTF8(ev.ClientAddress, "?")
 	if len(ev.ClientAddress) > 64 {
-		ev.ClientAddress = ev.ClientAddress[:64]
+		ev.ClientAddress = strings.ToValidUTF8(ev.ClientAddress[:64], "")
 	}
 	use := &linkUse{request: req, evidence: ev}
 	for attempt := 1; ; attempt++ {

@@ -409,7 +409,7 @@ func (m SignatureMethod) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strc
 func (m *SignatureMethod) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok || (SignatureMethod(s) != ByCredential && SignatureMethod(s) != Imported && SignatureMethod(s) != ByLink) {
-		return fmt.Errorf("%v is not a SignatureMethod: CREDENTIAL, IMPORTED or LINK", v)
+		return apperr.Errorf(apperr.Invalid, "%v is not a SignatureMethod: CREDENTIAL, IMPORTED or LINK", v)
 	}
 	*m = SignatureMethod(s)
 	return nil
@@ -490,7 +490,7 @@ func approvalCode() (string, error) {
 func (p *Party) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok || !Party(s).valid() {
-		return fmt.Errorf("%v is not a SignatureParty: AGENT, OWNER or TENANT", v)
+		return apperr.Errorf(apperr.Invalid, "%v is not a SignatureParty: AGENT, OWNER or TENANT", v)
 	}
 	*p = Party(s)
 	return nil

@@ -96,7 +96,13 @@ type Photo struct {
 // It stops once ctx ends (a request's deadline), returning ctx's error and
 // no document: a cut report is never half a PDF.
 func Render(ctx context.Context, inv Inventory) ([]byte, error) {
-	pdf := newDocument("Inventario "+inv.ID, inv.SignatureDate)
+	// A draft's date is the inventory's making: its bytes, and so the
+	// SHA-256 a signer's page shows, depend on the record alone.
+	date := inv.SignatureDate
+	if date.IsZero() {
+		date = inv.CreatedAt
+	}
+	pdf := newDocument("Inventario "+inv.ID, date)
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
 	pages(pdf, tr, fmt.Sprintf("%s %s, %s · inventario %s", inv.PropertyCode, inv.Address, inv.City, short(inv.ID)))
 	pdf.AddPage()
@@ -170,7 +176,8 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// newDocument is an A4 document whose bytes depend on its content only.
+// newDocument is an A4 document whose bytes depend on its content only:
+// date must be set (fpdf takes the time of rendering for a zero one).
 func newDocument(title string, date time.Time) *fpdf.Fpdf {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.SetCatalogSort(true) // fonts in a fixed order: the same bytes every time

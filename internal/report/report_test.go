@@ -73,6 +73,18 @@ func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 			t.Fatal("the same inventory rendered to different bytes")
 		}
 	}
+	// A draft (not signed yet) too, rendered seconds apart: the SHA-256 a
+	// signer's page shows must be that of the draft their signature finds.
+	draft := inventory(t, 1, 2)
+	draft.SignatureDate, draft.ApprovalCode = time.Time{}, ""
+	before, err := report.Render(context.Background(), draft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the PDF dates' second
+	if after, err := report.Render(context.Background(), draft); err != nil || !bytes.Equal(before, after) {
+		t.Fatal("the same draft rendered a second later to different bytes")
+	}
 	if _, err := exec.LookPath("pdftotext"); err != nil {
 		t.Skip("pdftotext (poppler-utils) is not installed: .ci/run installs it")
 	}

@@ -399,7 +399,9 @@ func ClientAddress(r *http.Request, trusted []netip.Prefix) string {
 	if err != nil {
 		return host
 	}
-	addr = addr.Unmap()
+	// A zone (fe80::1%eth0) is the sender's own words, of any bytes: the
+	// address is the evidence and the rate's bucket, its zone neither.
+	addr = addr.Unmap().WithZone("")
 	if !isTrusted(addr, trusted) {
 		return addr.String()
 	}
@@ -409,7 +411,7 @@ func ClientAddress(r *http.Request, trusted []netip.Prefix) string {
 		if err != nil {
 			break // past what a proxy wrote: keep the last one trusted
 		}
-		addr = hop.Unmap()
+		addr = hop.Unmap().WithZone("")
 		if !isTrusted(addr, trusted) {
 			break
 		}

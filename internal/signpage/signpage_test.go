@@ -16,7 +16,9 @@ func TestClientAddress(t *testing.T) {
 		remote, xff, want string
 	}{
 		{"203.0.113.7:5000", "", "203.0.113.7"},
-		{"203.0.113.7:5000", "198.51.100.1", "203.0.113.7"},                  // not a proxy: its header is its own say
+		{"203.0.113.7:5000", "198.51.100.1", "203.0.113.7"}, // not a proxy: its header is its own say
+		{"10.1.2.3:5000", "fe80::1%\xff\xfe", "fe80::1"},    // a zone is the sender's words, of any bytes: dropped
+		{"[fe80::1%eth0]:5000", "", "fe80::1"},
 		{"10.1.2.3:5000", "198.51.100.1", "198.51.100.1"},                    // a proxy's
 		{"10.1.2.3:5000", "1.1.1.1, 198.51.100.1, 10.9.9.9", "198.51.100.1"}, // the rightmost not trusted
 		{"10.1.2.3:5000", "garbage, 198.51.100.1", "198.51.100.1"},

@@ -21,6 +21,8 @@ import (
 	"github.com/propertyrecords/inventory/ent/predicate"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
+
+	"github.com/propertyrecords/inventory/internal/apperr"
 )
 
 // Kind is what happened.
@@ -65,7 +67,7 @@ func (k Kind) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(k)) }
 func (k *Kind) UnmarshalGQL(v any) error {
 	s, _ := v.(string)
 	if _, ok := order[Kind(s)]; !ok {
-		return fmt.Errorf("%v is not a TimelineEventKind", v)
+		return apperr.Errorf(apperr.Invalid, "%v is not a TimelineEventKind", v)
 	}
 	*k = Kind(s)
 	return nil
