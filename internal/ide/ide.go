@@ -47,6 +47,14 @@ var CaptureQuery string
 //go:embed live.graphql
 var LiveQuery string
 
+// signingPanel is the IDE's Signing links panel (a GraphiQL plugin): the
+// capture tab's parties required, who has signed, and a party's link to
+// sign from. Inlined in the page, as its start script is, so that the
+// Content-Security-Policy needs nothing new.
+//
+//go:embed signing.js
+var signingPanel string
+
 // LiveVariables are the live tab's variables: the capture tab's property.
 func LiveVariables(ex Examples) map[string]any {
 	property := "<a property id>"
@@ -71,7 +79,57 @@ type Examples struct {
 // rather than making another.
 var captureInventory = uuid.MustParse("5d1c1a52-0c8f-4f43-9a55-2a8e7b1f1de0")
 
-// CaptureVariables are the capture tab's variables for these examples.
+// Parties are the signature parties, in the order the API lists them.
+var Parties = []string{"AGENT", "OWNER", "TENANT"}
+
+// DefaultRequired is the capture tab's requiredSignatures until the user
+// ticks others: the API's default.
+var DefaultRequired = []string{"AGENT", "OWNER"}
+
+// CaptureInventoryFor is the capture tab's inventory id for a choice of
+// requiredSignatures. The same content sent again under an id answers the
+// inventory made, other content is CONFLICT: with one id for every choice,
+// the first visitor's choice would refuse everyone else's on the shared
+// demo database. So each choice has its own fixed id (the default's is
+// captureInventory, the id the tab always had), and running the tab again
+// with a choice answers that choice's inventory.
+func CaptureInventoryFor(required []string) uuid.UUID {
+	mask := 0
+	for _, p := range required {
+		for i, q := range Parties {
+			if p == q {
+				mask |= 1 << i
+			}
+		}
+	}
+	id := captureInventory
+	if mask != 3 { // AGENT and OWNER: the default keeps the tab's first id
+		id[15] |= byte(mask)
+	}
+	return id
+}
+
+// captureInventories are CaptureInventoryFor's ids by choice, keyed by the
+// parties joined with commas in the API's order (AGENT,OWNER,TENANT): the
+// Signing links panel switches the tab's id with its boxes.
+func captureInventories() map[string]string {
+	ids := map[string]string{}
+	for mask := 1; mask < 1<<len(Parties); mask++ {
+		var chosen []string
+		for i, p := range Parties {
+			if mask&(1<<i) != 0 {
+				chosen = append(chosen, p)
+			}
+		}
+		ids[strings.Join(chosen, ",")] = CaptureInventoryFor(chosen).String()
+	}
+	return ids
+}
+
+// CaptureVariables are the capture tab's variables for these examples: the
+// inventory to make (required by DefaultRequired), and the party and name
+// a signing link is requested for (the tenant's, whom the default leaves
+// out: tick TENANT in the panel to require them).
 func CaptureVariables(ex Examples) map[string]any {
 	property, material := "<a property id>", "<a material id>"
 	if ex.Property != uuid.Nil {
@@ -80,21 +138,35 @@ func CaptureVariables(ex Examples) map[string]any {
 	if ex.Material != uuid.Nil {
 		material = ex.Material.String()
 	}
-	return map[string]any{"id": captureInventory.String(), "input": map[string]any{
-		"id": captureInventory.String(), "propertyId": property, "inventoryType": "COLOCACION",
+	id := CaptureInventoryFor(DefaultRequired).String()
+	return map[string]any{"id": id, "input": map[string]any{
+		"id": id, "propertyId": property, "inventoryType": "COLOCACION",
 		"rentalPrice": "1800000", "currency": "COP",
+		"requiredSignatures": append([]string(nil), DefaultRequired...),
 		"environments": []any{map[string]any{"name": "Sala", "level": 1, "items": []any{
 			map[string]any{"name": "Piso", "materialId": material, "rating": 5, "toRepair": false, "description": "Sin novedad", "order": 0},
 			map[string]any{"name": "Ventana", "materialId": material, "rating": 2, "toRepair": true, "description": "Vidrio rayado", "order": 1},
 		}}},
-	}}
+	}, "party": "TENANT", "signerName": "Marta Ruiz"}
 }
 
 var page = template.Must(template.New("ide").Parse(pageHTML))
 
+// signingConfig is what the Signing links panel is started with: where it
+// sends its requests, the capture tab's document whose operations it runs
+// (the server's copy: the editor's text may have been changed), and the
+// capture tab's inventory id for each choice of parties required.
+func signingConfig(endpoint string) map[string]any {
+	return map[string]any{"endpoint": endpoint, "document": CaptureQuery, "ids": captureInventories(),
+		"parties": Parties, "defaultRequired": DefaultRequired}
+}
+
 // contentSecurityPolicy lets the browser load scripts, styles and data only
 // from this server (GraphiQL's fonts are inline data: URLs). page.html starts
-// GraphiQL with an inline script, hence script-src's 'unsafe-inline'.
+// GraphiQL, and defines the Signing links panel, with inline scripts, hence
+// script-src's 'unsafe-inline'; the panel's requests go to the endpoint
+// (connect-src 'self'), and its link opens the signing page by navigation,
+// which the policy does not govern.
 // frame-ancestors 'none' forbids framing the page: the IDE sends queries with
 // the company header it holds, and a page of another site that framed it
 // could get a user to click through one (clickjacking).
@@ -105,8 +177,10 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 // company already filled in; or, when the server takes credentials
 // (withCredential), an Authorization header for the user to paste a key or
 // token into. Its second tab compares two inventories, its third follows a
-// property's writes live, and its fourth makes and signs one: examples, asked at the first page served, names the
-// records they open on; placeholders stand in for those it finds none of.
+// property's writes live, and its fourth makes and signs one, with the
+// Signing links panel beside it for the parties who sign from a link:
+// examples, asked at the first page served, names the records they open on;
+// placeholders stand in for those it finds none of.
 func Page(endpoint string, company uuid.UUID, withCredential bool, examples func(context.Context) Examples) http.Handler {
 	initial := map[string]string{"X-Company-Id": company.String()}
 	if company == uuid.Nil {
@@ -128,10 +202,11 @@ func Page(endpoint string, company uuid.UUID, withCredential bool, examples func
 		capture, _ := json.MarshalIndent(CaptureVariables(ex), "", "  ")
 		liveVariables, _ := json.MarshalIndent(LiveVariables(ex), "", "  ")
 		var buf bytes.Buffer
-		err := page.Execute(&buf, map[string]string{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers),
+		err := page.Execute(&buf, map[string]any{"Endpoint": endpoint, "Query": ExampleQuery, "Headers": string(headers),
 			"ComparisonQuery": ComparisonQuery, "ComparisonVariables": string(variables),
 			"CaptureQuery": CaptureQuery, "CaptureVariables": string(capture),
-			"LiveQuery": LiveQuery, "LiveVariables": string(liveVariables)})
+			"LiveQuery": LiveQuery, "LiveVariables": string(liveVariables),
+			"SigningPanel": template.JS(signingPanel), "SigningConfig": signingConfig(endpoint)})
 		if err != nil {
 			panic(err) // the template and its data are fixed at build time
 		}
