@@ -3,18 +3,23 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path"
 	"regexp"
@@ -26,10 +31,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/signpage"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/testdb"
 	"github.com/propertyrecords/inventory/internal/thumbnail"
@@ -95,6 +102,16 @@ type hostileFixtures struct {
 	cursors      []string
 	pdfSize      int // bytes of the largest stored PDF, for the Range oracle
 	photoSize    int
+	// owner is each inventory's company, by its id in lower case: the
+	// signature links' oracles tell another company's inventory by it.
+	owner map[string]string
+	// links are signature links issued at set-up (signFixtures), on
+	// inventories that no other kind of request names.
+	links []signLink
+	// draftServed and padServed say whether the links' pages serve their
+	// draft PDF and their drawing pad's script: issue 36 adds them, and
+	// the oracles hold them to it once they are there.
+	draftServed, padServed bool
 }
 
 // logSeq carries the index of the request being served, so that a line
@@ -158,7 +175,14 @@ func newHostileServer(t *testing.T) (*hostileServer, *hostileFixtures) {
 	h := &hostileServer{}
 	text := slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})
 	logger := slog.New(errorLines{Handler: text, mu: &h.mu, lines: &h.errors})
-	handler := server.Handler(st, logger, server.Options{Files: fs, RESTBaseURL: rest.DefaultBaseURL})
+	// The links' pages allow an address 30 requests a minute: from this one
+	// client, loopback, nearly every /sign request would be refused (429)
+	// before it reached a link. Loopback is a trusted proxy here, so that
+	// a request's X-Forwarded-For names the address it is counted under
+	// (signAddress): most come from addresses of their own, some share
+	// loopback's 30 a minute, some carry hops no proxy would write.
+	handler := server.Handler(st, logger, server.Options{Files: fs, RESTBaseURL: rest.DefaultBaseURL,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
 	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seq := r.Header.Get(seqHeader)
 		defer func() {
@@ -194,7 +218,10 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // client would.
 func (h *hostileServer) fixtures(t *testing.T) *hostileFixtures {
 	t.Helper()
-	fx := &hostileFixtures{companies: []string{datagen.DemoCompanies[0].String(), datagen.DemoCompanies[1].String()}}
+	fx := &hostileFixtures{companies: []string{datagen.DemoCompanies[0].String(), datagen.DemoCompanies[1].String()}, owner: map[string]string{}}
+	// A property and materials of each company, for the inventories the
+	// links are issued on.
+	property, materials := map[string]string{}, map[string][]string{}
 	for _, c := range fx.companies {
 		var data struct {
 			Inventories struct {
@@ -208,8 +235,9 @@ func (h *hostileServer) fixtures(t *testing.T) *hostileFixtures {
 						Environments []struct {
 							ID    string
 							Items []struct {
-								ID     string
-								Photos []struct{ ID, StorageReference, URL string }
+								ID       string
+								Material struct{ ID string }
+								Photos   []struct{ ID, StorageReference, URL string }
 							}
 						}
 					}
@@ -219,13 +247,15 @@ func (h *hostileServer) fixtures(t *testing.T) *hostileFixtures {
 		}
 		h.mustData(t, c, `{
 			inventories(first: 20) { edges { cursor node { id isSigned pdfSha256 property { id }
-				environments(first: 3) { id items(first: 3) { id photos(first: 2) { id storageReference url } } } } } }
+				environments(first: 3) { id items(first: 3) { id material { id } photos(first: 2) { id storageReference url } } } } } }
 			properties(first: 20) { edges { cursor } }
 		}`, &data)
 		for _, e := range data.Inventories.Edges {
 			n := e.Node
 			fx.cursors = append(fx.cursors, e.Cursor)
 			fx.inventories = append(fx.inventories, n.ID)
+			fx.owner[strings.ToLower(n.ID)] = c
+			property[c] = cmp.Or(property[c], n.Property.ID)
 			if n.IsSigned && n.PdfSha256 != nil {
 				fx.signed = append(fx.signed, n.ID)
 			}
@@ -234,6 +264,9 @@ func (h *hostileServer) fixtures(t *testing.T) *hostileFixtures {
 				fx.environments = append(fx.environments, env.ID)
 				for _, it := range env.Items {
 					fx.items = append(fx.items, it.ID)
+					if len(materials[c]) < 4 && !slices.Contains(materials[c], it.Material.ID) {
+						materials[c] = append(materials[c], it.Material.ID)
+					}
 					for _, p := range it.Photos {
 						fx.photos = append(fx.photos, p.ID)
 						fx.references = append(fx.references, p.StorageReference)
@@ -259,12 +292,19 @@ func (h *hostileServer) fixtures(t *testing.T) *hostileFixtures {
 	for _, u := range fx.photoURLs {
 		fx.photoSize = max(fx.photoSize, h.size(t, u))
 	}
+	h.signFixtures(t, fx, property, materials)
 	return fx
 }
 
 func (h *hostileServer) mustData(t *testing.T, company, query string, out any) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
+	h.mustDo(t, company, query, nil, out)
+}
+
+// mustDo sends an operation with its variables, as company.
+func (h *hostileServer) mustDo(t *testing.T, company, query string, vars map[string]any, out any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, h.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Company-Id", company)
@@ -332,6 +372,7 @@ func TestHostileRequestsNeverFailTheServer(t *testing.T) {
 		kinds    = map[string]int{}
 		took     = map[string]time.Duration{}
 		statuses = map[int]int{}
+		byStatus = map[string]map[int]int{} // by kind
 		wg       sync.WaitGroup
 	)
 	record := func(o outcome) {
@@ -340,6 +381,10 @@ func TestHostileRequestsNeverFailTheServer(t *testing.T) {
 		kinds[o.req.kind]++
 		took[o.req.kind] += o.took
 		statuses[o.status]++
+		if byStatus[o.req.kind] == nil {
+			byStatus[o.req.kind] = map[int]int{}
+		}
+		byStatus[o.req.kind][o.status]++
 		if o.problem != "" {
 			failures = append(failures, o)
 		}
@@ -377,6 +422,9 @@ func TestHostileRequestsNeverFailTheServer(t *testing.T) {
 	t.Logf("%d requests (%d slow) in %s on %s, the %d others by %d workers in %s; statuses %v", sent, len(slow), elapsed.Round(time.Millisecond),
 		databaseName(), sent-len(slow), hostileWorkers, workersTook.Round(time.Millisecond), statuses)
 	t.Logf("requests and time spent by kind: %s", byKind(kinds, took))
+	// Whether a kind gets past validation to the database shows in its
+	// statuses (0: no answer).
+	t.Logf("statuses by kind: %s", statusesByKind(byStatus))
 	if sent < hostileEnough+len(slow) {
 		t.Errorf("only %d of %d requests were sent within %s (at least %d must be)", sent, hostileRequests+len(slow), hostileBudget, hostileEnough)
 	}
@@ -412,6 +460,15 @@ func byKind(counts map[string]int, took map[string]time.Duration) string {
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s %d (%s)", k, counts[k], took[k].Round(time.Millisecond))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func statusesByKind(byStatus map[string]map[int]int) string {
+	names := slices.Sorted(maps.Keys(byStatus))
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %v", k, byStatus[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -632,7 +689,7 @@ func summarize(failures []outcome) string {
 		e := g.example
 		fmt.Fprintf(&b, "  %s: %d, e.g. request %d: %s %s", k, g.n, e.seq, e.req.method, clip(e.req.target, 300))
 		if len(e.req.header) > 0 {
-			fmt.Fprintf(&b, " headers %s", clip(fmt.Sprint(e.req.header), 200))
+			fmt.Fprintf(&b, " headers %s", headerSummary(e.req.header))
 		}
 		if e.req.body != nil {
 			fmt.Fprintf(&b, " body (%d bytes) %s", len(e.req.body), clip(string(e.req.body), 300))
@@ -640,6 +697,18 @@ func summarize(failures []outcome) string {
 		fmt.Fprintf(&b, "\n    -> %d %s\n", e.status, clip(string(e.body), 400))
 	}
 	return b.String()
+}
+
+// headerSummary writes each header's values clipped on their own, so that
+// one long value (a user agent of 10 KB) hides none of the others.
+func headerSummary(h http.Header) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[k] {
+			parts = append(parts, k+": "+clip(v, 100))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // groupLines counts lines that differ only in their numbers (the request's,
@@ -716,6 +785,11 @@ var generators = []kind{
 	{4, (*gen).restCompany},
 	{3, (*gen).filePaths},
 	{4, (*gen).randomPath},
+	// Issue 36's signature links: modest weights, so that they take from
+	// the others' share of the run rather than add to its time.
+	{2, (*gen).gqlSignLink},
+	{2, (*gen).signPage},
+	{2, (*gen).signPost},
 }
 
 // generate is request i of the run: the same for the same i and seed. Its
@@ -2156,4 +2230,734 @@ func (g *gen) photoBomb(header http.Header) hostileRequest {
 		}
 	}
 	return req
+}
+
+// ---- Signature links (issue 36) ----
+
+// signPath starts the links' pages' paths; the token follows.
+const signPath = signpage.Path
+
+const requestSignatureOp = `mutation($input: RequestSignatureInput!) { requestSignature(input: $input) { url expiresAt } }`
+
+// signLink is a link issued at set-up.
+type signLink struct {
+	token string
+	// spendable links are signed from by signPost's valid forms: the first
+	// signs, the others find the link used. The others are never: every
+	// form posted to them is one no link may sign from, so that they stay
+	// open the whole run and their pages are held to answering.
+	spendable bool
+	// document is the SHA-256 (hex) of what the signer signs, as the page's
+	// form names it or the draft PDF hashes to, when the page serves
+	// either; "" otherwise.
+	document string
+}
+
+// documentInput finds the form's document field, whatever the order of its
+// attributes.
+var documentInput, hexValue = regexp.MustCompile(`<input[^>]*name="document"[^>]*>`), regexp.MustCompile(`value="([0-9a-fA-F]{64})"`)
+
+// signFixtures makes, for each company, three inventories that no other kind
+// of request names (they are not among fx.inventories: no generated
+// mutation changes, signs or cancels them), and issues a link for each
+// party of each, as a client does: through the GraphQL mutations with the
+// company's header, the hostile server's credential. Two inventories' links
+// are spendable: their two required parties sign them from their links
+// during the run, and their PDFs are made. The third's are kept open.
+func (h *hostileServer) signFixtures(t *testing.T, fx *hostileFixtures, property map[string]string, materials map[string][]string) {
+	t.Helper()
+	for _, c := range fx.companies {
+		if property[c] == "" || len(materials[c]) == 0 {
+			t.Fatalf("the fixtures' read found no property or material of company %s", c)
+		}
+		for _, spendable := range []bool{true, true, false} {
+			var envs []any
+			for i, room := range []string{"Sala", "Cocina", "Alcoba principal"} {
+				var items []any
+				for j, name := range []string{"Puerta", "Ventana", "Piso", "Muros"} {
+					items = append(items, map[string]any{"name": name, "materialId": materials[c][(i+j)%len(materials[c])],
+						"rating": 1 + (i+j)%5, "toRepair": (i+j)%3 == 0, "description": "Observación " + strconv.Itoa(10*i+j)})
+				}
+				envs = append(envs, map[string]any{"name": room, "level": 1, "items": items})
+			}
+			required := []string{"AGENT", "OWNER"}
+			if !spendable {
+				required = append(required, "TENANT")
+			}
+			var made struct {
+				CreateInventory struct{ Inventory struct{ ID string } }
+			}
+			h.mustDo(t, c, `mutation($input: CreateInventoryInput!) { createInventory(input: $input) { inventory { id } } }`,
+				map[string]any{"input": map[string]any{"propertyId": property[c], "inventoryType": "COLOCACION", "rentalPrice": "1850000",
+					"currency": "COP", "environments": envs, "requiredSignatures": required}}, &made)
+			for _, party := range []string{"AGENT", "OWNER", "TENANT"} {
+				var issued struct{ RequestSignature struct{ URL string } }
+				h.mustDo(t, c, requestSignatureOp, map[string]any{"input": map[string]any{"inventoryId": made.CreateInventory.Inventory.ID,
+					"party": party, "signerName": "Firmante " + party, "expiresIn": 86400}}, &issued)
+				u, err := url.Parse(issued.RequestSignature.URL)
+				if err != nil {
+					t.Fatalf("requestSignature's url %q: %v", issued.RequestSignature.URL, err)
+				}
+				token, ok := strings.CutPrefix(u.Path, signPath)
+				if !ok || token == "" || strings.Contains(token, "/") {
+					t.Fatalf("requestSignature's url %q is not a link's page", issued.RequestSignature.URL)
+				}
+				fx.links = append(fx.links, signLink{token: token, spendable: spendable})
+			}
+		}
+	}
+	// What the pages serve, read once: each from an address of the
+	// set-up's own, so that no generated request's rate is spent.
+	for i := range fx.links {
+		l := &fx.links[i]
+		addr := fmt.Sprintf("192.0.2.%d", 1+i)
+		status, _, body := h.signGet(t, signPath+l.token, addr)
+		if status != http.StatusOK {
+			t.Fatalf("a link's page, just issued: %d %s", status, clip(string(body), 300))
+		}
+		if m := hexValue.FindSubmatch(documentInput.Find(body)); m != nil {
+			l.document = strings.ToLower(string(m[1]))
+		}
+		status, _, body = h.signGet(t, signPath+l.token+"/draft.pdf", addr)
+		if status == http.StatusOK && bytes.HasPrefix(body, []byte("%PDF-")) {
+			fx.draftServed = true
+			if l.document == "" {
+				sum := sha256.Sum256(body)
+				l.document = hex.EncodeToString(sum[:])
+			}
+		}
+	}
+	status, header, _ := h.signGet(t, signPath+"pad.js", "192.0.2.200")
+	fx.padServed = status == http.StatusOK && strings.Contains(header.Get("Content-Type"), "javascript")
+	t.Logf("%d signature links issued; the pages serve a draft PDF: %v, a drawing pad: %v", len(fx.links), fx.draftServed, fx.padServed)
+}
+
+func (h *hostileServer) signGet(t *testing.T, path, addr string) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, h.url+path, nil)
+	req.Header.Set("X-Forwarded-For", addr)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, body
+}
+
+// signerOK is whether a signer's name is one a signature takes: 1 to 200
+// characters once trimmed, UTF-8, no NUL.
+func signerOK(name string) bool {
+	name = strings.TrimSpace(name)
+	return name != "" && utf8.RuneCountInString(name) <= 200 && utf8.ValidString(name) && !strings.ContainsRune(name, 0)
+}
+
+func (g *gen) signerName(valid bool) string {
+	if valid || g.chance(0.6) {
+		return pick(g, "Ana María Pérez", "Juan", "O'Brien", "李雷", "  Ana  ", "Zoë Ñúñez-Ibáñez", "Ana\tMaría", strings.Repeat("é", 200),
+			"<b>Ana</b>", "Robert'); DROP TABLE signature_requests;--", "\u202eAna", "Ana\x01")
+	}
+	return pick(g, "", "   ", "\t\n", "\x00", "Ana\x00", strings.Repeat("x", 201), strings.Repeat("é", 201), "\xff\xfe", "\xc0\xaf",
+		strings.Repeat("ñ", 20_000), g.garbage())
+}
+
+// gqlSignLink issues and ends signature links (requestSignature,
+// cancelSignatureRequest) on the fixtures' inventories, signed and
+// unsigned, of the caller's company and the other's, and on ids that are
+// no inventory's: parties, lifetimes and names within their bounds and
+// past them, fields missing, unknown or of the wrong type, both mutations
+// in one document, a mutation over GET. It never names the inventories of
+// fx.links, whose links must stay as issued.
+func (g *gen) gqlSignLink() hostileRequest {
+	header := g.companyHeader()
+	caller := ""
+	if vs := header.Values("X-Company-Id"); len(vs) == 1 && slices.Contains(g.fx.companies, vs[0]) {
+		caller = vs[0]
+	}
+	var id any
+	switch n := g.r.IntN(10); {
+	case n < 5:
+		id = pick(g, g.fx.inventories...)
+	case n < 7:
+		id = pick(g, g.fx.signed...)
+	case n < 8:
+		id = pick(g, replayedIDs...)
+	case n < 9:
+		id = g.anyID()
+	default:
+		id = pick[any](g, g.garbage(), "", 1, nil, true, []any{pick(g, g.fx.inventories...)})
+	}
+	party := pick[any](g, enum("AGENT"), enum("OWNER"), enum("TENANT"))
+	if g.chance(0.15) {
+		party = pick[any](g, enum("BOTH"), enum("agent"), enum("Tenant"), enum("LANDLORD"), enum("null"), "AGENT", "TENANT ", "", 1, nil, []any{enum("AGENT")})
+	}
+	input := map[string]any{"inventoryId": id, "party": party}
+	op := "requestSignature"
+	switch n := g.r.IntN(20); {
+	case n < 7:
+		op = "cancelSignatureRequest"
+	case n < 9:
+		op = "both"
+	}
+	if op != "cancelSignatureRequest" {
+		input["signerName"] = g.signerName(false)
+		if g.chance(0.6) {
+			input["expiresIn"] = pick[any](g, 60, 3600, 86400, 259200, 2592000, 60+g.r.IntN(2592000-59))
+			if g.chance(0.3) {
+				input["expiresIn"] = pick[any](g, 0, 59, -1, -60, 2592001, 2147483647, 2147483648, -2147483648, -2147483649, 1e10, 1.5, "3600", true, nil, []any{60})
+			}
+		}
+	}
+	if g.chance(0.1) {
+		delete(input, pick(g, "inventoryId", "party", "signerName"))
+	}
+	if g.chance(0.08) {
+		// signInventory's input may take a drawing: these inputs do not.
+		input[pick(g, "drawing", "remote", "token", "companyId")] = pick[any](g, "10,20 30,40;50,60 70,80", true, "x", g.company())
+	}
+	sel := "{ url expiresAt }"
+	if op == "cancelSignatureRequest" {
+		sel = "{ cancelled }"
+	}
+	if g.chance(0.1) {
+		sel = pick(g, "{ url }", "{ expiresAt __typename }", "{ token }", "", "{ cancelled }", "{ url expiresAt }")
+	}
+	var doc string
+	var vars map[string]any
+	if op == "both" {
+		cancel := map[string]any{"inventoryId": input["inventoryId"], "party": input["party"]}
+		doc = "mutation { issued: requestSignature(input: " + literal(input) + ") " + sel + " ended: cancelSignatureRequest(input: " + literal(cancel) + ") { cancelled } }"
+	} else {
+		var a args
+		var list []string
+		typ := map[string]string{"requestSignature": "RequestSignatureInput!", "cancelSignatureRequest": "CancelSignatureRequestInput!"}[op]
+		if g.chance(0.05) {
+			typ = pick(g, "RequestSignatureInput", "CancelSignatureRequestInput!", "SignInventoryInput!", "String!")
+		}
+		a.add(g, "input", typ, input, &list)
+		doc, vars = a.header(pick(g, "mutation", "mutation Link"))+" { "+call(op, list)+" "+sel+" }", a.vars
+	}
+	overGET := g.chance(0.05)
+	var req hostileRequest
+	if overGET {
+		target := "/graphql?query=" + url.QueryEscape(doc)
+		if vars != nil {
+			raw, _ := json.Marshal(vars)
+			target += "&variables=" + url.QueryEscape(string(raw))
+		}
+		req = hostileRequest{kind: "gql-sign-link", method: http.MethodGet, target: target, header: header, graphQL: true}
+	} else {
+		req = g.gqlPost("gql-sign-link", map[string]any{"query": doc, "variables": vars}, nil, header)
+	}
+	req.check = g.linkOracle(caller, input, overGET)
+	return req
+}
+
+// linkOracle judges what requestSignature and cancelSignatureRequest
+// answered: neither answers on another company's inventory (NOT_FOUND), nor
+// over GET; no link is issued on a signed inventory, for a name a signature
+// would not take or for a lifetime out of its bounds; a link issued is a
+// page's URL, lasting what was asked.
+func (g *gen) linkOracle(caller string, input map[string]any, overGET bool) func(int, http.Header, []byte) string {
+	id, _ := input["inventoryId"].(string)
+	id = strings.ToLower(id)
+	owner := g.fx.owner[id]
+	signed := slices.ContainsFunc(g.fx.signed, func(s string) bool { return strings.EqualFold(s, id) })
+	name, named := input["signerName"].(string)
+	name = strings.ToValidUTF8(name, "\uFFFD") // as JSON sends it
+	expires, timed := input["expiresIn"].(int)
+	ttl := 72 * time.Hour // the service's, unless asked (server.Options.SigningLinkTTL unset)
+	if timed {
+		ttl = time.Duration(expires) * time.Second
+	}
+	defaulted := input["expiresIn"] == nil
+	return func(_ int, _ http.Header, body []byte) string {
+		var answer struct{ Data map[string]json.RawMessage }
+		if json.Unmarshal(body, &answer) != nil {
+			return "" // judged as a GraphQL response already
+		}
+		for alias, raw := range answer.Data {
+			if string(raw) == "null" {
+				continue
+			}
+			var v struct {
+				URL       *string
+				ExpiresAt *time.Time
+			}
+			_ = json.Unmarshal(raw, &v)
+			issue := alias == "requestSignature" || alias == "issued"
+			switch {
+			case overGET:
+				return alias + " answered over GET: a mutation is a POST's"
+			case caller != "" && owner != "" && owner != caller:
+				return alias + " answered on another company's inventory: it is NOT_FOUND"
+			case !issue:
+				continue
+			case signed:
+				return "requestSignature issued a link on a signed inventory"
+			case named && !signerOK(name):
+				return "requestSignature issued a link for the signer's name " + clip(name, 80)
+			case timed && (expires < 60 || expires > 2592000):
+				return fmt.Sprintf("requestSignature issued a link lasting %d seconds", expires)
+			case v.URL != nil && !strings.Contains(*v.URL, signPath):
+				return "requestSignature's url is no link's page: " + clip(*v.URL, 120)
+			}
+			if now := time.Now(); v.ExpiresAt != nil && (timed || defaulted) &&
+				(v.ExpiresAt.Before(now.Add(ttl-time.Minute)) || v.ExpiresAt.After(now.Add(ttl+time.Second))) {
+				return fmt.Sprintf("requestSignature's link expires at %s, %s from now, not %s", v.ExpiresAt.Format(time.RFC3339), v.ExpiresAt.Sub(now).Round(time.Second), ttl)
+			}
+		}
+		return ""
+	}
+}
+
+// escapeAll percent-escapes every byte of s: the same path segment once
+// unescaped.
+func escapeAll(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, "%%%02X", s[i])
+	}
+	return b.String()
+}
+
+func (g *gen) randomToken() string {
+	b := make([]byte, 32)
+	for i := range b {
+		b[i] = byte(g.r.IntN(256))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// signToken is the token a /sign request names, as written on its path,
+// and the link it is (nil: no link's). A link's token is sent as it is or
+// with every byte escaped; the others are links' tokens changed, tokens of
+// no link, huge ones, bad escapes and garbage.
+func (g *gen) signToken() (string, *signLink) {
+	if g.chance(0.6) {
+		l := &g.fx.links[g.r.IntN(len(g.fx.links))]
+		if g.chance(0.1) {
+			return escapeAll(l.token), l
+		}
+		return l.token, l
+	}
+	real := pick(g, g.fx.links...).token
+	switch g.r.IntN(7) {
+	case 0: // a link's, a character changed, cut, lengthened or its case changed
+		const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+		b := []byte(real)
+		switch i := g.r.IntN(len(b)); g.r.IntN(4) {
+		case 0:
+			b[i] = alphabet[(strings.IndexByte(alphabet, b[i])+1+g.r.IntN(len(alphabet)-1))%len(alphabet)]
+			return string(b), nil
+		case 1:
+			return real[:i], nil
+		case 2:
+			return real + pick(g, "=", "A", "%00", ".", "%20", "~"), nil
+		default:
+			return strings.ToUpper(real) + "!", nil
+		}
+	case 1:
+		return g.randomToken(), nil
+	case 2:
+		return strings.Repeat(pick(g, "A", "%41", "%C3%A9", "-"), pick(g, 1_000, 10_000, 100_000)), nil
+	case 3:
+		return pick(g, "%zz", "%", "%2F", "%2f..%2f", "%2e%2e", "%2e", "%00", "%C0%AF", "%FF%FE", "%E2%80%AE", "a%2Fb", "%20", "+",
+			"null", "undefined", "draft.pdf", ".well-known", "favicon.ico", real[:10]+"%zz"+real[10:]), nil
+	case 4:
+		return url.PathEscape(g.garbage()), nil
+	case 5:
+		return g.garbage(), nil // raw: rawSafe escapes only what no request line holds
+	default:
+		return escapeAll(g.randomToken()), nil
+	}
+}
+
+// signAddress sets the X-Forwarded-For the pages count a request under
+// (loopback is a trusted proxy): mostly an address of its own, so that the
+// pages' limit lets the request through to a link; now and then none, all
+// those sharing loopback's 30 a minute (429 when they come fast); now and then
+// hops that are no address, or an IPv6 address whose zone is whatever a
+// client writes, which the page keeps as the signer's evidence.
+func (g *gen) signAddress(h http.Header) {
+	own := func() string {
+		if g.chance(0.8) {
+			return fmt.Sprintf("198.%d.%d.%d", 18+g.r.IntN(2), g.r.IntN(256), g.r.IntN(256))
+		}
+		return fmt.Sprintf("2001:db8::%x:%x", g.r.IntN(1<<16), g.r.IntN(1<<16))
+	}
+	switch n := g.r.IntN(20); {
+	case n < 12:
+		h.Set("X-Forwarded-For", own())
+	case n < 14: // what a client wrote, then the address a proxy saw; trusted proxies after it
+		h.Set("X-Forwarded-For", pick(g, "203.0.113.9, ", "garbage, ", "127.0.0.1, ", "")+own()+pick(g, "", ", 127.0.0.1", ", ::1", ", 127.0.0.2, 127.0.0.3"))
+	case n < 15: // two header lines
+		h["X-Forwarded-For"] = []string{own(), own()}
+	case n < 17: // none: loopback's address, and its bucket
+	default:
+		h.Set("X-Forwarded-For", g.hostileHops())
+	}
+}
+
+func (g *gen) hostileHops() string {
+	return pick(g, "", " ", ",", "unknown", "garbage", "198.18.0.1:443", "[2001:db8::1]:443", "999.1.1.1", "1.2.3", "0.0.0.0", "::",
+		"::ffff:198.18.7.7", "198.18.0.1 198.18.0.2", strings.Repeat("198.18.0.1, ", 2000)+"198.18.0.2", "198.18.0.1,,,", "127.0.0.1", "::1",
+		"fe80::1%eth0", "fe80::1%"+strings.Repeat("z", 500), "fe80::1%\xff\xfe", "fe80::1%a"+strings.Repeat("é", 40), "fe80::1%25",
+		"fe80::1%\u202e", "2001:db8::10%"+strings.Repeat("ñ", 33))
+}
+
+// signEvidence is signClient for a form that signs: the page keeps the
+// signer's address and browser with the signature, so half the time they
+// are odd ones: an address whose zone is text of any bytes and length, a
+// browser's name of many bytes or none that is UTF-8.
+func (g *gen) signEvidence(h http.Header) {
+	g.signClient(h)
+	if g.chance(0.5) {
+		h.Set("X-Forwarded-For", pick(g, "fe80::1%\xff\xfe", "fe80::1%a"+strings.Repeat("é", 40), "2001:db8::10%"+strings.Repeat("ñ", 33),
+			"fe80::1%"+strings.Repeat("z", 500), "fe80::1%\u202e", "::ffff:198.18.7.7", g.hostileHops()))
+		h.Set("User-Agent", pick(g, "Mozilla/5.0 "+strings.Repeat("x", 10_000), strings.Repeat("é", 600), "\xff\xfe\xfd", "\u202e\u200b", ""))
+	}
+}
+
+// signClient writes what a browser sends besides its address: its
+// languages, its name (kept as evidence with a signature), and now and
+// then a company header, which the pages do not read.
+func (g *gen) signClient(h http.Header) {
+	g.signAddress(h)
+	if g.chance(0.5) {
+		h.Set("Accept-Language", pick(g, "es-CO,es;q=0.9,en;q=0.8", "en-US", "en", "fr", "*", "", "es;q=abc", "en;q=2, es;q=-1", ";;;,,,",
+			"zh-Hant-TW-u-nu-hanidec", strings.Repeat("es-CO,", 2000), "\u202ees", "ES"))
+	}
+	if g.chance(0.6) {
+		h.Set("User-Agent", pick(g, "Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 Chrome/126.0 Mobile Safari/537.36", "curl/8.5.0", "",
+			"Mozilla/5.0 "+strings.Repeat("x", 10_000), strings.Repeat("é", 600), "\xff\xfe\xfd", "\u202e\u200b"))
+	}
+	if g.chance(0.2) {
+		h.Set("X-Company-Id", g.company())
+	}
+}
+
+// signExpect is what a /sign request may be answered, beside the checks
+// every answer passes.
+type signExpect struct {
+	fx     *hostileFixtures
+	method string
+	link   *signLink // the link the token is; nil: none's
+	// forged: the request names a token no link has, never answered 2xx.
+	forged bool
+	// What the request asks for: the page (GET or POST on /sign/{token}),
+	// its draft PDF, the drawing pad's script, another method on a link's
+	// path (never a 2xx), or another spelling of a path (judged only by
+	// its status).
+	page, draft, pad, other, variant bool
+	// refused, when set, says why the request must not sign: never a 200.
+	refused string
+}
+
+// signStatuses are the answers of the pages, and of the service around
+// them: a page, a form's fault, a forged or spent link, a body too large,
+// the limit, a busy database; a download's partial and conditional answers;
+// the mux's redirects of unclean paths.
+var signStatuses = map[int]bool{200: true, 206: true, 301: true, 304: true, 307: true, 308: true, 400: true, 403: true, 404: true,
+	405: true, 409: true, 410: true, 412: true, 413: true, 415: true, 416: true, 429: true, 503: true}
+
+func (e signExpect) check(status int, header http.Header, body []byte) string {
+	fx, l := e.fx, e.link
+	kept := l != nil && !l.spendable
+	// A credential's refusal is the service's answer to what the pages do
+	// not serve; a link's page and form, its token the credential, never.
+	unserved := e.forged || e.other || e.variant || e.draft && !fx.draftServed
+	switch {
+	case !signStatuses[status] && !(status == http.StatusUnauthorized && unserved) && !(status == http.StatusNoContent && e.method == http.MethodOptions):
+		return fmt.Sprintf("status %d is no answer of a link's page", status)
+	case e.forged && status/100 == 2 && e.method != http.MethodOptions:
+		return fmt.Sprintf("a token no link has answered %d", status)
+	case e.other && status/100 == 2 && e.method != http.MethodOptions:
+		return fmt.Sprintf("%s on a link's path answered %d", e.method, status)
+	case e.refused != "" && status == http.StatusOK:
+		return e.refused + " answered 200"
+	case kept && e.method == http.MethodPost && (status == http.StatusNotFound || status == http.StatusGone):
+		return fmt.Sprintf("a post refused to a link kept open answered %d: the link is open", status)
+	case kept && (e.page || e.draft && fx.draftServed) && e.method != http.MethodPost &&
+		!slices.Contains([]int{200, 206, 304, 412, 416, 429, 503}, status):
+		return fmt.Sprintf("a link kept open answered %d: no request signs from it, cancels it or changes its inventory", status)
+	case e.pad && fx.padServed && !slices.Contains([]int{200, 304, 429, 503}, status):
+		return fmt.Sprintf("the drawing pad's script answered %d", status)
+	}
+	if status != http.StatusOK || e.method != http.MethodGet {
+		return ""
+	}
+	switch {
+	case e.page && l != nil && (header.Get("Content-Security-Policy") == "" || header.Get("Referrer-Policy") != "no-referrer" ||
+		!strings.Contains(header.Get("Cache-Control"), "no-store")):
+		// The token is in the URL: no referrer carries it, no cache keeps it.
+		return fmt.Sprintf("a link's page without its headers: CSP %q, Referrer-Policy %q, Cache-Control %q",
+			header.Get("Content-Security-Policy"), header.Get("Referrer-Policy"), header.Get("Cache-Control"))
+	case e.draft && !bytes.HasPrefix(body, []byte("%PDF-")):
+		return "a draft PDF that is no PDF: " + clip(string(body), 80)
+	case e.pad && fx.padServed && !strings.Contains(header.Get("Content-Type"), "javascript"):
+		return "the drawing pad's script as " + header.Get("Content-Type")
+	}
+	return ""
+}
+
+// signPage reads the links' pages as a browser, a crawler or a script
+// trying tokens would: the page, its draft PDF (with ranges), the drawing
+// pad's script, other methods and other spellings of their paths.
+func (g *gen) signPage() hostileRequest {
+	tok, link := g.signToken()
+	header := http.Header{}
+	g.signClient(header)
+	req := hostileRequest{kind: "sign-page", method: pick(g, http.MethodGet, http.MethodGet, http.MethodGet, http.MethodHead), header: header}
+	e := signExpect{fx: g.fx, link: link, forged: link == nil}
+	switch n := g.r.IntN(10); {
+	case n < 4:
+		req.target, e.page = signPath+tok, true
+	case n < 6:
+		req.target, e.draft = signPath+tok+"/draft.pdf", true
+		if g.chance(0.3) {
+			header.Set("Range", g.rangeHeader())
+		}
+		if g.chance(0.1) {
+			header.Set(pick(g, "If-None-Match", "If-Modified-Since", "If-Range"), pick(g, `"x"`, "*", "Mon, 01 Jan 2024 00:00:00 GMT", "garbage"))
+		}
+	case n < 7:
+		e.link, e.forged = nil, false
+		if g.chance(0.7) {
+			req.target, e.pad = pick(g, "/sign/pad.js", "/sign/pad.js", "/sign/pad.js?v="+g.queryValue(g.garbage())), true
+		} else {
+			req.target, e.variant = pick(g, "/sign/pad%2Ejs", "/sign/pad.js/", "/sign/pad.js.map", "/sign/./pad.js", "/sign/pad.js%00", "/sign/pad.js/draft.pdf"), true
+		}
+		if g.chance(0.2) {
+			header.Set(pick(g, "If-None-Match", "If-Modified-Since"), pick(g, `"x"`, "*", "Mon, 01 Jan 2024 00:00:00 GMT"))
+		}
+	case n < 9:
+		req.method = pick(g, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions, "PROPFIND", "FOO")
+		req.target, e.other = pick(g, signPath+tok, signPath+tok, signPath+tok+"/draft.pdf", "/sign/pad.js", signPath), true
+		if g.chance(0.5) {
+			req.body = []byte("csrf=x&consent=yes&signerName=Ana")
+			header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if req.method == http.MethodOptions && g.chance(0.5) {
+			header.Set("Origin", pick(g, "https://example.com", "null", "https://evil.example"))
+			header.Set("Access-Control-Request-Method", pick(g, "POST", "GET", "DELETE"))
+		}
+	default:
+		req.target = pick(g, "/sign", signPath, "//sign/"+tok, "/sign//"+tok, signPath+tok+"/", "/SIGN/"+tok, signPath+tok+"/../"+tok,
+			"/./sign/"+tok, signPath+tok+"/draft.pdf/x", signPath+tok+";x", signPath+tok+"%2Fdraft.pdf", signPath+tok+"?"+g.queryValue(g.garbage()))
+		e.variant = true
+	}
+	e.method = req.method
+	req.check = e.check
+	return req
+}
+
+// drawing is a drawing field as the pad writes it (strokes "x,y x,y"
+// separated by ";"), or what a client makes of one: huge coordinates,
+// thousands of strokes, NaN, negative numbers, and text that is no drawing.
+func (g *gen) drawing(valid bool) string {
+	if valid || g.chance(0.4) {
+		strokes := make([]string, 1+g.r.IntN(6))
+		for i := range strokes {
+			x, y := g.r.IntN(600), g.r.IntN(200)
+			points := make([]string, 2+g.r.IntN(40))
+			for j := range points {
+				x, y = max(0, min(600, x+g.r.IntN(21)-10)), max(0, min(200, y+g.r.IntN(21)-10))
+				points[j] = fmt.Sprintf("%d,%d", x, y)
+			}
+			strokes[i] = strings.Join(points, " ")
+		}
+		return strings.Join(strokes, ";")
+	}
+	switch g.r.IntN(7) {
+	case 0:
+		return pick(g, "1e308,1e308 -1e308,1e308", "99999999999999999999,1 2,2", "2147483648,0 0,2147483648", "1e999,1 2,2",
+			"-0,-0 0.0000000001,1e-320", "9223372036854775807,1 1,9223372036854775808", "0.5,0.25 600.75,199.5")
+	case 1:
+		return strings.TrimSuffix(strings.Repeat(pick(g, "1,1 2,2;", "0,0;", "5,5 5,5 5,5;"), pick(g, 1_000, 3_000, 10_000)), ";")
+	case 2:
+		return pick(g, "NaN,NaN 1,1", "Inf,-Inf 1,1", "+Inf,0 0,+Inf", "-5,-5 -10,-10", "-1e9,3 4,-1e9", "nan,1 2,2", "0x10,0x20 1,1", "1_000,2 3,4", "+1,+2 3,4")
+	case 3:
+		return pick(g, "", " ", ";", ";;;", "1,2", "1,2 3", "1,,2 3,4", "1 2;3 4", "a,b c,d", "1,2;;3,4 5,6", "1,2 3,4;", "１,２ ３,４", "1,2\x003,4",
+			"1,2,3 4,5,6", strings.Repeat("1,", 5000), "[[1,2],[3,4]]", `{"strokes":[]}`, "1;2;3", "١,٢ ٣,٤", "1.2.3,4 5,6")
+	case 4:
+		return strings.TrimSuffix(strings.Repeat("1,1 ", pick(g, 5_000, 20_000)), " ")
+	case 5:
+		return strings.Repeat("9", pick(g, 100, 5_000)) + ",1 2," + strings.Repeat("0", 1_000) + "1"
+	default:
+		return g.garbage()
+	}
+}
+
+// formField is one name=value of a form, in the order sent.
+type formField struct{ name, value string }
+
+// signPost posts the signing form as a signer, a careless client or a
+// forger would. To a spendable link a valid form now and then (the
+// first signs it); otherwise forms without the CSRF pair or with one of
+// another page, without consent, with names a signature does not take,
+// documents that are no SHA-256, drawings that are no drawing, fields
+// repeated or unknown, bodies past the form's bound, bad escapes, other
+// content types. No form posted to a kept link may sign: one that could
+// has its consent taken out.
+func (g *gen) signPost() hostileRequest {
+	tok, link := g.signToken()
+	header := http.Header{}
+	valid := link != nil && link.spendable && g.chance(0.4)
+	if valid {
+		g.signEvidence(header)
+	} else {
+		g.signClient(header)
+	}
+	hostile := func(p float64) bool { return !valid && g.chance(p) }
+
+	csrf, other := g.randomToken(), g.randomToken()
+	if hostile(0.15) {
+		csrf = url.QueryEscape(pick(g, "x", strings.Repeat("a", 5_000), "é", g.garbage())) // a cookie's value holds no control byte
+	}
+	var cookies, fields []string
+	switch n := g.r.IntN(12); {
+	case valid || n < 6:
+		cookies, fields = []string{csrf}, []string{csrf}
+	case n == 6: // a forger's: no cookie
+		fields = []string{csrf}
+	case n == 7:
+		cookies = []string{csrf}
+	case n == 8: // another page's field
+		cookies, fields = []string{csrf}, []string{other}
+	case n == 9:
+		cookies, fields = []string{""}, []string{""}
+	case n == 10:
+		cookies, fields = []string{other, csrf}, []string{csrf}
+	default:
+		cookies, fields = []string{csrf}, []string{other, csrf}
+	}
+	inQuery := hostile(0.05) // the field on the URL, not in the body
+	pair := false
+	for _, c := range cookies {
+		pair = pair || c != "" && slices.Contains(fields, c)
+	}
+
+	names := []string{g.signerName(valid)}
+	if hostile(0.1) {
+		names = append(names, g.signerName(false))
+	}
+	consent := []string{"yes"}
+	if hostile(0.3) {
+		consent = pick(g, []string{}, []string{"no"}, []string{"YES"}, []string{"yes "}, []string{"on"}, []string{"true"}, []string{""},
+			[]string{"no", "yes"}, []string{"yes", "no"})
+	}
+	document := link.documentOr(g)
+	if hostile(0.4) {
+		sum := g.randomToken()
+		document = pick(g, "", hex.EncodeToString([]byte(sum))[:63], hex.EncodeToString([]byte(sum))[:65], strings.ToUpper(document), strings.Repeat("g", 64),
+			base64.StdEncoding.EncodeToString([]byte(sum[:32])), g.garbage(), strings.Repeat("ab", 5_000), document+document)
+	}
+	raw := hostile(0.08) // escapes a form parser refuses
+	kept := link != nil && !link.spendable
+	if kept && pair && (raw || slices.Contains(consent, "yes") && slices.ContainsFunc(names, signerOK)) {
+		consent = []string{pick(g, "no", "", "off")}
+	}
+
+	var form []formField
+	if !inQuery {
+		for _, f := range fields {
+			form = append(form, formField{"csrf", f})
+		}
+	}
+	for _, n := range names {
+		form = append(form, formField{"signerName", n})
+	}
+	for _, c := range consent {
+		form = append(form, formField{"consent", c})
+	}
+	if !hostile(0.1) {
+		form = append(form, formField{"document", document})
+	}
+	if !hostile(0.1) {
+		form = append(form, formField{"drawing", g.drawing(valid)})
+	}
+	if hostile(0.1) { // what a form does not choose
+		form = append(form, formField{pick(g, "party", "inventoryId", "remote", "consentVersion", "method", "signedAt"),
+			pick(g, "OWNER", "TENANT", "true", "1999-01-01", "IMPORTED", g.garbage())})
+	}
+	if hostile(0.06) { // past the form's bound (64 KiB), or just within it
+		pad := formField{pick(g, "drawing", "pad", "signerName"), strings.Repeat(pick(g, "1,1 ", "x", "%41"), pick(g, 8<<10+1, 64<<10-200, 64<<10+1, 100<<10, 1<<20))}
+		form = slices.Insert(form, g.r.IntN(len(form)+1), pad)
+	}
+	if !valid {
+		g.r.Shuffle(len(form), func(i, j int) { form[i], form[j] = form[j], form[i] })
+	}
+
+	var body strings.Builder
+	for i, f := range form {
+		if i > 0 {
+			body.WriteString("&")
+		}
+		body.WriteString(url.QueryEscape(f.name) + "=" + url.QueryEscape(f.value))
+	}
+	b := body.String()
+	if raw {
+		i := g.r.IntN(len(b) + 1)
+		b = b[:i] + pick(g, "%zz", "%", "%G0", ";", "&&", "=", "&=x", "a=b=c", "%00", "%ED%A0%80") + b[i:]
+	}
+	req := hostileRequest{kind: "sign-post", method: http.MethodPost, target: signPath + tok, header: header, body: []byte(b), chunked: g.chance(0.1)}
+	if inQuery {
+		req.target += "?csrf=" + url.QueryEscape(pick(g, append(fields, csrf)...))
+	}
+	ct := "application/x-www-form-urlencoded"
+	if hostile(0.2) {
+		ct = pick(g, "", "text/plain", "application/json", "multipart/form-data", "application/x-www-form-urlencoded; charset=utf-16",
+			"APPLICATION/X-WWW-FORM-URLENCODED", "application/x-www-form-urlencoded;;", "application/x-www-form-urlencoded, text/plain",
+			"application/octet-stream", "multipart")
+		switch ct {
+		case "application/json":
+			obj := map[string]string{}
+			for _, f := range form {
+				obj[f.name] = f.value
+			}
+			req.body, _ = json.Marshal(obj)
+		case "multipart":
+			var mp bytes.Buffer
+			w := multipart.NewWriter(&mp)
+			for _, f := range form {
+				_ = w.WriteField(f.name, f.value)
+			}
+			_ = w.Close()
+			req.body, ct = mp.Bytes(), w.FormDataContentType()
+		}
+	} else if g.chance(0.1) {
+		ct += "; charset=UTF-8"
+	}
+	if ct != "" {
+		header.Set("Content-Type", ct)
+	}
+	if len(cookies) > 0 {
+		var jar []string
+		if g.chance(0.2) {
+			jar = append(jar, "theme=dark")
+		}
+		for _, c := range cookies {
+			jar = append(jar, "sign_csrf="+c)
+		}
+		header.Set("Cookie", strings.Join(jar, "; "))
+	}
+	e := signExpect{fx: g.fx, method: http.MethodPost, link: link, forged: link == nil, page: true}
+	switch {
+	case !pair && !inQuery:
+		e.refused = "a form without the CSRF pair (its cookie and its field alike)"
+	case kept:
+		e.refused = "a form posted to a link kept open (none may sign from it)"
+	}
+	req.check = e.check
+	return req
+}
+
+// documentOr is the link's document, or a SHA-256 of nothing it shows.
+func (l *signLink) documentOr(g *gen) string {
+	if l != nil && l.document != "" && g.chance(0.8) {
+		return l.document
+	}
+	sum := sha256.Sum256([]byte(g.randomToken()))
+	return hex.EncodeToString(sum[:])
 }
