@@ -234,4 +234,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-
