@@ -13,6 +13,28 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 )
 
+// timelineOf is the kinds of inventory id's events in its property's
+// timeline, most recent first, separated by spaces.
+func (w *writes) timelineOf(t *testing.T, id string) string {
+	t.Helper()
+	var timeline struct {
+		Node struct {
+			Property struct {
+				Timeline []struct{ Kind, InventoryID string }
+			}
+		}
+	}
+	w.srv.MustData(t, companyA, `query($id: ID!) { node(id: $id) { ... on Inventory { property { timeline { kind inventoryId } } } } }`,
+		map[string]any{"id": id}, &timeline)
+	var kinds []string
+	for _, ev := range timeline.Node.Property.Timeline {
+		if ev.InventoryID == id {
+			kinds = append(kinds, ev.Kind)
+		}
+	}
+	return strings.Join(kinds, " ")
+}
+
 // partiesOf reads an inventory's required parties and signatures.
 const partiesQuery = `query($id: ID!) { node(id: $id) { ... on Inventory { isSigned requiredSignatures
 	signatures { party signerName signedAt remote method credentialName documentSha256 drawn } } } }`
@@ -92,22 +114,7 @@ func TestTheTenantSignsWhereRequired(t *testing.T) {
 		t.Errorf("signed at %s, the tenant at %s: want the last signature's time", *all.SignatureDate, got.Signatures[2].SignedAt)
 	}
 	// Each signature is an event of its own: the tenant's too.
-	var timeline struct {
-		Node struct {
-			Property struct {
-				Timeline []struct{ Kind, InventoryID string }
-			}
-		}
-	}
-	w.srv.MustData(t, companyA, `query($id: ID!) { node(id: $id) { ... on Inventory { property { timeline { kind inventoryId } } } } }`,
-		map[string]any{"id": made.ID}, &timeline)
-	var kinds []string
-	for _, ev := range timeline.Node.Property.Timeline {
-		if ev.InventoryID == made.ID {
-			kinds = append(kinds, ev.Kind)
-		}
-	}
-	if k := strings.Join(kinds, " "); !strings.Contains(k, "TENANT_SIGNED") || !strings.Contains(k, "FULLY_SIGNED") {
+	if k := w.timelineOf(t, made.ID); !strings.Contains(k, "TENANT_SIGNED") || !strings.Contains(k, "FULLY_SIGNED") {
 		t.Errorf("the timeline of the inventory: %s; want TENANT_SIGNED and FULLY_SIGNED", k)
 	}
 	if _, err := exec.LookPath("pdftotext"); err != nil {

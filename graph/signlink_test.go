@@ -263,6 +263,10 @@ func TestATenantSignsFromALink(t *testing.T) {
 		req.SignedName == nil || *req.SignedName != "Marta Ruiz Díaz" || req.TokenHash == token || strings.Contains(req.TokenHash, token) {
 		t.Errorf("the evidence: %+v", req)
 	}
+	// Each step in the timeline: the link issued, the tenant's signature.
+	if k := w.timelineOf(t, made.ID); !strings.Contains(k, "TENANT_SIGNED") || !strings.Contains(k, "SIGNATURE_REQUESTED") {
+		t.Errorf("the timeline of the inventory: %s; want SIGNATURE_REQUESTED and TENANT_SIGNED", k)
+	}
 	// Used: it signs no more, and says so.
 	again := postPage(t, link.URL, es.csrf, es.csrf, url.Values{"signerName": {"Marta Ruiz"}, "consent": {"yes"}, "document": {es.document}})
 	if again.status != http.StatusGone || !strings.Contains(again.body, "Ya se firmó con este enlace") || strings.Contains(again.body, "<form") {

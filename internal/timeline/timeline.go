@@ -39,11 +39,14 @@ const (
 	FullySigned  Kind = "FULLY_SIGNED"
 	RemoteSigned Kind = "REMOTE_SIGNED"
 	Corrected    Kind = "INVENTORY_CORRECTED"
+	// SignatureRequested: a link was issued for a party to sign from
+	// (requestSignature); the inventory itself did not change.
+	SignatureRequested Kind = "SIGNATURE_REQUESTED"
 )
 
 // order puts events at the same moment in the order they happen.
-var order = map[Kind]int{Created: 0, Updated: 1, PhotoAdded: 2, PhotoRemoved: 3, AgentSigned: 4, OwnerSigned: 5,
-	TenantSigned: 6, FullySigned: 7, RemoteSigned: 8, Corrected: 9}
+var order = map[Kind]int{Created: 0, Updated: 1, PhotoAdded: 2, PhotoRemoved: 3, SignatureRequested: 4, AgentSigned: 5, OwnerSigned: 6,
+	TenantSigned: 7, FullySigned: 8, RemoteSigned: 9, Corrected: 10}
 
 // changes are the kinds of the writes the timeline reads from the events
 // table (ent's RecordEvent), with their timeline kinds: the inventory's own
@@ -54,6 +57,7 @@ var changes = map[recordevent.Kind]Kind{
 	recordevent.KindPhotoAdded:         PhotoAdded,
 	recordevent.KindPhotoRemoved:       PhotoRemoved,
 	recordevent.KindInventoryCorrected: Corrected,
+	recordevent.KindSignatureRequested: SignatureRequested,
 }
 
 // changeKinds are the keys of changes, in one order: the statement's text
