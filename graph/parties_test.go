@@ -117,14 +117,7 @@ func TestTheTenantSignsWhereRequired(t *testing.T) {
 	if k := w.timelineOf(t, made.ID); !strings.Contains(k, "TENANT_SIGNED") || !strings.Contains(k, "FULLY_SIGNED") {
 		t.Errorf("the timeline of the inventory: %s; want TENANT_SIGNED and FULLY_SIGNED", k)
 	}
-	if _, err := exec.LookPath("pdftotext"); err != nil {
-		t.Skip("pdftotext (poppler-utils) is not installed: the PDF's text is not checked")
-	}
-	res, pdf := w.srv.Get(t, "/inventory/download-pdf/"+made.ID, http.Header{"X-Company-Id": {companyA}})
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("A2: HTTP %d", res.StatusCode)
-	}
-	text := pdfText(t, pdf)
+	text := w.signedPDFText(t, made.ID)
 	for _, want := range []string{"Firma del arrendatario: Marta Ruiz", "Agente: Ana Gómez", "Propietario: Luis Pérez", "Arrendatario: Marta Ruiz",
 		// The certificate on its last page: each signature, how it was sent.
 		"Certificado de firmas", "Método: a través del servicio, enviada por la pasarela de la empresa", "Firma remota: sí"} {
@@ -215,6 +208,21 @@ func TestRequiredSignaturesRefusedNameTheField(t *testing.T) {
 	if !bytes.Equal(res.Data, after.Data) {
 		t.Errorf("refused creates wrote: %s then %s", res.Data, after.Data)
 	}
+}
+
+// signedPDFText is the text of inventory id's signed PDF as A2 serves it
+// to company A; the test is skipped where pdftotext is not installed
+// (.ci/run installs it).
+func (w *writes) signedPDFText(t *testing.T, id string) string {
+	t.Helper()
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed: the PDF's text is not checked")
+	}
+	res, pdf := w.srv.Get(t, "/inventory/download-pdf/"+id, http.Header{"X-Company-Id": {companyA}})
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("A2: HTTP %d", res.StatusCode)
+	}
+	return pdfText(t, pdf)
 }
 
 func pdfText(t *testing.T, pdf []byte) string {

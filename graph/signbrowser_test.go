@@ -208,14 +208,7 @@ func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
 		t.Errorf("the drawing kept: %v (%v); want the two strokes drawn, the first of many points, the second a dot", kept, err)
 	}
 
-	if _, err := exec.LookPath("pdftotext"); err != nil {
-		t.Skip("pdftotext (poppler-utils) is not installed: the PDF's text is not checked")
-	}
-	res, pdf := w.srv.Get(t, "/inventory/download-pdf/"+made.ID, http.Header{"X-Company-Id": {companyA}})
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("A2: HTTP %d", res.StatusCode)
-	}
-	text := pdfText(t, pdf)
+	text := w.signedPDFText(t, made.ID)
 	certificate := text[max(strings.LastIndex(text, "Certificado de firmas"), 0):]
 	for _, want := range []string{"Arrendatario: Marta Ruiz Díaz", "Método: desde un enlace de firma enviado a la parte", "Firma dibujada: sí",
 		"Navegador: Mozilla/5.0 (Linux; Android", shownDigest[:40]} {
