@@ -27,6 +27,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/server"
@@ -179,6 +180,9 @@ type Main struct {
 	shared *sharedlimit.Redis
 	// metricsServer serves /metrics on MetricsAddr, when that is set.
 	metricsServer *http.Server
+	// jobs inserts the durable jobs the writes cause, and works them
+	// unless Config.Jobs is off.
+	jobs *jobs.Jobs
 	// restoreTemp puts back the $TMPDIR the process had before Run.
 	restoreTemp func()
 
@@ -281,6 +285,12 @@ func (m *Main) Run(ctx context.Context) error {
 	m.liveDone = make(chan struct{})
 	m.stopLive = stopLive
 	go func() { m.live.Run(liveCtx); close(m.liveDone) }()
+	// The jobs a write causes are inserted with it whether or not this
+	// instance works them: one with jobs off leaves them to another.
+	if m.jobs, err = jobs.New(ctx, st, jobs.Options{Log: m.Log, Work: m.Config.Jobs == "on"}); err != nil {
+		return err
+	}
+	instruments.WatchJobs(m.jobs.Stats)
 	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
@@ -297,6 +307,7 @@ func (m *Main) Run(ctx context.Context) error {
 			SigningLinkTTL:    m.Config.SigningLinkTTL,
 			SignRatePerMinute: m.Config.SignRatePerMinute,
 			TrustedProxies:    m.Config.TrustedProxies,
+			Jobs:              m.jobs,
 			Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
 				Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
 		}),
@@ -306,6 +317,11 @@ func (m *Main) Run(ctx context.Context) error {
 		WriteTimeout:   m.Config.RequestTimeout + 20*time.Second,
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
+	}
+	if m.Config.Jobs == "on" {
+		if err := m.jobs.Start(ctx); err != nil {
+			return err
+		}
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()
@@ -340,6 +356,10 @@ func (m *Main) Close() error {
 	m.closeOnce.Do(func() { m.closeErr = m.close() })
 	return m.closeErr
 }
+
+// jobsStopWithin is how long the jobs running at shutdown may take to
+// finish before they are cancelled (River runs a cancelled job again).
+const jobsStopWithin = 5 * time.Second
 
 func (m *Main) close() error {
 	var errs []error
@@ -377,6 +397,13 @@ func (m *Main) close() error {
 	if m.stopLive != nil {
 		m.stopLive()
 		<-m.liveDone
+	}
+	if m.jobs != nil {
+		// The jobs running get what is left of the shutdown's time; one
+		// cut is run again later, by this instance or another.
+		ctx, cancel := context.WithTimeout(context.Background(), jobsStopWithin)
+		errs = append(errs, m.jobs.Stop(ctx))
+		cancel()
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())
