@@ -357,12 +357,25 @@ func (m *Main) Close() error {
 	return m.closeErr
 }
 
-// jobsStopWithin is how long the jobs running at shutdown may take to
-// finish before they are cancelled (River runs a cancelled job again).
-const jobsStopWithin = 5 * time.Second
-
 func (m *Main) close() error {
 	var errs []error
+	timeout := m.Config.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = defaultShutdownTimeout
+	}
+	// The jobs stop as the draining starts, beside the requests' end: no
+	// new job is taken, and those running get the time the requests get
+	// (one cut is run again later, by this instance or another); the
+	// store closes after.
+	var jobsStopped chan error
+	if m.jobs != nil {
+		jobsStopped = make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownDelay+timeout)
+			defer cancel()
+			jobsStopped <- m.jobs.Stop(ctx)
+		}()
+	}
 	switch {
 	case m.server != nil:
 		m.drain.Start()
@@ -371,10 +384,6 @@ func (m *Main) close() error {
 			time.Sleep(m.Config.ShutdownDelay)
 		}
 		m.server.SetKeepAlivesEnabled(false)
-		timeout := m.Config.ShutdownTimeout
-		if timeout <= 0 {
-			timeout = defaultShutdownTimeout
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		if err := m.server.Shutdown(ctx); err != nil {
@@ -398,12 +407,8 @@ func (m *Main) close() error {
 		m.stopLive()
 		<-m.liveDone
 	}
-	if m.jobs != nil {
-		// The jobs running get what is left of the shutdown's time; one
-		// cut is run again later, by this instance or another.
-		ctx, cancel := context.WithTimeout(context.Background(), jobsStopWithin)
-		errs = append(errs, m.jobs.Stop(ctx))
-		cancel()
+	if jobsStopped != nil {
+		errs = append(errs, <-jobsStopped)
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())

@@ -147,20 +147,34 @@ func (j *Jobs) Start(ctx context.Context) error {
 	return j.client.Start(context.WithoutCancel(ctx))
 }
 
-// Stop lets the jobs running finish within ctx (then cancels them: River
-// runs a cancelled job again later), and closes River's own pools. It
-// comes before the store closes.
+// Stop stops fetching jobs and lets those running finish within ctx; past
+// it they are cancelled (River runs a cancelled job again later, here or
+// on another instance) and given a moment more. Then it closes River's own
+// pools. It comes before the store closes. A River that does not stop in
+// time (its database does not answer: an SQLite write lock held) is
+// logged, not an error of the shutdown: its jobs are all in the database.
 func (j *Jobs) Stop(ctx context.Context) error {
+	defer j.close()
 	err := j.client.Stop(ctx)
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		err = j.client.StopAndCancel(context.Background())
+	if ctx.Err() != nil {
+		cancelCtx, cancel := context.WithTimeout(context.Background(), cancelWithin)
+		defer cancel()
+		err = j.client.StopAndCancel(cancelCtx)
 	}
-	if err != nil && strings.Contains(err.Error(), "not started") {
-		err = nil // an insert-only client, or one never started
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "not started"):
+		return nil // an insert-only client, or one never started
+	case errors.Is(err, context.DeadlineExceeded):
+		j.log.Warn("jobs: River did not stop in time; the jobs it ran are run again later", "error", err)
+		return nil
 	}
-	j.close()
-	return err
+	return fmt.Errorf("jobs: stopping River: %w", err)
 }
+
+// cancelWithin is how long the jobs cancelled at Stop get to return.
+const cancelWithin = time.Second
 
 func (j *Jobs) close() {
 	for i := len(j.closers) - 1; i >= 0; i-- {
@@ -199,27 +213,35 @@ func (j *Jobs) MakeSignedPDFsWith(maker SignedPDFMaker) { j.signedPDF.maker = ma
 // Client is River's client, for tests and tools (JobList, JobGet).
 func (j *Jobs) Client() *river.Client[*sql.Tx] { return j.client }
 
-// riverLogger passes on River's warnings and errors: its info lines (each
-// client start, each maintenance pass) are noise in the service's log.
+// riverLogger passes on River's warnings and errors, its errors as
+// warnings: they are its own retries of a database that did not answer in
+// time (a fetch, a leader's resignation), which it tries again, never a
+// request's failure; a job's failure is its worker's, which River retries.
+// Its info lines (each start, each maintenance pass) are noise in the
+// service's log.
 func riverLogger(log *slog.Logger) *slog.Logger {
-	return slog.New(levelAtLeast{Handler: log.Handler(), min: slog.LevelWarn}).With("component", "river")
+	return slog.New(riverLevels{Handler: log.Handler()}).With("component", "river")
 }
 
-type levelAtLeast struct {
-	slog.Handler
-	min slog.Level
+type riverLevels struct{ slog.Handler }
+
+func (h riverLevels) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, slog.LevelWarn)
 }
 
-func (h levelAtLeast) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
+func (h riverLevels) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level > slog.LevelWarn {
+		r.Level = slog.LevelWarn
+	}
+	return h.Handler.Handle(ctx, r)
 }
 
-func (h levelAtLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return levelAtLeast{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+func (h riverLevels) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return riverLevels{Handler: h.Handler.WithAttrs(attrs)}
 }
 
-func (h levelAtLeast) WithGroup(name string) slog.Handler {
-	return levelAtLeast{Handler: h.Handler.WithGroup(name), min: h.min}
+func (h riverLevels) WithGroup(name string) slog.Handler {
+	return riverLevels{Handler: h.Handler.WithGroup(name)}
 }
 
 func cmpOr(d, otherwise time.Duration) time.Duration {
