@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -15,6 +16,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/jobs"
+	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
@@ -143,5 +145,31 @@ func TestTheLastSignatureCommitsItsPDFsJobOrNeither(t *testing.T) {
 	}
 	if n := pdfJobs(t, j, inv.ID); n != 1 {
 		t.Fatalf("jobs of the last signature: %d; want 1", n)
+	}
+}
+
+// The metrics' figures: the jobs by kind and state, and how long the
+// oldest available one has waited (none works them here).
+func TestStatsCountTheJobsAndTheOldestWait(t *testing.T) {
+	st := testdb.Open(t)
+	j := insertOnly(t, st)
+	ctx := context.Background()
+	if stats := j.Stats(); len(stats.Count) != 0 || stats.OldestAvailable != 0 {
+		t.Fatalf("no jobs: %+v", stats)
+	}
+	for range 2 {
+		if err := records.InTx(ctx, st.Client, func(tx *ent.Tx) error {
+			return j.SignedPDF(ctx, tx, uuid.New(), uuid.New())
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	stats := j.Stats()
+	if n := stats.Count[metrics.JobKey{Kind: "signed_pdf", State: "available"}]; n != 2 || len(stats.Count) != 1 {
+		t.Errorf("jobs by kind and state: %v; want 2 signed_pdf available", stats.Count)
+	}
+	if stats.OldestAvailable < time.Second || stats.OldestAvailable > time.Minute {
+		t.Errorf("the oldest available job waited %s; want a second or a little more", stats.OldestAvailable)
 	}
 }
