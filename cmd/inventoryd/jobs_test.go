@@ -101,9 +101,9 @@ func TestTheLastSignatureCommitsThePDFsJob(t *testing.T) {
 		t.Fatalf("the signed_pdf jobs of the inventory: %v; want one, completed", states)
 	}
 	_, metrics := get(t, m, "/metrics")
-	if !regexp.MustCompile(`(?m)^inventory_jobs\{kind="signed_pdf",state="completed"\} 1$`).MatchString(metrics) ||
-		!regexp.MustCompile(`(?m)^inventory_jobs_oldest_available_seconds 0$`).MatchString(metrics) {
-		t.Errorf("/metrics: want one completed signed_pdf job and none waiting; got\n%s", grepLines(metrics, "inventory_jobs"))
+	if !regexp.MustCompile(`(?m)^inventory_durable_jobs\{kind="signed_pdf",state="completed"\} 1$`).MatchString(metrics) ||
+		!regexp.MustCompile(`(?m)^inventory_durable_jobs_oldest_available_seconds 0$`).MatchString(metrics) {
+		t.Errorf("/metrics: want one completed signed_pdf job and none waiting; got\n%s", grepLines(metrics, "inventory_durable_jobs"))
 	}
 }
 

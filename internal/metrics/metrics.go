@@ -387,8 +387,8 @@ func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
 // rotation.
 func (m *Metrics) WatchJobs(read func() Jobs) {
 	m.registry.MustRegister(jobsCollector{read: read,
-		count: prometheus.NewDesc("inventory_jobs", "Durable jobs in the database, by kind and state (River's: available, running, retryable, scheduled, completed, discarded, cancelled).",
+		count: prometheus.NewDesc("inventory_durable_jobs", "Durable jobs in the database, by kind and state (River's: available, running, retryable, scheduled, completed, discarded, cancelled).",
 			[]string{"kind", "state"}, nil),
-		oldest: prometheus.NewDesc("inventory_jobs_oldest_available_seconds", "How long the oldest job due has waited for a worker (0 when none waits).", nil, nil),
+		oldest: prometheus.NewDesc("inventory_durable_jobs_oldest_available_seconds", "How long the oldest job due has waited for a worker (0 when none waits).", nil, nil),
 	})
 }
