@@ -71,6 +71,9 @@ type ExecutorOptions struct {
 	// Drafts render the document each signature signs, whose SHA-256 it
 	// keeps; nil: none is kept.
 	Drafts records.Drafts
+	// Jobs inserts the durable jobs the writes cause (internal/jobs); nil:
+	// none.
+	Jobs records.Jobs
 }
 
 // DefaultEventReadTimeout is the server's default request deadline.
@@ -79,7 +82,7 @@ const DefaultEventReadTimeout = 10 * time.Second
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(opts.Drafts), maxPhotoBytes: maxPhoto, live: opts.Live,
+		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(opts.Drafts).WithJobs(opts.Jobs), maxPhotoBytes: maxPhoto, live: opts.Live,
 		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)

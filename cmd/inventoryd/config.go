@@ -85,6 +85,10 @@ type Config struct {
 	TimeZone *time.Location
 	// Writes is whether clients may write (GraphQL mutations): on or off.
 	Writes string
+	// Jobs is whether this instance works the durable jobs (internal/jobs):
+	// on, or off for an instance that only inserts them, which another
+	// instance on the database works.
+	Jobs string
 	// BehindGateway says that a gateway in front authenticates callers and
 	// sets X-Company-Id (on or off): header mode serves beyond loopback only
 	// with it on.
@@ -205,6 +209,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
 		{"max-photo-bytes", "INVENTORY_MAX_PHOTO_BYTES", strconv.Itoa(upload.DefaultMaxPhotoBytes), "most bytes one photo sent to addItemPhoto may hold", &maxPhotoBytes, true},
 		{"writes", "INVENTORY_WRITES", "on", "whether clients may make and sign inventories (GraphQL mutations): on, or off for reads only", &cfg.Writes, true},
+		{"jobs", "INVENTORY_JOBS", "on", "whether this instance works the durable jobs (the signed PDFs): on, or off to only insert them for another instance on the database", &cfg.Jobs, true},
 		{"demo", "INVENTORY_DEMO", "auto", "load the demo companies into an empty database: on, off, or auto (on for SQLite, off for PostgreSQL)", &cfg.Demo, true},
 		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
@@ -357,6 +362,9 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.Writes != "on" && cfg.Writes != "off" {
 			return Config{}, nil, fmt.Errorf("writes %q: use on or off", cfg.Writes)
 		}
+		if cfg.Jobs != "on" && cfg.Jobs != "off" {
+			return Config{}, nil, fmt.Errorf("jobs %q: use on or off", cfg.Jobs)
+		}
 		if cfg.BehindGateway != "on" && cfg.BehindGateway != "off" {
 			return Config{}, nil, fmt.Errorf("behind gateway %q: use on or off", cfg.BehindGateway)
 		}
@@ -496,6 +504,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("time_zone", c.TimeZone.String()),
 		slog.String("demo", c.Demo),
 		slog.String("writes", c.Writes),
+		slog.String("jobs", c.Jobs),
 		slog.Int64("max_photo_bytes", c.MaxPhotoBytes),
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),

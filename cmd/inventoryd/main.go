@@ -26,6 +26,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/requestid"
@@ -179,6 +180,9 @@ type Main struct {
 	shared *sharedlimit.Redis
 	// metricsServer serves /metrics on MetricsAddr, when that is set.
 	metricsServer *http.Server
+	// jobs inserts the durable jobs the writes cause, and works them
+	// unless Config.Jobs is off.
+	jobs *jobs.Jobs
 	// restoreTemp puts back the $TMPDIR the process had before Run.
 	restoreTemp func()
 
@@ -281,6 +285,12 @@ func (m *Main) Run(ctx context.Context) error {
 	m.liveDone = make(chan struct{})
 	m.stopLive = stopLive
 	go func() { m.live.Run(liveCtx); close(m.liveDone) }()
+	// The jobs a write causes are inserted with it whether or not this
+	// instance works them: one with jobs off leaves them to another.
+	if m.jobs, err = jobs.New(ctx, st, jobs.Options{Log: m.Log, Work: m.Config.Jobs == "on"}); err != nil {
+		return err
+	}
+	instruments.WatchJobs(m.jobs.Stats)
 	m.drain = server.NewDrain()
 	m.server = &http.Server{
 		Handler: server.Handler(st, m.Log, server.Options{
@@ -297,6 +307,7 @@ func (m *Main) Run(ctx context.Context) error {
 			SigningLinkTTL:    m.Config.SigningLinkTTL,
 			SignRatePerMinute: m.Config.SignRatePerMinute,
 			TrustedProxies:    m.Config.TrustedProxies,
+			Jobs:              m.jobs,
 			Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
 				Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
 		}),
@@ -306,6 +317,11 @@ func (m *Main) Run(ctx context.Context) error {
 		WriteTimeout:   m.Config.RequestTimeout + 20*time.Second,
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
+	}
+	if m.Config.Jobs == "on" {
+		if err := m.jobs.Start(ctx); err != nil {
+			return err
+		}
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()
@@ -343,6 +359,23 @@ func (m *Main) Close() error {
 
 func (m *Main) close() error {
 	var errs []error
+	timeout := m.Config.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = defaultShutdownTimeout
+	}
+	// The jobs stop as the draining starts, beside the requests' end: no
+	// new job is taken, and those running get the time the requests get
+	// (one cut is run again later, by this instance or another); the
+	// store closes after.
+	var jobsStopped chan error
+	if m.jobs != nil {
+		jobsStopped = make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownDelay+timeout)
+			defer cancel()
+			jobsStopped <- m.jobs.Stop(ctx)
+		}()
+	}
 	switch {
 	case m.server != nil:
 		m.drain.Start()
@@ -351,10 +384,6 @@ func (m *Main) close() error {
 			time.Sleep(m.Config.ShutdownDelay)
 		}
 		m.server.SetKeepAlivesEnabled(false)
-		timeout := m.Config.ShutdownTimeout
-		if timeout <= 0 {
-			timeout = defaultShutdownTimeout
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		if err := m.server.Shutdown(ctx); err != nil {
@@ -377,6 +406,9 @@ func (m *Main) close() error {
 	if m.stopLive != nil {
 		m.stopLive()
 		<-m.liveDone
+	}
+	if jobsStopped != nil {
+		errs = append(errs, <-jobsStopped)
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())

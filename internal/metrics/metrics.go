@@ -352,3 +352,43 @@ func (j *Job) Done(n int64) { j.done.Set(float64(n)) }
 
 // Rejected counts a refused record.
 func (j *Job) Rejected() { j.rejected.Inc() }
+
+// JobKey is a kind of job and a state of River's (available, running,
+// retryable, …): both fixed sets, bounded labels.
+type JobKey struct{ Kind, State string }
+
+// Jobs are the durable jobs' figures (internal/jobs), read at each scrape.
+type Jobs struct {
+	// Count is the jobs in the table by kind and state.
+	Count map[JobKey]int
+	// OldestAvailable is how long the oldest job due has waited for a
+	// worker (0: none waits): a backlog, or no instance working jobs.
+	OldestAvailable time.Duration
+}
+
+type jobsCollector struct {
+	read          func() Jobs
+	count, oldest *prometheus.Desc
+}
+
+func (c jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.count; ch <- c.oldest }
+
+func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	jobs := c.read()
+	for key, n := range jobs.Count {
+		ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(n), key.Kind, key.State)
+	}
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, jobs.OldestAvailable.Seconds())
+}
+
+// WatchJobs adds the durable jobs by kind and state, and the age of the
+// oldest job waiting for a worker, read from read at each scrape. /readyz
+// does not look at them: a backlog is no reason to take an instance out of
+// rotation.
+func (m *Metrics) WatchJobs(read func() Jobs) {
+	m.registry.MustRegister(jobsCollector{read: read,
+		count: prometheus.NewDesc("inventory_durable_jobs", "Durable jobs in the database, by kind and state (River's: available, running, retryable, scheduled, completed, discarded, cancelled).",
+			[]string{"kind", "state"}, nil),
+		oldest: prometheus.NewDesc("inventory_durable_jobs_oldest_available_seconds", "How long the oldest job due has waited for a worker (0 when none waits).", nil, nil),
+	})
+}

@@ -212,3 +212,24 @@ func mustDir(t *testing.T) migrate.Dir {
 	}
 	return dir
 }
+
+// River's job tables come with the service's migrations: after an upgrade of
+// River, its new versions need their files (`go run ./internal/migrations/gen
+// -river`), or the new River would find its tables older than it.
+func TestEveryRiverVersionHasAMigrationFile(t *testing.T) {
+	dir, err := migrations.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := migrations.LastRiverVersion(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err := migrations.RiverVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest := versions[len(versions)-1].Version; last != newest {
+		t.Fatalf("River's newest migration is %03d, the files end at %03d: run `go run ./internal/migrations/gen -river` and commit the files", newest, last)
+	}
+}

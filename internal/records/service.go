@@ -38,6 +38,8 @@ type Service struct {
 	// pdfs makes the PDF of an inventory just signed; nil: A2 has it made
 	// on its first request.
 	pdfs PDFMaker
+	// jobs inserts the jobs its writes cause (WithJobs); nil: none.
+	jobs Jobs
 	// files keeps the photos it takes; nil: none are taken.
 	files *files.Store
 	// ids tells whether an id a write gives is any record's already.

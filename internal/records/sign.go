@@ -128,6 +128,21 @@ type PDFMaker interface {
 	Ready(ctx context.Context, id uuid.UUID) error
 }
 
+// Jobs inserts the durable jobs a write causes in the write's own
+// transaction (internal/jobs): the signed PDF's after the last signature,
+// which a crash cannot lose as it could the background rendering alone.
+type Jobs interface {
+	SignedPDF(ctx context.Context, tx *ent.Tx, company, inventoryID uuid.UUID) error
+}
+
+// WithJobs has s insert the jobs its writes cause through jobs (nil: none,
+// and the signed PDF is made by the background rendering alone, or at its
+// first download after a crash).
+func (s *Service) WithJobs(jobs Jobs) *Service {
+	s.jobs = jobs
+	return s
+}
+
 // signatureWait is the most a signature waits for its inventory's PDF
 // before it answers without it: the rendering goes on in the background,
 // and A2 serves the PDF once it is kept.
@@ -285,7 +300,15 @@ func (s *Service) sign(ctx context.Context, sig Signing, link *linkUse) (done, c
 			return err
 		}
 		event.Kind = recordevent.KindFullySigned
-		return Record(ctx, tx.Client(), event)
+		if err := Record(ctx, tx.Client(), event); err != nil {
+			return err
+		}
+		// The PDF's job commits with the signature that makes it due: a
+		// crash after the commit leaves the job, which some instance works.
+		if s.jobs != nil {
+			return s.jobs.SignedPDF(ctx, tx, inv.CompanyID, inv.ID)
+		}
+		return nil
 	})
 	if err != nil || n == 0 {
 		return false, false, err

@@ -25,6 +25,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/fairshare"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/records"
@@ -98,6 +99,12 @@ type Options struct {
 	Live LiveOptions
 	// PDFRendering bounds the renderings of signed PDFs not kept yet.
 	PDFRendering signedpdf.RenderingOptions
+	// Jobs are the durable jobs (internal/jobs): the writes insert theirs,
+	// and its workers make what they need here (the signed PDFs). The
+	// caller starts it after Handler and stops it before the store
+	// closes. Nil: no jobs; the PDFs are made by the background rendering
+	// alone.
+	Jobs *jobs.Jobs
 	// ReadOnly refuses every client's writes (INVENTORY_WRITES=off).
 	ReadOnly bool
 	// TimeZone is where reports show times, beside UTC
@@ -148,11 +155,12 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	// Each signature keeps the SHA-256 of the draft it signed (keeper's).
 	keeper := signedpdf.New(st.Client, opts.Files, opts.TimeZone)
 	pdfs := signedpdf.NewRenderings(keeper, log, opts.PDFRendering)
+	writeJobs := jobsIfFiles(opts.Jobs, opts.Files, pdfs)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
 		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
-		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper})
+		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper, Jobs: writeJobs})
 	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode, opts.TimeZone)
-	signLinks(mux, st, log, pdfs, keeper, opts)
+	signLinks(mux, st, log, pdfs, keeper, writeJobs, opts)
 	// One authenticator for every transport: its throttled lane, its
 	// memory of credentials verified lately and its rate limiter hold for
 	// HTTP requests and WebSocket connections alike.
@@ -219,12 +227,12 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 
 // signLinks serves the pages a party signs from a link (internal/signpage),
 // through records as GraphQL's mutations do, each address within its rate.
-func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *signedpdf.Renderings, drafts records.Drafts, opts Options) {
+func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *signedpdf.Renderings, drafts records.Drafts, writeJobs records.Jobs, opts Options) {
 	var maker records.PDFMaker
 	if r := pdfsIfFiles(pdfs, opts.Files); r != nil {
 		maker = r
 	}
-	svc := records.NewService(st.Client, st, log, maker, opts.Files, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(drafts)
+	svc := records.NewService(st.Client, st, log, maker, opts.Files, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(drafts).WithJobs(writeJobs)
 	perMinute := cmp.Or(opts.SignRatePerMinute, signpage.DefaultRatePerMinute)
 	var limiter *auth.Limiter
 	if perMinute > 0 {
@@ -240,6 +248,18 @@ func signLinks(mux *http.ServeMux, st *store.Store, log *slog.Logger, pdfs *sign
 	mux.HandleFunc("POST "+signpage.Path+"{token}", latest(pages.Sign))
 	mux.HandleFunc("GET "+signpage.Path+"{token}/draft.pdf", latest(pages.Draft))
 	mux.HandleFunc("GET "+signpage.PadScript, pages.Script)
+}
+
+// jobsIfFiles is the jobs the writes insert, when there is a file store
+// to keep the PDFs in (nil otherwise: a job could never be done); the
+// signed PDF's worker makes them through pdfs, the rendering the
+// signatures and the downloads share.
+func jobsIfFiles(j *jobs.Jobs, fs *files.Store, pdfs *signedpdf.Renderings) records.Jobs {
+	if j == nil || fs == nil {
+		return nil
+	}
+	j.MakeSignedPDFsWith(pdfs)
+	return j
 }
 
 // pdfsIfFiles is pdfs when there is a file store to keep the PDFs in.

@@ -224,3 +224,24 @@ func cmpErr(err, otherwise error) error {
 	}
 	return errors.New("signedpdf: no rendering")
 }
+
+// Keep makes the signed PDF of inventory id and keeps it, for the job
+// that makes it after the last signature (internal/jobs): nil once it is
+// kept, at once when it was already (the job may run after the
+// signature's own wait, or twice). It shares the rendering under way in
+// this process, and its place in the fair share; a PDF rendered but not
+// kept is an error, for the job to be tried again.
+func (r *Renderings) Keep(ctx context.Context, id uuid.UUID) error {
+	ctx = tenant.UnrestrictedRecord(ctx, "signed PDF: the job that makes it after the last signature", id)
+	if kept, err := r.keeper.kept(ctx, id); err != nil || kept {
+		return err
+	}
+	if err := r.Ready(ctx, id); err != nil {
+		return err
+	}
+	kept, err := r.keeper.kept(ctx, id)
+	if err == nil && !kept {
+		err = errors.New("signedpdf: the PDF was rendered but not kept yet")
+	}
+	return err
+}

@@ -128,3 +128,9 @@ func (k *Keeper) recordDigest(ctx context.Context, id uuid.UUID, sum string) err
 			CompanyID: inv.CompanyID, PropertyID: inv.PropertyID, InventoryID: id, Version: inv.Version})
 	})
 }
+
+// kept reports whether inventory id's signed PDF is kept: its digest is
+// recorded only once its file is stored.
+func (k *Keeper) kept(ctx context.Context, id uuid.UUID) (bool, error) {
+	return k.client.Inventory.Query().Where(inventory.ID(id), inventory.PdfSha256NotNil()).Exist(ctx)
+}

@@ -189,6 +189,10 @@ type guardedTx struct {
 	release func()
 }
 
+// Unwrap is the transaction it wraps, for (*ent.Tx).SQLTx: River inserts
+// a job in the *sql.Tx underneath.
+func (t *guardedTx) Unwrap() dialect.Tx { return t.Tx }
+
 func (t *guardedTx) Exec(ctx context.Context, statement string, args, v any) error {
 	return runExec(ctx, t.Tx.Exec, statement, args, v)
 }

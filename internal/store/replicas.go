@@ -243,6 +243,10 @@ type notedTx struct {
 	r   *router
 }
 
+// Unwrap is the transaction it wraps, for (*ent.Tx).SQLTx: River inserts
+// a job in the *sql.Tx underneath.
+func (t *notedTx) Unwrap() dialect.Tx { return t.Tx }
+
 func (t *notedTx) Commit() error {
 	if err := t.Tx.Commit(); err != nil {
 		return err

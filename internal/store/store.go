@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 	_ "modernc.org/sqlite" // registers "sqlite"
 
@@ -307,18 +309,7 @@ func openSQLite(url string, o *options) (string, *sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", nil, fmt.Errorf("store: creating the database folder: %w", err)
 	}
-	// Foreign keys are off by default in SQLite; WAL lets readers run beside the
-	// writer; timestamps are written in SQLite's own text form so they compare
-	// correctly as text. Transactions begin IMMEDIATE, taking the write lock
-	// at once: a deferred one that reads and then writes cannot wait for
-	// another writer (SQLite answers SQLITE_BUSY at once, whatever the busy
-	// timeout, to avoid a deadlock), while an immediate one waits its turn.
-	// The busy timeout comes first: the pragmas run in order, and switching a
-	// fresh file to WAL while another process does failed at once with
-	// SQLITE_BUSY when no timeout was set yet.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", SQLiteDSN(path))
 	if err != nil {
 		return "", nil, fmt.Errorf("store: opening SQLite: %w", err)
 	}
@@ -413,7 +404,52 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("store: migrating: %w", err)
 		}
 	}
+	// River's job tables (internal/jobs), by River's own migrator under the
+	// same lock: PostgreSQL has them as migration files, SQLite has no
+	// files to keep them in.
+	m, err := rivermigrate.New(riversqlite.New(s.db), nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrating River's tables: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("store: migrating River's tables: %w", err)
+	}
 	return nil, nil
+}
+
+// SQLiteDSN is how the SQLite file at path is opened: River's own pool
+// (internal/jobs) opens it as the store does.
+func SQLiteDSN(path string) string {
+	// Foreign keys are off by default in SQLite; WAL lets readers run beside the
+	// writer; timestamps are written in SQLite's own text form so they compare
+	// correctly as text. Transactions begin IMMEDIATE, taking the write lock
+	// at once: a deferred one that reads and then writes cannot wait for
+	// another writer (SQLite answers SQLITE_BUSY at once, whatever the busy
+	// timeout, to avoid a deadlock), while an immediate one waits its turn.
+	// The busy timeout comes first: the pragmas run in order, and switching a
+	// fresh file to WAL while another process does failed at once with
+	// SQLITE_BUSY when no timeout was set yet.
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
+}
+
+// SQLitePath is the SQLite file ("" on PostgreSQL); a path starting
+// ":memory:" is a database of this process alone.
+func (s *Store) SQLitePath() string { return s.sqlitePath }
+
+// DB is the store's pool, for River (internal/jobs), whose statements do not
+// go through ent. On SQLite, a second pool opened on the same file is
+// River's own; a :memory: database has only this one.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// UnboundedConfig is the configuration of a connection to the PostgreSQL
+// primary without the requests' statement timeout (nil on SQLite): River's
+// own pool, whose job fetches and maintenance are no request's.
+func (s *Store) UnboundedConfig() *pgx.ConnConfig {
+	if s.unbounded != nil {
+		return s.unbounded.Copy()
+	}
+	return s.PrimaryConfig()
 }
 
 // Analyze refreshes the query planner's statistics. After a bulk load

@@ -152,6 +152,10 @@ type countedTx struct {
 	c *Counter
 }
 
+// Unwrap is the transaction it wraps, for (*ent.Tx).SQLTx: River inserts
+// a job in the *sql.Tx underneath.
+func (t *countedTx) Unwrap() dialect.Tx { return t.Tx }
+
 func (t *countedTx) Exec(ctx context.Context, query string, args, v any) error {
 	t.c.note(query, args)
 	return t.Tx.Exec(ctx, query, args, v)

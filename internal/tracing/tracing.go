@@ -93,6 +93,10 @@ func (d driver) Tx(ctx context.Context) (dialect.Tx, error) {
 
 type txDriver struct{ dialect.Tx }
 
+// Unwrap is the transaction it wraps, for (*ent.Tx).SQLTx: River inserts
+// a job in the *sql.Tx underneath.
+func (t txDriver) Unwrap() dialect.Tx { return t.Tx }
+
 func (t txDriver) Exec(ctx context.Context, query string, args, v any) error {
 	return traced(ctx, query, func(ctx context.Context) error { return t.Tx.Exec(ctx, query, args, v) })
 }

@@ -12,7 +12,11 @@
 //
 //	go run ./internal/migrations/gen -rehash
 //
-// records the edit in atlas.sum.
+// records the edit in atlas.sum. After an upgrade of River,
+//
+//	go run ./internal/migrations/gen -river
+//
+// writes River's migrations the folder lacks (its job tables).
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"ariga.io/atlas/sql/migrate"
 
@@ -30,7 +35,15 @@ func main() {
 	devURL := flag.String("dev-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"PostgreSQL server to replay the migrations on, in a scratch database created and dropped")
 	rehash := flag.Bool("rehash", false, "only recompute atlas.sum after editing a file that has not landed")
+	river := flag.Bool("river", false, "only write River's migrations the folder lacks, and atlas.sum")
 	flag.Parse()
+	if *river {
+		if err := writeRiver(); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *rehash {
 		if err := migrations.Rehash(); err != nil {
 			fmt.Fprintln(os.Stderr, "gen:", err)
@@ -57,4 +70,29 @@ func main() {
 	default:
 		fmt.Println("the migrations already match the ent schema: nothing written")
 	}
+}
+
+// writeRiver writes River's migrations newer than the folder's, then
+// atlas.sum.
+func writeRiver() error {
+	dir, err := migrate.NewLocalDir(migrations.Folder)
+	if err != nil {
+		return fmt.Errorf("run it from the repository root: %w", err)
+	}
+	after, err := migrations.LastRiverVersion(dir)
+	if err != nil {
+		return err
+	}
+	names, err := migrations.RiverFiles(dir, after, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Println("wrote", n)
+	}
+	if len(names) == 0 {
+		fmt.Printf("River's migrations are all there (up to %03d): nothing written\n", after)
+		return nil
+	}
+	return migrations.Rehash()
 }
