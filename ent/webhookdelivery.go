@@ -35,7 +35,7 @@ type WebhookDelivery struct {
 	Version *int `json:"version,omitempty"`
 	// The JSON body sent, the same at every attempt.
 	Payload string `json:"payload,omitempty"`
-	// pending until a 2xx answer (delivered), a 410 or the last attempt (failed), or its endpoint turned off or deleted (cancelled).
+	// PENDING until a 2xx answer (DELIVERED), a 410 or the last attempt (FAILED), or its endpoint turned off (CANCELLED); spelled as GraphQL's WebhookDeliveryStatus.
 	Status webhookdelivery.Status `json:"status,omitempty"`
 	// Each attempt, oldest first (the last attempt.MaxKept).
 	Attempts []attempt.Attempt `json:"attempts,omitempty"`

@@ -383,7 +383,7 @@ var (
 		{Name: "inventory_id", Type: field.TypeUUID},
 		{Name: "version", Type: field.TypeInt, Nullable: true},
 		{Name: "payload", Type: field.TypeString, Size: 2147483647},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "delivered", "failed", "cancelled"}, Default: "pending"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "DELIVERED", "FAILED", "CANCELLED"}, Default: "PENDING"},
 		{Name: "attempts", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},

@@ -74,8 +74,8 @@ func (WebhookDelivery) Fields() []ent.Field {
 		field.UUID("inventory_id", uuid.UUID{}).Immutable().Comment("The inventory written."),
 		field.Int("version").Optional().Nillable().Immutable().Comment("The inventory's version after the write, where it changed."),
 		field.Text("payload").Immutable().Comment("The JSON body sent, the same at every attempt."),
-		field.Enum("status").Values("pending", "delivered", "failed", "cancelled").Default("pending").
-			Comment("pending until a 2xx answer (delivered), a 410 or the last attempt (failed), or its endpoint turned off or deleted (cancelled)."),
+		field.Enum("status").NamedValues("Pending", "PENDING", "Delivered", "DELIVERED", "Failed", "FAILED", "Cancelled", "CANCELLED").Default("PENDING").
+			Comment("PENDING until a 2xx answer (DELIVERED), a 410 or the last attempt (FAILED), or its endpoint turned off (CANCELLED); spelled as GraphQL's WebhookDeliveryStatus."),
 		field.JSON("attempts", []attempt.Attempt{}).Optional().Comment("Each attempt, oldest first (the last attempt.MaxKept)."),
 		field.Time("created_at").Default(nowUTC).Immutable().Comment("When the event committed (UTC)."),
 		field.Time("updated_at").Default(nowUTC).UpdateDefault(nowUTC).Comment("When its status or attempts last changed (UTC)."),

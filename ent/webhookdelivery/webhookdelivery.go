@@ -96,10 +96,10 @@ const DefaultStatus = StatusPending
 
 // Status values.
 const (
-	StatusPending   Status = "pending"
-	StatusDelivered Status = "delivered"
-	StatusFailed    Status = "failed"
-	StatusCancelled Status = "cancelled"
+	StatusPending   Status = "PENDING"
+	StatusDelivered Status = "DELIVERED"
+	StatusFailed    Status = "FAILED"
+	StatusCancelled Status = "CANCELLED"
 )
 
 func (s Status) String() string {

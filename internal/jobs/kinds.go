@@ -23,12 +23,15 @@ var queues = map[string]river.QueueConfig{
 	// signedpdf.Renderings' fair share between companies (half the CPUs),
 	// which the signatures' and downloads' renderings share.
 	QueueSignedPDF: {MaxWorkers: 2},
+	// Receivers answer within 10 s or are cut: see webhookWorkers.
+	QueueWebhookDelivery: {MaxWorkers: webhookWorkers},
 }
 
 // workers registers each kind's worker.
 func (j *Jobs) workers() *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, j.signedPDF)
+	river.AddWorker(w, j.webhooks)
 	return w
 }
 

@@ -1,5 +1,5 @@
 -- Create "webhook_deliveries" table
-CREATE TABLE "webhook_deliveries" ("id" uuid NOT NULL, "company_id" uuid NOT NULL, "endpoint_id" uuid NOT NULL, "event_id" bigint NOT NULL, "event_kind" character varying NOT NULL, "inventory_id" uuid NOT NULL, "version" bigint NULL, "payload" text NOT NULL, "status" character varying NOT NULL DEFAULT 'pending', "attempts" jsonb NULL, "created_at" timestamptz NOT NULL, "updated_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
+CREATE TABLE "webhook_deliveries" ("id" uuid NOT NULL, "company_id" uuid NOT NULL, "endpoint_id" uuid NOT NULL, "event_id" bigint NOT NULL, "event_kind" character varying NOT NULL, "inventory_id" uuid NOT NULL, "version" bigint NULL, "payload" text NOT NULL, "status" character varying NOT NULL DEFAULT 'PENDING', "attempts" jsonb NULL, "created_at" timestamptz NOT NULL, "updated_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
 -- Create index "webhookdelivery_endpoint_id_created_at_id" to table: "webhook_deliveries"
 CREATE INDEX "webhookdelivery_endpoint_id_created_at_id" ON "webhook_deliveries" ("endpoint_id", "created_at", "id");
 -- Create "webhook_endpoints" table

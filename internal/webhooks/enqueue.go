@@ -1,0 +1,140 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/hook"
+	"github.com/propertyrecords/inventory/ent/webhookendpoint"
+)
+
+// EnqueueOn has every record event written through client (and its
+// transactions) make, in the event's own transaction, a delivery and its
+// job for each enabled endpoint of the event's company subscribed to its
+// kind: no write commits without its deliveries, none is sent for a write
+// that rolled back. A hook on RecordEvent rather than a call in
+// records.Record: every writer of events (records, the signed PDF's
+// keeping, the import's corrections) goes through it, and none can forget.
+func (s *Service) EnqueueOn(client *ent.Client) {
+	client.RecordEvent.Use(hook.On(func(next ent.Mutator) ent.Mutator {
+		return hook.RecordEventFunc(func(ctx context.Context, m *ent.RecordEventMutation) (ent.Value, error) {
+			v, err := next.Mutate(ctx, m)
+			if err != nil {
+				return v, err
+			}
+			ev, ok := v.(*ent.RecordEvent)
+			if !ok {
+				return v, fmt.Errorf("webhooks: a record event's creation answered a %T", v)
+			}
+			tx, err := m.Tx()
+			if err != nil {
+				// Never outside the write's transaction: a delivery
+				// inserted apart could be sent for a write that rolled back.
+				return v, fmt.Errorf("webhooks: a record event written outside a transaction: %w", err)
+			}
+			return v, s.enqueue(ctx, tx, ev)
+		})
+	}, ent.OpCreate))
+}
+
+// enqueue makes ev's deliveries and their jobs in tx.
+func (s *Service) enqueue(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) error {
+	kind, ok := KindOf(ev.Kind)
+	if !ok || s.jobs == nil {
+		return nil
+	}
+	// One indexed read per event: a company's endpoints are few (at most
+	// MaxEndpoints); their events are a JSON list, matched here.
+	endpoints, err := tx.WebhookEndpoint.Query().
+		Where(webhookendpoint.CompanyID(ev.CompanyID), webhookendpoint.Enabled(true)).
+		Select(webhookendpoint.FieldID, webhookendpoint.FieldEvents).All(ctx)
+	if err != nil {
+		return fmt.Errorf("webhooks: the endpoints of an event: %w", err)
+	}
+	endpoints = slices.DeleteFunc(endpoints, func(ep *ent.WebhookEndpoint) bool { return !slices.Contains(ep.Events, string(kind)) })
+	if len(endpoints) == 0 {
+		return nil
+	}
+	payload, err := s.payload(ctx, tx, ev, kind)
+	if err != nil {
+		return err
+	}
+	creates := make([]*ent.WebhookDeliveryCreate, len(endpoints))
+	for i, ep := range endpoints {
+		creates[i] = tx.WebhookDelivery.Create().SetCompanyID(ev.CompanyID).SetEndpointID(ep.ID).
+			SetEventID(ev.ID).SetEventKind(string(kind)).SetInventoryID(ev.InventoryID).
+			SetNillableVersion(ev.Version).SetPayload(string(payload)).SetCreatedAt(ev.At)
+	}
+	made, err := tx.WebhookDelivery.CreateBulk(creates...).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("webhooks: the deliveries of an event: %w", err)
+	}
+	ids := make([]uuid.UUID, len(made))
+	for i, d := range made {
+		ids[i] = d.ID
+	}
+	return s.jobs.WebhookDeliveries(ctx, tx, ev.CompanyID, ids)
+}
+
+// Payload is the body every delivery POSTs, as Standard Webhooks shapes it.
+type Payload struct {
+	// Type is the kind in the dotted form (inventory.fully_signed).
+	Type string `json:"type"`
+	// Timestamp is when the write happened (UTC).
+	Timestamp time.Time `json:"timestamp"`
+	Data      EventData `json:"data"`
+}
+
+// EventData tells the event as inventoryEvents does, with a summary of the
+// inventory as the write left it; the receiver reads more through the API.
+type EventData struct {
+	// Cursor orders a company's events (no order of delivery is promised):
+	// inventoryEvents' cursor, to resume from.
+	Cursor      string     `json:"cursor"`
+	Kind        Kind       `json:"kind"`
+	CompanyID   uuid.UUID  `json:"companyId"`
+	PropertyID  uuid.UUID  `json:"propertyId"`
+	InventoryID uuid.UUID  `json:"inventoryId"`
+	ItemID      *uuid.UUID `json:"itemId,omitempty"`
+	PhotoID     *uuid.UUID `json:"photoId,omitempty"`
+	// Version is the inventory's after the write, where it changed.
+	Version   *int              `json:"version,omitempty"`
+	By        *string           `json:"by,omitempty"`
+	Inventory *InventorySummary `json:"inventory,omitempty"`
+}
+
+// InventorySummary is the inventory as the event's transaction left it.
+type InventorySummary struct {
+	ID            uuid.UUID  `json:"id"`
+	PropertyID    uuid.UUID  `json:"propertyId"`
+	Version       int        `json:"version"`
+	IsSigned      bool       `json:"isSigned"`
+	SignatureDate *time.Time `json:"signatureDate,omitempty"`
+	PDFSHA256     *string    `json:"pdfSha256,omitempty"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
+}
+
+// payload is ev's body, read in its transaction: the inventory as this
+// write made it, whatever a later one does before the delivery.
+func (s *Service) payload(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent, kind Kind) ([]byte, error) {
+	p := Payload{Type: kind.Type(), Timestamp: ev.At.UTC(), Data: EventData{Cursor: strconv.FormatInt(ev.ID, 10), Kind: kind,
+		CompanyID: ev.CompanyID, PropertyID: ev.PropertyID, InventoryID: ev.InventoryID, ItemID: ev.ItemID, PhotoID: ev.PhotoID,
+		Version: ev.Version, By: ev.Actor}}
+	inv, err := tx.Inventory.Get(ctx, ev.InventoryID)
+	switch {
+	case err == nil:
+		p.Data.Inventory = &InventorySummary{ID: inv.ID, PropertyID: inv.PropertyID, Version: inv.Version, IsSigned: inv.IsSigned,
+			SignatureDate: inv.SignatureDate, PDFSHA256: inv.PdfSha256, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt}
+	case !ent.IsNotFound(err):
+		return nil, fmt.Errorf("webhooks: the inventory of an event: %w", err)
+	}
+	return json.Marshal(p)
+}
