@@ -33,9 +33,10 @@ type WebhookDeliveryArgs struct {
 // Kind names the kind in river_job and the metrics.
 func (WebhookDeliveryArgs) Kind() string { return "webhook_delivery" }
 
-// webhookAttempts at webhookBackoff (10 s doubling to a 12 h ceiling)
+// webhookAttempts at webhookBackoff (10 s doubling to a 12 h ceiling: 15
+// retries)
 // retry for about two days (46 h), as Standard Webhooks' senders do.
-const webhookAttempts = 17
+const webhookAttempts = 16
 
 // InsertOpts: its queue and attempts; not unique (redeliverWebhook sends a
 // delivery again on purpose).

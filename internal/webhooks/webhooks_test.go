@@ -424,3 +424,101 @@ func TestARotatedSecretSignsBesideTheNew(t *testing.T) {
 		t.Errorf("verified with the old secret: %v", err)
 	}
 }
+
+// A delivery made while no instance works the jobs (down, or started
+// with INVENTORY_JOBS=off) is in the database with its job: the first
+// instance that works them sends it.
+func TestADeliveryWaitsInTheDatabaseForAWorker(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	idle, err := jobs.New(context.Background(), st, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := webhooks.New(st.Client, idle, webhooks.Options{AllowPrivate: true})
+	writer.EnqueueOn(st.Client)
+	rcv := newReceiver(t, nil)
+	_, secret, err := writer.Create(ctx, webhooks.NewEndpoint{URL: rcv.URL, Events: []webhooks.Kind{"FULLY_SIGNED"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	rcv.secret = secret
+	rcv.mu.Unlock()
+	signAll(t, st, ctx, unsigned(t, st, ctx))
+	if err := idle.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(rcv.deliveries()); n != 0 {
+		t.Fatalf("delivered with no worker: %d", n)
+	}
+	j, err := jobs.New(context.Background(), st, jobs.Options{Work: true, PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.DeliverWebhooksWith(webhooks.New(st.Client, j, webhooks.Options{AllowPrivate: true}))
+	j.MakeSignedPDFsWith(keepNothing{})
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Stop(context.Background())
+	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rcv.deliveries()) == 1 })
+	if err := rcv.deliveries()[0].err; err != nil {
+		t.Error(err)
+	}
+}
+
+// A receiver on a refused address is never connected to: each attempt is
+// kept with the refusal, and the delivery stays pending for its retries.
+// redeliverWebhook sends a delivery again under its webhook-id.
+func TestRefusedAttemptsAreKeptAndRedeliverySendsAgain(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	j, err := jobs.New(context.Background(), st, jobs.Options{Work: true, PollInterval: 100 * time.Millisecond, WebhookRetryBase: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict := webhooks.New(st.Client, j, webhooks.Options{}) // loopback refused
+	strict.EnqueueOn(st.Client)
+	j.DeliverWebhooksWith(strict)
+	j.MakeSignedPDFsWith(keepNothing{})
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Stop(context.Background())
+	rcv := newReceiver(t, nil)
+	// Made through a service that allows http, as a server did before
+	// the setting changed; a name that resolves to loopback.
+	lenient := webhooks.New(st.Client, j, webhooks.Options{AllowPrivate: true})
+	ep, _, err := lenient.Create(ctx, webhooks.NewEndpoint{URL: strings.Replace(rcv.URL, "127.0.0.1", "localhost", 1), Events: []webhooks.Kind{"FULLY_SIGNED"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signAll(t, st, ctx, unsigned(t, st, ctx))
+	var d *ent.WebhookDelivery
+	waitFor(t, 20*time.Second, "a refused attempt", func() bool {
+		page, err := strict.Deliveries(ctx, ep.ID, nil, 0, nil)
+		if err != nil || len(page.Deliveries) != 1 || len(page.Deliveries[0].Attempts) == 0 {
+			return false
+		}
+		d = page.Deliveries[0]
+		return true
+	})
+	if a := d.Attempts[0]; a.StatusCode != 0 || !strings.Contains(a.Error, "loopback") || d.Status != webhookdelivery.StatusPending {
+		t.Errorf("refused attempt: %+v, status %s", a, d.Status)
+	}
+	if n := len(rcv.deliveries()); n != 0 {
+		t.Fatalf("the receiver on loopback got %d requests", n)
+	}
+	again, err := lenient.Redeliver(ctx, d.ID)
+	if err != nil || again.ID != d.ID {
+		t.Fatalf("redeliver: %v", err)
+	}
+	// The redelivery's own job makes a second attempt at once (the first
+	// job's retry is an hour away).
+	waitFor(t, 20*time.Second, "the redelivery's attempt", func() bool {
+		page, err := strict.Deliveries(ctx, ep.ID, nil, 0, nil)
+		return err == nil && len(page.Deliveries) == 1 && len(page.Deliveries[0].Attempts) == 2
+	})
+}
