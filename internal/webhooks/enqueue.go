@@ -13,6 +13,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/hook"
 	"github.com/propertyrecords/inventory/ent/webhookendpoint"
+	"github.com/propertyrecords/inventory/internal/live"
 )
 
 // EnqueueOn has every record event written through client (and its
@@ -58,29 +59,77 @@ func (s *Service) enqueue(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) 
 	if err != nil {
 		return fmt.Errorf("webhooks: the endpoints of an event: %w", err)
 	}
-	endpoints = slices.DeleteFunc(endpoints, func(ep *ent.WebhookEndpoint) bool { return !slices.Contains(ep.Events, string(kind)) })
-	if len(endpoints) == 0 {
+	var creates []*ent.WebhookDeliveryCreate
+	deliver := func(k Kind, payload []byte, subscribed []*ent.WebhookEndpoint) {
+		for _, ep := range subscribed {
+			creates = append(creates, tx.WebhookDelivery.Create().SetCompanyID(ev.CompanyID).SetEndpointID(ep.ID).
+				SetEventID(ev.ID).SetEventKind(string(k)).SetInventoryID(ev.InventoryID).
+				SetNillableVersion(ev.Version).SetPayload(string(payload)).SetCreatedAt(ev.At))
+		}
+	}
+	wanted := len(subscribedTo(endpoints, kind)) > 0
+	repairs := repairsChangeWith[ev.Kind] && (len(subscribedTo(endpoints, RepairFlagged)) > 0 || len(subscribedTo(endpoints, RepairRepaired)) > 0)
+	if !wanted && !repairs {
 		return nil
 	}
-	payload, err := s.payload(ctx, tx, ev, kind)
+	inv, err := summary(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
-	creates := make([]*ent.WebhookDeliveryCreate, len(endpoints))
-	for i, ep := range endpoints {
-		creates[i] = tx.WebhookDelivery.Create().SetCompanyID(ev.CompanyID).SetEndpointID(ep.ID).
-			SetEventID(ev.ID).SetEventKind(string(kind)).SetInventoryID(ev.InventoryID).
-			SetNillableVersion(ev.Version).SetPayload(string(payload)).SetCreatedAt(ev.At)
+	if wanted {
+		deliver(kind, payload(ev, kind, inv, nil), subscribedTo(endpoints, kind))
 	}
-	made, err := tx.WebhookDelivery.CreateBulk(creates...).Save(ctx)
-	if err != nil {
-		return fmt.Errorf("webhooks: the deliveries of an event: %w", err)
+	if repairs {
+		// Read in the event's transaction: the repair list as this
+		// signature leaves it, compared with the signed inventory before.
+		changes, err := live.RepairChanges(ctx, tx.Client(), ev)
+		if err != nil {
+			return fmt.Errorf("webhooks: the repair list's changes: %w", err)
+		}
+		for _, c := range changes {
+			k := RepairFlagged
+			if c.Kind == live.Repaired {
+				k = RepairRepaired
+			}
+			deliver(k, payload(ev, k, inv, c), subscribedTo(endpoints, k))
+		}
 	}
-	ids := make([]uuid.UUID, len(made))
-	for i, d := range made {
-		ids[i] = d.ID
+	if len(creates) == 0 {
+		return nil
 	}
-	return s.jobs.WebhookDeliveries(ctx, tx, ev.CompanyID, ids)
+	ids := make([]uuid.UUID, 0, len(creates))
+	// In batches: a signature that changes every item of a large
+	// inventory for 20 endpoints makes thousands, past a statement's
+	// parameters.
+	for batch := range slices.Chunk(creates, insertBatch) {
+		made, err := tx.WebhookDelivery.CreateBulk(batch...).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("webhooks: the deliveries of an event: %w", err)
+		}
+		for _, d := range made {
+			ids = append(ids, d.ID)
+		}
+	}
+	for batch := range slices.Chunk(ids, insertBatch) {
+		if err := s.jobs.WebhookDeliveries(ctx, tx, ev.CompanyID, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertBatch is the rows one statement inserts.
+const insertBatch = 500
+
+// subscribedTo are the endpoints sent kind.
+func subscribedTo(endpoints []*ent.WebhookEndpoint, kind Kind) []*ent.WebhookEndpoint {
+	var out []*ent.WebhookEndpoint
+	for _, ep := range endpoints {
+		if slices.Contains(ep.Events, string(kind)) {
+			out = append(out, ep)
+		}
+	}
+	return out
 }
 
 // Payload is the body every delivery POSTs, as Standard Webhooks shapes it.
@@ -97,13 +146,16 @@ type Payload struct {
 type EventData struct {
 	// Cursor orders a company's events (no order of delivery is promised):
 	// inventoryEvents' cursor, to resume from.
-	Cursor      string     `json:"cursor"`
-	Kind        Kind       `json:"kind"`
-	CompanyID   uuid.UUID  `json:"companyId"`
-	PropertyID  uuid.UUID  `json:"propertyId"`
-	InventoryID uuid.UUID  `json:"inventoryId"`
-	ItemID      *uuid.UUID `json:"itemId,omitempty"`
-	PhotoID     *uuid.UUID `json:"photoId,omitempty"`
+	Cursor      string    `json:"cursor"`
+	Kind        Kind      `json:"kind"`
+	CompanyID   uuid.UUID `json:"companyId"`
+	PropertyID  uuid.UUID `json:"propertyId"`
+	InventoryID uuid.UUID `json:"inventoryId"`
+	// ItemID is the photo's item, or the item of a repair's change.
+	ItemID  *uuid.UUID `json:"itemId,omitempty"`
+	PhotoID *uuid.UUID `json:"photoId,omitempty"`
+	// City is the property's, for a repair's change.
+	City *string `json:"city,omitempty"`
 	// Version is the inventory's after the write, where it changed.
 	Version   *int              `json:"version,omitempty"`
 	By        *string           `json:"by,omitempty"`
@@ -122,19 +174,30 @@ type InventorySummary struct {
 	UpdatedAt     *time.Time `json:"updatedAt,omitempty"`
 }
 
-// payload is ev's body, read in its transaction: the inventory as this
-// write made it, whatever a later one does before the delivery.
-func (s *Service) payload(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent, kind Kind) ([]byte, error) {
-	p := Payload{Type: kind.Type(), Timestamp: ev.At.UTC(), Data: EventData{Cursor: strconv.FormatInt(ev.ID, 10), Kind: kind,
-		CompanyID: ev.CompanyID, PropertyID: ev.PropertyID, InventoryID: ev.InventoryID, ItemID: ev.ItemID, PhotoID: ev.PhotoID,
-		Version: ev.Version, By: ev.Actor}}
+// summary is ev's inventory as ev's transaction leaves it (nil when it is
+// gone), read once for all of the event's deliveries.
+func summary(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) (*InventorySummary, error) {
 	inv, err := tx.Inventory.Get(ctx, ev.InventoryID)
 	switch {
-	case err == nil:
-		p.Data.Inventory = &InventorySummary{ID: inv.ID, PropertyID: inv.PropertyID, Version: inv.Version, IsSigned: inv.IsSigned,
-			SignatureDate: inv.SignatureDate, PDFSHA256: inv.PdfSha256, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt}
-	case !ent.IsNotFound(err):
+	case ent.IsNotFound(err):
+		return nil, nil
+	case err != nil:
 		return nil, fmt.Errorf("webhooks: the inventory of an event: %w", err)
 	}
-	return json.Marshal(p)
+	return &InventorySummary{ID: inv.ID, PropertyID: inv.PropertyID, Version: inv.Version, IsSigned: inv.IsSigned,
+		SignatureDate: inv.SignatureDate, PDFSHA256: inv.PdfSha256, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt}, nil
+}
+
+// payload is ev's body as kind, with its inventory as the write made it
+// (whatever a later write does before the delivery). A repair's change
+// names its item and city.
+func payload(ev *ent.RecordEvent, kind Kind, inv *InventorySummary, repair *live.RepairEvent) []byte {
+	p := Payload{Type: kind.Type(), Timestamp: ev.At.UTC(), Data: EventData{Cursor: strconv.FormatInt(ev.ID, 10), Kind: kind,
+		CompanyID: ev.CompanyID, PropertyID: ev.PropertyID, InventoryID: ev.InventoryID, ItemID: ev.ItemID, PhotoID: ev.PhotoID,
+		Version: ev.Version, By: ev.Actor, Inventory: inv}}
+	if repair != nil {
+		p.Data.ItemID, p.Data.PhotoID, p.Data.City = repair.ItemID, nil, repair.City
+	}
+	b, _ := json.Marshal(p) // plain values: never fails
+	return b
 }

@@ -29,17 +29,36 @@ var kinds = map[recordevent.Kind]Kind{
 	recordevent.KindSignatureRequested: "SIGNATURE_REQUESTED",
 }
 
+// The repair list's changes (repairEvents' FLAGGED and REPAIRED), which
+// a signature or a correction makes: one delivery per item changed.
+const (
+	RepairFlagged  Kind = "REPAIR_FLAGGED"
+	RepairRepaired Kind = "REPAIR_REPAIRED"
+)
+
+// repairsChangeWith are the record events that may change the repair list.
+var repairsChangeWith = map[recordevent.Kind]bool{recordevent.KindFullySigned: true, recordevent.KindInventoryCorrected: true}
+
 // KindOf is the kind an endpoint subscribes to for a record event's kind.
 func KindOf(k recordevent.Kind) (Kind, bool) {
 	kind, ok := kinds[k]
 	return kind, ok
 }
 
-// Type is the payload's type: "inventory." and the kind in lower case
-// (inventory.fully_signed), as Standard Webhooks' dotted types go.
-func (k Kind) Type() string { return "inventory." + strings.ToLower(string(k)) }
+// Type is the payload's type, as Standard Webhooks' dotted types go:
+// "inventory." and the kind in lower case (inventory.fully_signed), or
+// repair.flagged and repair.repaired.
+func (k Kind) Type() string {
+	if rest, ok := strings.CutPrefix(string(k), "REPAIR_"); ok {
+		return "repair." + strings.ToLower(rest)
+	}
+	return "inventory." + strings.ToLower(string(k))
+}
 
 func known(k Kind) bool {
+	if k == RepairFlagged || k == RepairRepaired {
+		return true
+	}
 	for _, v := range kinds {
 		if v == k {
 			return true

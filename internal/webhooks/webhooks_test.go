@@ -26,6 +26,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/webhookdelivery"
+	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/jobs"
@@ -521,4 +522,48 @@ func TestRefusedAttemptsAreKeptAndRedeliverySendsAgain(t *testing.T) {
 		page, err := strict.Deliveries(ctx, ep.ID, nil, 0, nil)
 		return err == nil && len(page.Deliveries) == 1 && len(page.Deliveries[0].Attempts) == 2
 	})
+}
+
+// The repair list's changes reach the endpoints subscribed to them, one
+// delivery per item, as repairEvents tells them: the move-out signed
+// after the move-in flags its two items to repair.
+func TestRepairChangesAreDeliveredPerItem(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	svc := service(t, st)
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	rcv := newReceiver(t, nil)
+	_, secret, err := svc.Create(ctx, webhooks.NewEndpoint{URL: rcv.URL, Events: []webhooks.Kind{webhooks.RepairFlagged, webhooks.RepairRepaired}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	rcv.secret = secret
+	rcv.mu.Unlock()
+	moveIn, moveOut, property := apitest.ComparisonFixture(t, st.Client, datagen.DemoCompanies[0])
+	for _, id := range []uuid.UUID{moveIn, moveOut} {
+		inv, err := st.Client.Inventory.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signAll(t, st, ctx, inv)
+	}
+	waitFor(t, 20*time.Second, "two repair deliveries", func() bool { return len(rcv.deliveries()) >= 2 })
+	time.Sleep(200 * time.Millisecond)
+	got := rcv.deliveries()
+	if len(got) != 2 {
+		t.Fatalf("repair deliveries: %d; want 2", len(got))
+	}
+	items := map[uuid.UUID]bool{}
+	for _, r := range got {
+		d := r.payload.Data
+		if r.err != nil || r.payload.Type != "repair.flagged" || d.Kind != webhooks.RepairFlagged || d.InventoryID != moveOut ||
+			d.PropertyID != property || d.ItemID == nil || d.City == nil {
+			t.Errorf("repair delivery: %+v, %v", r.payload, r.err)
+			continue
+		}
+		items[*d.ItemID] = true
+	}
+	if len(items) != 2 {
+		t.Errorf("items flagged: %v; want two", items)
+	}
 }
