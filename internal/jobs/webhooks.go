@@ -94,7 +94,20 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookDelivery
 	if w.deliverer == nil {
 		return errors.New("jobs: no webhook deliverer (DeliverWebhooksWith)")
 	}
-	return w.deliverer.Deliver(ctx, job.Args.CompanyID, job.Args.DeliveryID, job.Attempt >= job.MaxAttempts)
+	err := w.deliverer.Deliver(ctx, job.Args.CompanyID, job.Args.DeliveryID, job.Attempt >= job.MaxAttempts)
+	// An endpoint with its most deliveries in flight: the job waits
+	// without spending an attempt.
+	if busy, ok := errors.AsType[snoozer](err); ok {
+		return river.JobSnooze(busy.SnoozeFor())
+	}
+	return err
+}
+
+// snoozer is an error that asks its job to wait and try again, no attempt
+// counted (webhooks.Busy).
+type snoozer interface {
+	error
+	SnoozeFor() time.Duration
 }
 
 // WebhookDeliveries inserts, in tx, the jobs that send deliveries of

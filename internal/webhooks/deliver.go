@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -151,6 +152,11 @@ func (s *Service) Deliver(ctx context.Context, company, id uuid.UUID, last bool)
 	case !ep.Enabled:
 		return s.client.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusCancelled).Exec(ctx)
 	}
+	release, ok := s.hold(ep.ID)
+	if !ok {
+		return &Busy{Wait: busyWait + rand.N(busyWait)}
+	}
+	defer release()
 	a := s.post(ctx, ep, d)
 	status := webhookdelivery.StatusPending
 	var retry error
@@ -181,6 +187,39 @@ func (s *Service) Deliver(ctx context.Context, company, id uuid.UUID, last bool)
 		return errors.Join(retry, err)
 	}
 	return retry
+}
+
+// Busy is Deliver's answer when its endpoint has MaxInFlightPerEndpoint
+// deliveries being sent by this instance: the job waits Wait and tries
+// again, no attempt counted (River's snooze).
+type Busy struct{ Wait time.Duration }
+
+func (b *Busy) Error() string {
+	return "webhooks: the endpoint has its most deliveries in flight; again in " + b.Wait.String()
+}
+
+// SnoozeFor is how long the job waits (internal/jobs snoozes it so).
+func (b *Busy) SnoozeFor() time.Duration { return b.Wait }
+
+// busyWait is a busy endpoint's delivery's wait, and up to as much again
+// at random, so that the waiting ones do not all come back at once.
+const busyWait = time.Second
+
+// hold takes one of endpoint's places in flight, if one is free.
+func (s *Service) hold(endpoint uuid.UUID) (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight[endpoint] >= s.opts.MaxInFlightPerEndpoint {
+		return nil, false
+	}
+	s.inFlight[endpoint]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.inFlight[endpoint]--; s.inFlight[endpoint] == 0 {
+			delete(s.inFlight, endpoint)
+		}
+	}, true
 }
 
 // tried is an attempt as post made it.

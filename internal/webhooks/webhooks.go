@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,7 +51,15 @@ type Options struct {
 	Resolver Resolver
 	// Log gets a line per delivery that failed or was refused.
 	Log *slog.Logger
+	// MaxInFlightPerEndpoint bounds the deliveries this instance sends to
+	// one endpoint at once (DefaultMaxInFlightPerEndpoint when 0): a slow
+	// receiver holds that many of the queue's workers, not all of them.
+	MaxInFlightPerEndpoint int
 }
+
+// DefaultMaxInFlightPerEndpoint is an endpoint's deliveries in flight on
+// one instance: 4 of the queue's 10 workers.
+const DefaultMaxInFlightPerEndpoint = 4
 
 // DefaultMaxEndpoints is a company's endpoints unless set.
 const DefaultMaxEndpoints = 20
@@ -74,6 +83,9 @@ type Service struct {
 	opts   Options
 	http   *http.Client
 	log    *slog.Logger
+	// inFlight counts each endpoint's deliveries being sent here.
+	mu       sync.Mutex
+	inFlight map[uuid.UUID]int
 }
 
 // New is the service of client's endpoints; jobs inserts the deliveries'
@@ -81,13 +93,14 @@ type Service struct {
 // River).
 func New(client *ent.Client, jobs Jobs, opts Options) *Service {
 	opts.MaxEndpoints = cmp.Or(opts.MaxEndpoints, DefaultMaxEndpoints)
+	opts.MaxInFlightPerEndpoint = cmp.Or(opts.MaxInFlightPerEndpoint, DefaultMaxInFlightPerEndpoint)
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{client: client, jobs: jobs, opts: opts, log: opts.Log,
+	return &Service{client: client, jobs: jobs, opts: opts, log: opts.Log, inFlight: map[uuid.UUID]int{},
 		http: newHTTPClient(newDialer(opts.Resolver, opts.AllowPrivate))}
 }
 

@@ -567,3 +567,65 @@ func TestRepairChangesAreDeliveredPerItem(t *testing.T) {
 		t.Errorf("items flagged: %v; want two", items)
 	}
 }
+
+// An endpoint is sent at most MaxInFlightPerEndpoint deliveries at once
+// by an instance: a slow receiver holds that many of the queue's workers;
+// the others wait without spending an attempt, and all arrive.
+func TestASlowReceiverHoldsOnlyItsPlacesInFlight(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	ctx := context.Background()
+	j, err := jobs.New(ctx, st, jobs.Options{Work: true, PollInterval: 100 * time.Millisecond, WebhookRetryBase: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := webhooks.New(st.Client, j, webhooks.Options{AllowPrivate: true, MaxInFlightPerEndpoint: 1})
+	svc.EnqueueOn(st.Client)
+	j.DeliverWebhooksWith(svc)
+	j.MakeSignedPDFsWith(keepNothing{})
+	if err := j.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Stop(ctx)
+	var mu sync.Mutex
+	now, most := 0, 0
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		now++
+		most = max(most, now)
+		mu.Unlock()
+		time.Sleep(300 * time.Millisecond)
+		mu.Lock()
+		now--
+		mu.Unlock()
+	}))
+	defer slow.Close()
+	a := tenant.WithCompany(ctx, datagen.DemoCompanies[0])
+	ep, _, err := svc.Create(a, webhooks.NewEndpoint{URL: slow.URL, Events: allKinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signAll(t, st, a, unsigned(t, st, a))
+	var page *webhooks.DeliveryPage
+	waitFor(t, 30*time.Second, "every delivery", func() bool {
+		page, err = svc.Deliveries(a, ep.ID, nil, 0, nil)
+		if err != nil || len(page.Deliveries) < 2 {
+			return false
+		}
+		for _, d := range page.Deliveries {
+			if d.Status != webhookdelivery.StatusDelivered {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 1 {
+		t.Errorf("deliveries in flight at once: %d; want 1", most)
+	}
+	for _, d := range page.Deliveries {
+		if len(d.Attempts) != 1 {
+			t.Errorf("delivery %s: %d attempts; want 1 (waiting spends none)", d.ID, len(d.Attempts))
+		}
+	}
+}
