@@ -629,3 +629,51 @@ func TestASlowReceiverHoldsOnlyItsPlacesInFlight(t *testing.T) {
 		}
 	}
 }
+
+// Two instances on one database (two stores, two River clients) work
+// the same deliveries' jobs: each delivery is sent by one of them, once
+// (its receiver answering 200).
+func TestTwoInstancesSendEachDeliveryOnce(t *testing.T) {
+	url := testdb.DemoRecords.URL(t)
+	one, two := testdb.OpenURL(t, url), testdb.OpenURL(t, url)
+	first, _ := service(t, one), service(t, two)
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	rcv := newReceiver(t, nil)
+	_, secret, err := first.Create(ctx, webhooks.NewEndpoint{URL: rcv.URL, Events: allKinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	rcv.secret = secret
+	rcv.mu.Unlock()
+	invs, err := one.Client.Inventory.Query().Where(inventory.IsSigned(false), inventory.AgentSignatureDateIsNil(),
+		inventory.OwnerSignatureDateIsNil(), inventory.TenantSignatureDateIsNil()).Order(ent.Asc(inventory.FieldID)).Limit(4).All(ctx)
+	if err != nil || len(invs) < 2 {
+		t.Fatalf("unsigned inventories: %d, %v", len(invs), err)
+	}
+	for i, inv := range invs { // the writes on both instances, as behind a balancer
+		signAll(t, []*store.Store{one, two}[i%2], ctx, inv)
+	}
+	var want int
+	waitFor(t, 30*time.Second, "every delivery", func() bool {
+		n, err := one.Client.WebhookDelivery.Query().Count(ctx)
+		want = n
+		return err == nil && n > 0 && len(rcv.deliveries()) >= n
+	})
+	time.Sleep(300 * time.Millisecond)
+	seen := map[string]int{}
+	for _, r := range rcv.deliveries() {
+		if r.err != nil {
+			t.Error(r.err)
+		}
+		seen[r.id]++
+	}
+	if len(seen) != want {
+		t.Errorf("deliveries received: %d; want %d", len(seen), want)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("delivery %s sent %d times; want once", id, n)
+		}
+	}
+}
