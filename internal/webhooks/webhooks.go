@@ -58,8 +58,8 @@ type Options struct {
 }
 
 // DefaultMaxInFlightPerEndpoint is an endpoint's deliveries in flight on
-// one instance: 4 of the queue's 10 workers.
-const DefaultMaxInFlightPerEndpoint = 4
+// one instance: 8 of the queue's 20 workers.
+const DefaultMaxInFlightPerEndpoint = 8
 
 // DefaultMaxEndpoints is a company's endpoints unless set.
 const DefaultMaxEndpoints = 20
