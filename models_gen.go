@@ -2,9 +2,59 @@
 
 package inventory
 
+import (
+	"github.com/google/uuid"
+	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/internal/webhooks"
+)
+
+// An endpoint to register.
+type CreateWebhookEndpointInput struct {
+	// Where to POST the events: https (http only where the server allows private receivers).
+	URL string `json:"url"`
+	// The events to send it.
+	Events []webhooks.Kind `json:"events"`
+	// What it is for.
+	Description *string `json:"description,omitempty"`
+}
+
+// A registered endpoint and its secret.
+type CreateWebhookEndpointPayload struct {
+	// The endpoint.
+	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
+	// The signing secret (whsec_…), shown this once.
+	Secret string `json:"secret"`
+}
+
+// What deleteWebhookEndpoint did.
+type DeleteWebhookEndpointPayload struct {
+	// Whether there was such an endpoint to delete.
+	Deleted bool `json:"deleted"`
+}
+
+// An endpoint and its new secret.
+type RotateWebhookSecretPayload struct {
+	// The endpoint.
+	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
+	// The new signing secret (whsec_…), shown this once.
+	Secret string `json:"secret"`
+}
+
 // Live updates, over graphql-ws (the graphql-transport-ws protocol, WebSocket at
 // /graphql) or GraphQL over SSE (POST /graphql accepting text/event-stream). The
 // caller's company and credential are those of the connection: its headers, or
 // for WebSocket the connection_init payload (the same header names as keys).
 type Subscription struct {
+}
+
+// A change of an endpoint: the fields given change.
+type UpdateWebhookEndpointInput struct {
+	// The endpoint.
+	ID uuid.UUID `json:"id"`
+	// The events to send it, in place of those before.
+	Events []webhooks.Kind `json:"events,omitempty"`
+	// Whether to send it events; true again forgets why the service turned it off.
+	Enabled *bool `json:"enabled,omitempty"`
+	// What it is for.
+	Description *string `json:"description,omitempty"`
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/signaturerequest"
+	"github.com/propertyrecords/inventory/ent/webhookdelivery"
+	"github.com/propertyrecords/inventory/ent/webhookendpoint"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -90,6 +92,8 @@ func checkColumn(t, c string) error {
 			property.Table:         property.ValidColumn,
 			recordevent.Table:      recordevent.ValidColumn,
 			signaturerequest.Table: signaturerequest.ValidColumn,
+			webhookdelivery.Table:  webhookdelivery.ValidColumn,
+			webhookendpoint.Table:  webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

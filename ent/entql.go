@@ -13,6 +13,8 @@ import (
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/signaturerequest"
+	"github.com/propertyrecords/inventory/ent/webhookdelivery"
+	"github.com/propertyrecords/inventory/ent/webhookendpoint"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -22,7 +24,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 9)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 11)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -233,6 +235,54 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signaturerequest.FieldClientAddress:    {Type: field.TypeString, Column: signaturerequest.FieldClientAddress},
 			signaturerequest.FieldUserAgent:        {Type: field.TypeString, Column: signaturerequest.FieldUserAgent},
 			signaturerequest.FieldConsentVersion:   {Type: field.TypeString, Column: signaturerequest.FieldConsentVersion},
+		},
+	}
+	graph.Nodes[9] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookdelivery.Table,
+			Columns: webhookdelivery.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeUUID,
+				Column: webhookdelivery.FieldID,
+			},
+		},
+		Type: "WebhookDelivery",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookdelivery.FieldCompanyID:   {Type: field.TypeUUID, Column: webhookdelivery.FieldCompanyID},
+			webhookdelivery.FieldEndpointID:  {Type: field.TypeUUID, Column: webhookdelivery.FieldEndpointID},
+			webhookdelivery.FieldEventID:     {Type: field.TypeInt64, Column: webhookdelivery.FieldEventID},
+			webhookdelivery.FieldEventKind:   {Type: field.TypeString, Column: webhookdelivery.FieldEventKind},
+			webhookdelivery.FieldInventoryID: {Type: field.TypeUUID, Column: webhookdelivery.FieldInventoryID},
+			webhookdelivery.FieldVersion:     {Type: field.TypeInt, Column: webhookdelivery.FieldVersion},
+			webhookdelivery.FieldPayload:     {Type: field.TypeString, Column: webhookdelivery.FieldPayload},
+			webhookdelivery.FieldStatus:      {Type: field.TypeEnum, Column: webhookdelivery.FieldStatus},
+			webhookdelivery.FieldAttempts:    {Type: field.TypeJSON, Column: webhookdelivery.FieldAttempts},
+			webhookdelivery.FieldCreatedAt:   {Type: field.TypeTime, Column: webhookdelivery.FieldCreatedAt},
+			webhookdelivery.FieldUpdatedAt:   {Type: field.TypeTime, Column: webhookdelivery.FieldUpdatedAt},
+		},
+	}
+	graph.Nodes[10] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookendpoint.Table,
+			Columns: webhookendpoint.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeUUID,
+				Column: webhookendpoint.FieldID,
+			},
+		},
+		Type: "WebhookEndpoint",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookendpoint.FieldCompanyID:               {Type: field.TypeUUID, Column: webhookendpoint.FieldCompanyID},
+			webhookendpoint.FieldURL:                     {Type: field.TypeString, Column: webhookendpoint.FieldURL},
+			webhookendpoint.FieldEvents:                  {Type: field.TypeJSON, Column: webhookendpoint.FieldEvents},
+			webhookendpoint.FieldDescription:             {Type: field.TypeString, Column: webhookendpoint.FieldDescription},
+			webhookendpoint.FieldEnabled:                 {Type: field.TypeBool, Column: webhookendpoint.FieldEnabled},
+			webhookendpoint.FieldDisabledReason:          {Type: field.TypeString, Column: webhookendpoint.FieldDisabledReason},
+			webhookendpoint.FieldSecret:                  {Type: field.TypeString, Column: webhookendpoint.FieldSecret},
+			webhookendpoint.FieldPreviousSecret:          {Type: field.TypeString, Column: webhookendpoint.FieldPreviousSecret},
+			webhookendpoint.FieldPreviousSecretExpiresAt: {Type: field.TypeTime, Column: webhookendpoint.FieldPreviousSecretExpiresAt},
+			webhookendpoint.FieldCreatedAt:               {Type: field.TypeTime, Column: webhookendpoint.FieldCreatedAt},
+			webhookendpoint.FieldUpdatedAt:               {Type: field.TypeTime, Column: webhookendpoint.FieldUpdatedAt},
 		},
 	}
 	graph.MustAddE(
@@ -1337,4 +1387,194 @@ func (f *SignatureRequestFilter) WhereUserAgent(p entql.StringP) {
 // WhereConsentVersion applies the entql string predicate on the consent_version field.
 func (f *SignatureRequestFilter) WhereConsentVersion(p entql.StringP) {
 	f.Where(p.Field(signaturerequest.FieldConsentVersion))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookDeliveryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookDeliveryQuery builder.
+func (_q *WebhookDeliveryQuery) Filter() *WebhookDeliveryFilter {
+	return &WebhookDeliveryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookDeliveryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookDeliveryMutation builder.
+func (m *WebhookDeliveryMutation) Filter() *WebhookDeliveryFilter {
+	return &WebhookDeliveryFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookDeliveryFilter provides a generic filtering capability at runtime for WebhookDeliveryQuery.
+type WebhookDeliveryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookDeliveryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql [16]byte predicate on the id field.
+func (f *WebhookDeliveryFilter) WhereID(p entql.ValueP) {
+	f.Where(p.Field(webhookdelivery.FieldID))
+}
+
+// WhereCompanyID applies the entql [16]byte predicate on the company_id field.
+func (f *WebhookDeliveryFilter) WhereCompanyID(p entql.ValueP) {
+	f.Where(p.Field(webhookdelivery.FieldCompanyID))
+}
+
+// WhereEndpointID applies the entql [16]byte predicate on the endpoint_id field.
+func (f *WebhookDeliveryFilter) WhereEndpointID(p entql.ValueP) {
+	f.Where(p.Field(webhookdelivery.FieldEndpointID))
+}
+
+// WhereEventID applies the entql int64 predicate on the event_id field.
+func (f *WebhookDeliveryFilter) WhereEventID(p entql.Int64P) {
+	f.Where(p.Field(webhookdelivery.FieldEventID))
+}
+
+// WhereEventKind applies the entql string predicate on the event_kind field.
+func (f *WebhookDeliveryFilter) WhereEventKind(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldEventKind))
+}
+
+// WhereInventoryID applies the entql [16]byte predicate on the inventory_id field.
+func (f *WebhookDeliveryFilter) WhereInventoryID(p entql.ValueP) {
+	f.Where(p.Field(webhookdelivery.FieldInventoryID))
+}
+
+// WhereVersion applies the entql int predicate on the version field.
+func (f *WebhookDeliveryFilter) WhereVersion(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldVersion))
+}
+
+// WherePayload applies the entql string predicate on the payload field.
+func (f *WebhookDeliveryFilter) WherePayload(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldPayload))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *WebhookDeliveryFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldStatus))
+}
+
+// WhereAttempts applies the entql json.RawMessage predicate on the attempts field.
+func (f *WebhookDeliveryFilter) WhereAttempts(p entql.BytesP) {
+	f.Where(p.Field(webhookdelivery.FieldAttempts))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WebhookDeliveryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *WebhookDeliveryFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldUpdatedAt))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookEndpointQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookEndpointQuery builder.
+func (_q *WebhookEndpointQuery) Filter() *WebhookEndpointFilter {
+	return &WebhookEndpointFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookEndpointMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookEndpointMutation builder.
+func (m *WebhookEndpointMutation) Filter() *WebhookEndpointFilter {
+	return &WebhookEndpointFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookEndpointFilter provides a generic filtering capability at runtime for WebhookEndpointQuery.
+type WebhookEndpointFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookEndpointFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql [16]byte predicate on the id field.
+func (f *WebhookEndpointFilter) WhereID(p entql.ValueP) {
+	f.Where(p.Field(webhookendpoint.FieldID))
+}
+
+// WhereCompanyID applies the entql [16]byte predicate on the company_id field.
+func (f *WebhookEndpointFilter) WhereCompanyID(p entql.ValueP) {
+	f.Where(p.Field(webhookendpoint.FieldCompanyID))
+}
+
+// WhereURL applies the entql string predicate on the url field.
+func (f *WebhookEndpointFilter) WhereURL(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldURL))
+}
+
+// WhereEvents applies the entql json.RawMessage predicate on the events field.
+func (f *WebhookEndpointFilter) WhereEvents(p entql.BytesP) {
+	f.Where(p.Field(webhookendpoint.FieldEvents))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *WebhookEndpointFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldDescription))
+}
+
+// WhereEnabled applies the entql bool predicate on the enabled field.
+func (f *WebhookEndpointFilter) WhereEnabled(p entql.BoolP) {
+	f.Where(p.Field(webhookendpoint.FieldEnabled))
+}
+
+// WhereDisabledReason applies the entql string predicate on the disabled_reason field.
+func (f *WebhookEndpointFilter) WhereDisabledReason(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldDisabledReason))
+}
+
+// WhereSecret applies the entql string predicate on the secret field.
+func (f *WebhookEndpointFilter) WhereSecret(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldSecret))
+}
+
+// WherePreviousSecret applies the entql string predicate on the previous_secret field.
+func (f *WebhookEndpointFilter) WherePreviousSecret(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldPreviousSecret))
+}
+
+// WherePreviousSecretExpiresAt applies the entql time.Time predicate on the previous_secret_expires_at field.
+func (f *WebhookEndpointFilter) WherePreviousSecretExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldPreviousSecretExpiresAt))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WebhookEndpointFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *WebhookEndpointFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldUpdatedAt))
 }

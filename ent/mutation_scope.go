@@ -114,3 +114,27 @@ func (m *SignatureRequestMutation) TxKey() any {
 
 // Predicates are the conditions an update or a delete applies to the rows.
 func (m *SignatureRequestMutation) Predicates() []predicate.SignatureRequest { return m.predicates }
+
+// TxKey identifies the transaction m runs in, the same for each of its
+// mutations, or is nil outside one.
+func (m *WebhookDeliveryMutation) TxKey() any {
+	if d, ok := m.driver.(*txDriver); ok {
+		return d
+	}
+	return nil
+}
+
+// Predicates are the conditions an update or a delete applies to the rows.
+func (m *WebhookDeliveryMutation) Predicates() []predicate.WebhookDelivery { return m.predicates }
+
+// TxKey identifies the transaction m runs in, the same for each of its
+// mutations, or is nil outside one.
+func (m *WebhookEndpointMutation) TxKey() any {
+	if d, ok := m.driver.(*txDriver); ok {
+		return d
+	}
+	return nil
+}
+
+// Predicates are the conditions an update or a delete applies to the rows.
+func (m *WebhookEndpointMutation) Predicates() []predicate.WebhookEndpoint { return m.predicates }

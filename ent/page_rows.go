@@ -208,3 +208,49 @@ func (_q *SignatureRequestQuery) keepPastPage(assign func([]string, []any) error
 		return node.assignValues(columns, values)
 	}
 }
+
+// EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
+// connection page fetches one row past the page to tell whether another
+// follows, and needs nothing of that row but the row itself.
+func (_q *WebhookDeliveryQuery) EagerLoadFirst(n int) *WebhookDeliveryQuery {
+	_q.pageRows = n
+	return _q
+}
+
+// keepPastPage assigns the rows of the page with assign, and the one past it
+// to _q.pastPage.
+func (_q *WebhookDeliveryQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
+	rows := 0
+	return func(columns []string, values []any) error {
+		rows++
+		if rows <= _q.pageRows {
+			return assign(columns, values)
+		}
+		node := &WebhookDelivery{config: _q.config}
+		_q.pastPage = node
+		return node.assignValues(columns, values)
+	}
+}
+
+// EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
+// connection page fetches one row past the page to tell whether another
+// follows, and needs nothing of that row but the row itself.
+func (_q *WebhookEndpointQuery) EagerLoadFirst(n int) *WebhookEndpointQuery {
+	_q.pageRows = n
+	return _q
+}
+
+// keepPastPage assigns the rows of the page with assign, and the one past it
+// to _q.pastPage.
+func (_q *WebhookEndpointQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
+	rows := 0
+	return func(columns []string, values []any) error {
+		rows++
+		if rows <= _q.pageRows {
+			return assign(columns, values)
+		}
+		node := &WebhookEndpoint{config: _q.config}
+		_q.pastPage = node
+		return node.assignValues(columns, values)
+	}
+}

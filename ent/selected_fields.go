@@ -64,3 +64,17 @@ func (_q *SignatureRequestQuery) SelectedFields() []string { return _q.ctx.Field
 
 // Ordered reports whether the query has an order of its own.
 func (_q *SignatureRequestQuery) Ordered() bool { return len(_q.order) > 0 }
+
+// SelectedFields are the columns the query is restricted to (none: all). A
+// query whose fields leave out the id asks for an aggregate, not for rows.
+func (_q *WebhookDeliveryQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *WebhookDeliveryQuery) Ordered() bool { return len(_q.order) > 0 }
+
+// SelectedFields are the columns the query is restricted to (none: all). A
+// query whose fields leave out the id asks for an aggregate, not for rows.
+func (_q *WebhookEndpointQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *WebhookEndpointQuery) Ordered() bool { return len(_q.order) > 0 }

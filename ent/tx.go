@@ -30,6 +30,10 @@ type Tx struct {
 	RecordEvent *RecordEventClient
 	// SignatureRequest is the client for interacting with the SignatureRequest builders.
 	SignatureRequest *SignatureRequestClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 
 	// lazily loaded.
 	client     *Client
@@ -170,6 +174,8 @@ func (tx *Tx) init() {
 	tx.Property = NewPropertyClient(tx.config)
 	tx.RecordEvent = NewRecordEventClient(tx.config)
 	tx.SignatureRequest = NewSignatureRequestClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

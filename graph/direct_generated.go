@@ -8,7 +8,9 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/propertyrecords/inventory"
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/webhookdelivery"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/direct"
 	"github.com/propertyrecords/inventory/internal/live"
@@ -17,6 +19,8 @@ import (
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/webhooks"
+	"github.com/propertyrecords/inventory/internal/webhooks/attempt"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -39,6 +43,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("CancelSignatureRequestInput", ec.unmarshalInputCancelSignatureRequestInput),
 			graphql.NewInputUnmarshaler("CreateInventoryInput", ec.unmarshalInputCreateInventoryInput),
+			graphql.NewInputUnmarshaler("CreateWebhookEndpointInput", ec.unmarshalInputCreateWebhookEndpointInput),
 			graphql.NewInputUnmarshaler("EnvironmentInput", ec.unmarshalInputEnvironmentInput),
 			graphql.NewInputUnmarshaler("InventoryOrder", ec.unmarshalInputInventoryOrder),
 			graphql.NewInputUnmarshaler("InventoryWhereInput", ec.unmarshalInputInventoryWhereInput),
@@ -51,6 +56,7 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 			graphql.NewInputUnmarshaler("RequestSignatureInput", ec.unmarshalInputRequestSignatureInput),
 			graphql.NewInputUnmarshaler("SignInventoryInput", ec.unmarshalInputSignInventoryInput),
 			graphql.NewInputUnmarshaler("UpdateInventoryInput", ec.unmarshalInputUpdateInventoryInput),
+			graphql.NewInputUnmarshaler("UpdateWebhookEndpointInput", ec.unmarshalInputUpdateWebhookEndpointInput),
 		)
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), path: direct.NewPath()}
@@ -348,6 +354,81 @@ func (x *directExec) _CreateInventoryPayload(ctx context.Context, sel ast.Select
 	return nil
 }
 
+func (x *directExec) _CreateWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *inventory.CreateWebhookEndpointPayload) error {
+	fields, err := x.fields.Of(sel, createWebhookEndpointPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"CreateWebhookEndpointPayload\"")
+		case "endpoint":
+			v := obj.Endpoint
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "CreateWebhookEndpointPayload", IsMethod: false, IsResolver: false}, "WebhookEndpoint!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._WebhookEndpoint(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
+			}
+		case "secret":
+			v := obj.Secret
+			x.w.String(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _DeleteWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *inventory.DeleteWebhookEndpointPayload) error {
+	fields, err := x.fields.Of(sel, deleteWebhookEndpointPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"DeleteWebhookEndpointPayload\"")
+		case "deleted":
+			v := obj.Deleted
+			x.w.Bool(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
 func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj *ent.Environment) error {
 	fields, err := x.fields.Of(sel, environmentImplementors)
 	if err != nil {
@@ -448,28 +529,28 @@ func (x *directExec) _Environment(ctx context.Context, sel ast.SelectionSet, obj
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark4 := x.w.Len()
-				at4, invalid4 := x.path.Enter(), false
+				mark5 := x.w.Len()
+				at5, invalid5 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i4, e4 := range v {
-					x.path.Index(at4, i4)
-					x.w.Comma(i4)
-					if e4 == nil {
+				for i5, e5 := range v {
+					x.path.Index(at5, i5)
+					x.w.Comma(i5)
+					if e5 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Environment", IsMethod: true, IsResolver: false}, "Item!", 1)
 						x.w.Null()
-						invalid4 = true
+						invalid5 = true
 					} else {
-						if err := x._Item(ctx, field.Selections, e4); err == direct.ErrNull {
-							invalid4 = true
+						if err := x._Item(ctx, field.Selections, e5); err == direct.ErrNull {
+							invalid5 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at4)
+				x.path.Leave(at5)
 				x.w.Byte(']')
-				if invalid4 {
-					x.w.Truncate(mark4)
+				if invalid5 {
+					x.w.Truncate(mark5)
 					x.w.Null()
 				}
 			}
@@ -549,26 +630,26 @@ func (x *directExec) _EnvironmentComparison(ctx context.Context, sel ast.Selecti
 				x.w.Null()
 				invalid = true
 			} else {
-				at6, invalid6 := x.path.Enter(), false
+				at7, invalid7 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i6, e6 := range v {
-					x.path.Index(at6, i6)
-					x.w.Comma(i6)
-					if e6 == nil {
+				for i7, e7 := range v {
+					x.path.Index(at7, i7)
+					x.w.Comma(i7)
+					if e7 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "EnvironmentComparison", IsMethod: false, IsResolver: false}, "ItemComparison!", 1)
 						x.w.Null()
-						invalid6 = true
+						invalid7 = true
 					} else {
-						if err := x._ItemComparison(ctx, field.Selections, e6); err == direct.ErrNull {
-							invalid6 = true
+						if err := x._ItemComparison(ctx, field.Selections, e7); err == direct.ErrNull {
+							invalid7 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at6)
+				x.path.Leave(at7)
 				x.w.Byte(']')
-				if invalid6 {
+				if invalid7 {
 					invalid = true
 				}
 			}
@@ -802,28 +883,28 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark9 := x.w.Len()
-				at9, invalid9 := x.path.Enter(), false
+				mark10 := x.w.Len()
+				at10, invalid10 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i9, e9 := range v {
-					x.path.Index(at9, i9)
-					x.w.Comma(i9)
-					if e9 == nil {
+				for i10, e10 := range v {
+					x.path.Index(at10, i10)
+					x.w.Comma(i10)
+					if e10 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, "Environment!", 1)
 						x.w.Null()
-						invalid9 = true
+						invalid10 = true
 					} else {
-						if err := x._Environment(ctx, field.Selections, e9); err == direct.ErrNull {
-							invalid9 = true
+						if err := x._Environment(ctx, field.Selections, e10); err == direct.ErrNull {
+							invalid10 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at9)
+				x.path.Leave(at10)
 				x.w.Byte(']')
-				if invalid9 {
-					x.w.Truncate(mark9)
+				if invalid10 {
+					x.w.Truncate(mark10)
 					x.w.Null()
 				}
 			}
@@ -854,16 +935,16 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				x.w.Null()
 				invalid = true
 			} else {
-				at11, invalid11 := x.path.Enter(), false
+				at12, invalid12 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i11, e11 := range v {
-					x.path.Index(at11, i11)
-					x.w.Comma(i11)
-					x.marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, field.Selections, e11).MarshalGQL(x.w)
+				for i12, e12 := range v {
+					x.path.Index(at12, i12)
+					x.w.Comma(i12)
+					x.marshalNSignatureParty2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐParty(ctx, field.Selections, e12).MarshalGQL(x.w)
 				}
-				x.path.Leave(at11)
+				x.path.Leave(at12)
 				x.w.Byte(']')
-				if invalid11 {
+				if invalid12 {
 					invalid = true
 				}
 			}
@@ -894,26 +975,26 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				x.w.Null()
 				invalid = true
 			} else {
-				at12, invalid12 := x.path.Enter(), false
+				at13, invalid13 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i12, e12 := range v {
-					x.path.Index(at12, i12)
-					x.w.Comma(i12)
-					if e12 == nil {
+				for i13, e13 := range v {
+					x.path.Index(at13, i13)
+					x.w.Comma(i13)
+					if e13 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: true}, "Signature!", 1)
 						x.w.Null()
-						invalid12 = true
+						invalid13 = true
 					} else {
-						if err := x._Signature(ctx, field.Selections, e12); err == direct.ErrNull {
-							invalid12 = true
+						if err := x._Signature(ctx, field.Selections, e13); err == direct.ErrNull {
+							invalid13 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at12)
+				x.path.Leave(at13)
 				x.w.Byte(']')
-				if invalid12 {
+				if invalid13 {
 					invalid = true
 				}
 			}
@@ -1006,9 +1087,9 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark14 := x.w.Len()
+				mark15 := x.w.Len()
 				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark14)
+					x.w.Truncate(mark15)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -1124,26 +1205,26 @@ func (x *directExec) _InventoryComparison(ctx context.Context, sel ast.Selection
 				x.w.Null()
 				invalid = true
 			} else {
-				at18, invalid18 := x.path.Enter(), false
+				at19, invalid19 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i18, e18 := range v {
-					x.path.Index(at18, i18)
-					x.w.Comma(i18)
-					if e18 == nil {
+				for i19, e19 := range v {
+					x.path.Index(at19, i19)
+					x.w.Comma(i19)
+					if e19 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryComparison", IsMethod: false, IsResolver: false}, "EnvironmentComparison!", 1)
 						x.w.Null()
-						invalid18 = true
+						invalid19 = true
 					} else {
-						if err := x._EnvironmentComparison(ctx, field.Selections, e18); err == direct.ErrNull {
-							invalid18 = true
+						if err := x._EnvironmentComparison(ctx, field.Selections, e19); err == direct.ErrNull {
+							invalid19 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at18)
+				x.path.Leave(at19)
 				x.w.Byte(']')
-				if invalid18 {
+				if invalid19 {
 					invalid = true
 				}
 			}
@@ -1180,28 +1261,28 @@ func (x *directExec) _InventoryConnection(ctx context.Context, sel ast.Selection
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark20 := x.w.Len()
-				at20, invalid20 := x.path.Enter(), false
+				mark21 := x.w.Len()
+				at21, invalid21 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i20, e20 := range v {
-					x.path.Index(at20, i20)
-					x.w.Comma(i20)
-					if e20 == nil {
+				for i21, e21 := range v {
+					x.path.Index(at21, i21)
+					x.w.Comma(i21)
+					if e21 == nil {
 						x.w.Null()
 					} else {
-						mark21 := x.w.Len()
-						if err := x._InventoryEdge(ctx, field.Selections, e20); err == direct.ErrNull {
-							x.w.Truncate(mark21)
+						mark22 := x.w.Len()
+						if err := x._InventoryEdge(ctx, field.Selections, e21); err == direct.ErrNull {
+							x.w.Truncate(mark22)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at20)
+				x.path.Leave(at21)
 				x.w.Byte(']')
-				if invalid20 {
-					x.w.Truncate(mark20)
+				if invalid21 {
+					x.w.Truncate(mark21)
 					x.w.Null()
 				}
 			}
@@ -1248,9 +1329,9 @@ func (x *directExec) _InventoryEdge(ctx context.Context, sel ast.SelectionSet, o
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark23 := x.w.Len()
+				mark24 := x.w.Len()
 				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark23)
+					x.w.Truncate(mark24)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -1389,9 +1470,9 @@ func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, 
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark24 := x.w.Len()
+				mark25 := x.w.Len()
 				if err := x._Inventory(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark24)
+					x.w.Truncate(mark25)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -1452,26 +1533,26 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 				x.w.Null()
 				invalid = true
 			} else {
-				at25, invalid25 := x.path.Enter(), false
+				at26, invalid26 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i25, e25 := range v {
-					x.path.Index(at25, i25)
-					x.w.Comma(i25)
-					if e25 == nil {
+				for i26, e26 := range v {
+					x.path.Index(at26, i26)
+					x.w.Comma(i26)
+					if e26 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, "Inventory!", 1)
 						x.w.Null()
-						invalid25 = true
+						invalid26 = true
 					} else {
-						if err := x._Inventory(ctx, field.Selections, e25); err == direct.ErrNull {
-							invalid25 = true
+						if err := x._Inventory(ctx, field.Selections, e26); err == direct.ErrNull {
+							invalid26 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at25)
+				x.path.Leave(at26)
 				x.w.Byte(']')
-				if invalid25 {
+				if invalid26 {
 					invalid = true
 				}
 			}
@@ -1658,28 +1739,28 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark29 := x.w.Len()
-				at29, invalid29 := x.path.Enter(), false
+				mark30 := x.w.Len()
+				at30, invalid30 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i29, e29 := range v {
-					x.path.Index(at29, i29)
-					x.w.Comma(i29)
-					if e29 == nil {
+				for i30, e30 := range v {
+					x.path.Index(at30, i30)
+					x.w.Comma(i30)
+					if e30 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, "Photo!", 1)
 						x.w.Null()
-						invalid29 = true
+						invalid30 = true
 					} else {
-						if err := x._Photo(ctx, field.Selections, e29); err == direct.ErrNull {
-							invalid29 = true
+						if err := x._Photo(ctx, field.Selections, e30); err == direct.ErrNull {
+							invalid30 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at29)
+				x.path.Leave(at30)
 				x.w.Byte(']')
-				if invalid29 {
-					x.w.Truncate(mark29)
+				if invalid30 {
+					x.w.Truncate(mark30)
 					x.w.Null()
 				}
 			}
@@ -1849,26 +1930,26 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 				invalid = true
 			} else {
-				at31, invalid31 := x.path.Enter(), false
+				at32, invalid32 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i31, e31 := range v {
-					x.path.Index(at31, i31)
-					x.w.Comma(i31)
-					if e31 == nil {
+				for i32, e32 := range v {
+					x.path.Index(at32, i32)
+					x.w.Comma(i32)
+					if e32 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
 						x.w.Null()
-						invalid31 = true
+						invalid32 = true
 					} else {
-						if err := x._ComparedPhoto(ctx, field.Selections, e31); err == direct.ErrNull {
-							invalid31 = true
+						if err := x._ComparedPhoto(ctx, field.Selections, e32); err == direct.ErrNull {
+							invalid32 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at31)
+				x.path.Leave(at32)
 				x.w.Byte(']')
-				if invalid31 {
+				if invalid32 {
 					invalid = true
 				}
 			}
@@ -1879,26 +1960,26 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 				invalid = true
 			} else {
-				at33, invalid33 := x.path.Enter(), false
+				at34, invalid34 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i33, e33 := range v {
-					x.path.Index(at33, i33)
-					x.w.Comma(i33)
-					if e33 == nil {
+				for i34, e34 := range v {
+					x.path.Index(at34, i34)
+					x.w.Comma(i34)
+					if e34 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
 						x.w.Null()
-						invalid33 = true
+						invalid34 = true
 					} else {
-						if err := x._ComparedPhoto(ctx, field.Selections, e33); err == direct.ErrNull {
-							invalid33 = true
+						if err := x._ComparedPhoto(ctx, field.Selections, e34); err == direct.ErrNull {
+							invalid34 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at33)
+				x.path.Leave(at34)
 				x.w.Byte(']')
-				if invalid33 {
+				if invalid34 {
 					invalid = true
 				}
 			}
@@ -1935,28 +2016,28 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark35 := x.w.Len()
-				at35, invalid35 := x.path.Enter(), false
+				mark36 := x.w.Len()
+				at36, invalid36 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i35, e35 := range v {
-					x.path.Index(at35, i35)
-					x.w.Comma(i35)
-					if e35 == nil {
+				for i36, e36 := range v {
+					x.path.Index(at36, i36)
+					x.w.Comma(i36)
+					if e36 == nil {
 						x.w.Null()
 					} else {
-						mark36 := x.w.Len()
-						if err := x._ItemEdge(ctx, field.Selections, e35); err == direct.ErrNull {
-							x.w.Truncate(mark36)
+						mark37 := x.w.Len()
+						if err := x._ItemEdge(ctx, field.Selections, e36); err == direct.ErrNull {
+							x.w.Truncate(mark37)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at35)
+				x.path.Leave(at36)
 				x.w.Byte(']')
-				if invalid35 {
-					x.w.Truncate(mark35)
+				if invalid36 {
+					x.w.Truncate(mark36)
 					x.w.Null()
 				}
 			}
@@ -2003,9 +2084,9 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark38 := x.w.Len()
+				mark39 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark38)
+					x.w.Truncate(mark39)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2392,26 +2473,26 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 				x.w.Null()
 				invalid = true
 			} else {
-				at42, invalid42 := x.path.Enter(), false
+				at43, invalid43 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i42, e42 := range v {
-					x.path.Index(at42, i42)
-					x.w.Comma(i42)
-					if e42 == nil {
+				for i43, e43 := range v {
+					x.path.Index(at43, i43)
+					x.w.Comma(i43)
+					if e43 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, "TimelineEvent!", 1)
 						x.w.Null()
-						invalid42 = true
+						invalid43 = true
 					} else {
-						if err := x._TimelineEvent(ctx, field.Selections, e42); err == direct.ErrNull {
-							invalid42 = true
+						if err := x._TimelineEvent(ctx, field.Selections, e43); err == direct.ErrNull {
+							invalid43 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at42)
+				x.path.Leave(at43)
 				x.w.Byte(']')
-				if invalid42 {
+				if invalid43 {
 					invalid = true
 				}
 			}
@@ -2448,28 +2529,28 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark44 := x.w.Len()
-				at44, invalid44 := x.path.Enter(), false
+				mark45 := x.w.Len()
+				at45, invalid45 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i44, e44 := range v {
-					x.path.Index(at44, i44)
-					x.w.Comma(i44)
-					if e44 == nil {
+				for i45, e45 := range v {
+					x.path.Index(at45, i45)
+					x.w.Comma(i45)
+					if e45 == nil {
 						x.w.Null()
 					} else {
-						mark45 := x.w.Len()
-						if err := x._PropertyEdge(ctx, field.Selections, e44); err == direct.ErrNull {
-							x.w.Truncate(mark45)
+						mark46 := x.w.Len()
+						if err := x._PropertyEdge(ctx, field.Selections, e45); err == direct.ErrNull {
+							x.w.Truncate(mark46)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at44)
+				x.path.Leave(at45)
 				x.w.Byte(']')
-				if invalid44 {
-					x.w.Truncate(mark44)
+				if invalid45 {
+					x.w.Truncate(mark45)
 					x.w.Null()
 				}
 			}
@@ -2516,9 +2597,9 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark47 := x.w.Len()
+				mark48 := x.w.Len()
 				if err := x._Property(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark47)
+					x.w.Truncate(mark48)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2582,26 +2663,26 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				x.w.Null()
 				invalid = true
 			} else {
-				at48, invalid48 := x.path.Enter(), false
+				at49, invalid49 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i48, e48 := range v {
-					x.path.Index(at48, i48)
-					x.w.Comma(i48)
-					if e48 == nil {
+				for i49, e49 := range v {
+					x.path.Index(at49, i49)
+					x.w.Comma(i49)
+					if e49 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, "Property!", 1)
 						x.w.Null()
-						invalid48 = true
+						invalid49 = true
 					} else {
-						if err := x._Property(ctx, field.Selections, e48); err == direct.ErrNull {
-							invalid48 = true
+						if err := x._Property(ctx, field.Selections, e49); err == direct.ErrNull {
+							invalid49 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at48)
+				x.path.Leave(at49)
 				x.w.Byte(']')
-				if invalid48 {
+				if invalid49 {
 					invalid = true
 				}
 			}
@@ -2672,9 +2753,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark50 := x.w.Len()
+				mark51 := x.w.Len()
 				if err := x._Node(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark50)
+					x.w.Truncate(mark51)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2707,26 +2788,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at51, invalid51 := x.path.Enter(), false
+				at52, invalid52 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i51, e51 := range v {
-					x.path.Index(at51, i51)
-					x.w.Comma(i51)
-					if e51 == nil {
+				for i52, e52 := range v {
+					x.path.Index(at52, i52)
+					x.w.Comma(i52)
+					if e52 == nil {
 						x.w.Null()
 					} else {
-						mark52 := x.w.Len()
-						if err := x._Node(ctx, field.Selections, e51); err == direct.ErrNull {
-							x.w.Truncate(mark52)
+						mark53 := x.w.Len()
+						if err := x._Node(ctx, field.Selections, e52); err == direct.ErrNull {
+							x.w.Truncate(mark53)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at51)
+				x.path.Leave(at52)
 				x.w.Byte(']')
-				if invalid51 {
+				if invalid52 {
 					invalid = true
 				}
 			}
@@ -2959,6 +3040,89 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 					return err
 				}
 			}
+		case "webhookEndpoints":
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "webhookEndpoints")
+			v, err := x.Resolvers.Query().WebhookEndpoints(spanCtx)
+			endSpan()
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "[WebhookEndpoint!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at61, invalid61 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i61, e61 := range v {
+					x.path.Index(at61, i61)
+					x.w.Comma(i61)
+					if e61 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "WebhookEndpoint!", 1)
+						x.w.Null()
+						invalid61 = true
+					} else {
+						if err := x._WebhookEndpoint(ctx, field.Selections, e61); err == direct.ErrNull {
+							invalid61 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at61)
+				x.w.Byte(']')
+				if invalid61 {
+					invalid = true
+				}
+			}
+		case "webhookDeliveries":
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_webhookDeliveries_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "Query", "webhookDeliveries")
+			v, err := x.Resolvers.Query().WebhookDeliveries(spanCtx, fc.Args["endpointId"].(uuid.UUID), fc.Args["status"].(*webhookdelivery.Status), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			endSpan()
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "WebhookDeliveryPage!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._WebhookDeliveryPage(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
+			}
 		default:
 			return direct.ErrFallback
 		}
@@ -3131,9 +3295,9 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark61 := x.w.Len()
+				mark65 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark61)
+					x.w.Truncate(mark65)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -3194,26 +3358,26 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 				x.w.Null()
 				invalid = true
 			} else {
-				at62, invalid62 := x.path.Enter(), false
+				at66, invalid66 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i62, e62 := range v {
-					x.path.Index(at62, i62)
-					x.w.Comma(i62)
-					if e62 == nil {
+				for i66, e66 := range v {
+					x.path.Index(at66, i66)
+					x.w.Comma(i66)
+					if e66 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "Item!", 1)
 						x.w.Null()
-						invalid62 = true
+						invalid66 = true
 					} else {
-						if err := x._Item(ctx, field.Selections, e62); err == direct.ErrNull {
-							invalid62 = true
+						if err := x._Item(ctx, field.Selections, e66); err == direct.ErrNull {
+							invalid66 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at62)
+				x.path.Leave(at66)
 				x.w.Byte(']')
-				if invalid62 {
+				if invalid66 {
 					invalid = true
 				}
 			}
@@ -3235,6 +3399,50 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 		case "hasNextPage":
 			v := obj.HasNextPage
 			x.w.Bool(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _RotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *inventory.RotateWebhookSecretPayload) error {
+	fields, err := x.fields.Of(sel, rotateWebhookSecretPayloadImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"RotateWebhookSecretPayload\"")
+		case "endpoint":
+			v := obj.Endpoint
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "RotateWebhookSecretPayload", IsMethod: false, IsResolver: false}, "WebhookEndpoint!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				if err := x._WebhookEndpoint(ctx, field.Selections, v); err == direct.ErrNull {
+					invalid = true
+				} else if err != nil {
+					return err
+				}
+			}
+		case "secret":
+			v := obj.Secret
+			x.w.String(v)
 		default:
 			return direct.ErrFallback
 		}
@@ -3549,6 +3757,363 @@ func (x *directExec) _UpdateInventoryPayload(ctx context.Context, sel ast.Select
 					return err
 				}
 			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _WebhookAttempt(ctx context.Context, sel ast.SelectionSet, obj *attempt.Attempt) error {
+	fields, err := x.fields.Of(sel, webhookAttemptImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"WebhookAttempt\"")
+		case "at":
+			v := obj.At
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "statusCode":
+			v := obj.StatusCode
+			x.w.Int(v)
+		case "latencyMs":
+			v := obj.LatencyMS
+			x.w.Int(v)
+		case "response":
+			v := obj.Response
+			x.w.String(v)
+		case "error":
+			v := obj.Error
+			x.w.String(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookDelivery) error {
+	fields, err := x.fields.Of(sel, webhookDeliveryImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"WebhookDelivery\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "endpointId":
+			v := obj.EndpointID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "eventCursor":
+			ctx, fc, err := x.contexts.Of(ctx, "WebhookDelivery", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "WebhookDelivery", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			v, err := x.Resolvers.WebhookDelivery().EventCursor(ctx, obj)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "WebhookDelivery", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			x.w.String(v)
+		case "eventKind":
+			ctx, fc, err := x.contexts.Of(ctx, "WebhookDelivery", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "WebhookDelivery", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			v, err := x.Resolvers.WebhookDelivery().EventKind(ctx, obj)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "WebhookDelivery", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "inventoryId":
+			v := obj.InventoryID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "version":
+			v := obj.Version
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Int(v)
+				}
+			}
+		case "payload":
+			v := obj.Payload
+			x.w.String(v)
+		case "status":
+			v := obj.Status
+			x.marshalNWebhookDeliveryStatus2githubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚋwebhookdeliveryᚐStatus(ctx, field.Selections, v).MarshalGQL(x.w)
+		case "attempts":
+			v := obj.Attempts
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookDelivery", IsMethod: false, IsResolver: false}, "[WebhookAttempt!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at71, invalid71 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i71, e71 := range v {
+					x.path.Index(at71, i71)
+					x.w.Comma(i71)
+					if err := x._WebhookAttempt(ctx, field.Selections, &e71); err == direct.ErrNull {
+						invalid71 = true
+					} else if err != nil {
+						return err
+					}
+				}
+				x.path.Leave(at71)
+				x.w.Byte(']')
+				if invalid71 {
+					invalid = true
+				}
+			}
+		case "createdAt":
+			v := obj.CreatedAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "updatedAt":
+			v := obj.UpdatedAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _WebhookDeliveryPage(ctx context.Context, sel ast.SelectionSet, obj *webhooks.DeliveryPage) error {
+	fields, err := x.fields.Of(sel, webhookDeliveryPageImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"WebhookDeliveryPage\"")
+		case "deliveries":
+			v := obj.Deliveries
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookDeliveryPage", IsMethod: false, IsResolver: false}, "[WebhookDelivery!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at73, invalid73 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i73, e73 := range v {
+					x.path.Index(at73, i73)
+					x.w.Comma(i73)
+					if e73 == nil {
+						x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookDeliveryPage", IsMethod: false, IsResolver: false}, "WebhookDelivery!", 1)
+						x.w.Null()
+						invalid73 = true
+					} else {
+						if err := x._WebhookDelivery(ctx, field.Selections, e73); err == direct.ErrNull {
+							invalid73 = true
+						} else if err != nil {
+							return err
+						}
+					}
+				}
+				x.path.Leave(at73)
+				x.w.Byte(']')
+				if invalid73 {
+					invalid = true
+				}
+			}
+		case "endCursor":
+			v := obj.EndCursor
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "hasNextPage":
+			v := obj.HasNextPage
+			x.w.Bool(v)
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
+func (x *directExec) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookEndpoint) error {
+	fields, err := x.fields.Of(sel, webhookEndpointImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"WebhookEndpoint\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "url":
+			v := obj.URL
+			x.w.String(v)
+		case "events":
+			ctx, fc, err := x.contexts.Of(ctx, "WebhookEndpoint", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "WebhookEndpoint", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			_ = fc
+			spanCtx, endSpan := tracing.Resolver(ctx, "WebhookEndpoint", "events")
+			v, err := x.Resolvers.WebhookEndpoint().Events(spanCtx, obj)
+			endSpan()
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "WebhookEndpoint", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				invalid = true
+				continue
+			}
+			if v == nil {
+				x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookEndpoint", IsMethod: true, IsResolver: true}, "[WebhookEventKind!]!", 0)
+				x.w.Null()
+				invalid = true
+			} else {
+				at75, invalid75 := x.path.Enter(), false
+				x.w.Byte('[')
+				for i75, e75 := range v {
+					x.path.Index(at75, i75)
+					x.w.Comma(i75)
+					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e75).MarshalGQL(x.w)
+				}
+				x.path.Leave(at75)
+				x.w.Byte(']')
+				if invalid75 {
+					invalid = true
+				}
+			}
+		case "description":
+			v := obj.Description
+			x.w.String(v)
+		case "enabled":
+			v := obj.Enabled
+			x.w.Bool(v)
+		case "disabledReason":
+			v := obj.DisabledReason
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.String(v)
+				}
+			}
+		case "previousSecretExpiresAt":
+			v := obj.PreviousSecretExpiresAt
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+				}
+			}
+		case "createdAt":
+			v := obj.CreatedAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		case "updatedAt":
+			v := obj.UpdatedAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
 		default:
 			return direct.ErrFallback
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/tenant"
+	"github.com/propertyrecords/inventory/internal/webhooks"
 )
 
 // NodeLocator tells which table holds each id, in one query, so that node and
@@ -36,6 +37,8 @@ type Resolver struct {
 	nodes   NodeLocator
 	files   *files.Store
 	records *records.Service
+	// webhooks keeps the company's webhook endpoints (internal/webhooks).
+	webhooks *webhooks.Service
 	// maxPhotoBytes bounds a photo addItemPhoto takes.
 	maxPhotoBytes int64
 	// live routes the writes to the subscriptions; nil: subscriptions are

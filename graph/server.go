@@ -36,6 +36,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/propertyrecords/inventory/internal/upload"
+	"github.com/propertyrecords/inventory/internal/webhooks"
 )
 
 // NewExecutor builds the service's one GraphQL executor: /graphql serves it
@@ -74,6 +75,9 @@ type ExecutorOptions struct {
 	// Jobs inserts the durable jobs the writes cause (internal/jobs); nil:
 	// none.
 	Jobs records.Jobs
+	// Webhooks keeps the webhook endpoints and makes the deliveries
+	// (internal/webhooks); nil: endpoints are kept, and no delivery is made.
+	Webhooks *webhooks.Service
 }
 
 // DefaultEventReadTimeout is the server's default request deadline.
@@ -81,8 +85,12 @@ const DefaultEventReadTimeout = 10 * time.Second
 
 func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log *slog.Logger, opts ExecutorOptions) *Executor {
 	maxPhoto := cmp.Or(opts.MaxPhotoBytes, upload.DefaultMaxPhotoBytes)
+	hooks := opts.Webhooks
+	if hooks == nil && client != nil {
+		hooks = webhooks.New(client, nil, webhooks.Options{})
+	}
 	schema := NewExecutableSchema(Config{Schema: publicSchema(), Resolvers: &Resolver{client: client, nodes: nodes, files: store,
-		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(opts.Drafts).WithJobs(opts.Jobs), maxPhotoBytes: maxPhoto, live: opts.Live,
+		records: records.NewService(client, nodes, log, pdfMaker(opts.PDFs), store, opts.ReadOnly).WithLinkTTL(opts.SigningLinkTTL).WithDrafts(opts.Drafts).WithJobs(opts.Jobs), maxPhotoBytes: maxPhoto, live: opts.Live, webhooks: hooks,
 		eventInventories: live.NewShared[*ent.Inventory](maxSharedReads), eventItems: live.NewShared[*ent.Item](maxSharedReads)}})
 	if client != nil { // nil: a schema priced, never run (cost tests)
 		noteLoads(client)

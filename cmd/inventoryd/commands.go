@@ -17,10 +17,12 @@ import (
 
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/metrics"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/transfer"
 	"github.com/propertyrecords/inventory/internal/verify"
+	"github.com/propertyrecords/inventory/internal/webhooks"
 )
 
 var (
@@ -268,6 +270,15 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer fstore.Close()
+	// The import's writes tell the webhooks as the API's do: each event's
+	// deliveries and their jobs commit with it, and a server on the
+	// database sends them (this client only inserts).
+	inserter, err := jobs.New(ctx, st, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	defer inserter.Stop(context.WithoutCancel(ctx))
+	webhooks.New(st.Client, inserter, webhooks.Options{}).EnqueueOn(st.Client)
 	instruments := metrics.New()
 	stopMetrics, err := serveJobMetrics(cfg.MetricsAddr, instruments)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/signpage"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/upload"
+	"github.com/propertyrecords/inventory/internal/webhooks"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -89,6 +90,12 @@ type Config struct {
 	// on, or off for an instance that only inserts them, which another
 	// instance on the database works.
 	Jobs string
+	// WebhooksAllowPrivate (on or off) lets webhooks go to loopback,
+	// private and unique-local addresses, and over http: on-premises
+	// receivers, tests. Link-local ones are refused even so.
+	WebhooksAllowPrivate string
+	// WebhooksMaxEndpoints bounds a company's webhook endpoints.
+	WebhooksMaxEndpoints int
 	// BehindGateway says that a gateway in front authenticates callers and
 	// sets X-Company-Id (on or off): header mode serves beyond loopback only
 	// with it on.
@@ -186,6 +193,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var perCompany, perConnection, subscriptionBuffer, heartbeat, idle, recheck string
 	var timeZone, maxPhotoBytes string
 	var signingLinkTTL, signRate, trustedProxies string
+	var webhooksMaxEndpoints string
 	settings := []setting{
 		{"addr", "INVENTORY_ADDR", "127.0.0.1:8080", "address to listen on", &cfg.Addr, true},
 		{"database-url", "INVENTORY_DATABASE_URL", "", "SQLite file path, or postgres://... (default: <data-dir>/inventory.db)", &cfg.DatabaseURL, false},
@@ -210,6 +218,8 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"max-photo-bytes", "INVENTORY_MAX_PHOTO_BYTES", strconv.Itoa(upload.DefaultMaxPhotoBytes), "most bytes one photo sent to addItemPhoto may hold", &maxPhotoBytes, true},
 		{"writes", "INVENTORY_WRITES", "on", "whether clients may make and sign inventories (GraphQL mutations): on, or off for reads only", &cfg.Writes, true},
 		{"jobs", "INVENTORY_JOBS", "on", "whether this instance works the durable jobs (the signed PDFs): on, or off to only insert them for another instance on the database", &cfg.Jobs, true},
+		{"webhooks-allow-private", "INVENTORY_WEBHOOKS_ALLOW_PRIVATE", "off", "on lets webhooks go to loopback and private addresses, and over http (on-premises receivers); link-local ones are refused even so", &cfg.WebhooksAllowPrivate, true},
+		{"webhooks-max-endpoints", "INVENTORY_WEBHOOKS_MAX_ENDPOINTS", strconv.Itoa(webhooks.DefaultMaxEndpoints), "webhook endpoints a company may register, from 1 to 100", &webhooksMaxEndpoints, true},
 		{"demo", "INVENTORY_DEMO", "auto", "load the demo companies into an empty database: on, off, or auto (on for SQLite, off for PostgreSQL)", &cfg.Demo, true},
 		{"time-zone", "INVENTORY_TIME_ZONE", report.DefaultTimeZone, "the zone (IANA name) reports show times in, beside UTC; UTC for UTC alone", &timeZone, false},
 		{"audit-log", "INVENTORY_AUDIT_LOG", "info", "level of the audit line of each read across companies: info, debug or off", &cfg.AuditLog, false},
@@ -364,6 +374,14 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		}
 		if cfg.Jobs != "on" && cfg.Jobs != "off" {
 			return Config{}, nil, fmt.Errorf("jobs %q: use on or off", cfg.Jobs)
+		}
+		if cfg.WebhooksAllowPrivate != "on" && cfg.WebhooksAllowPrivate != "off" {
+			return Config{}, nil, fmt.Errorf("webhooks allow private %q: use on or off", cfg.WebhooksAllowPrivate)
+		}
+		if n, err := strconv.Atoi(webhooksMaxEndpoints); err != nil || n < 1 || n > 100 {
+			return Config{}, nil, fmt.Errorf("webhooks max endpoints %q: give a whole number from 1 to 100", webhooksMaxEndpoints)
+		} else {
+			cfg.WebhooksMaxEndpoints = n
 		}
 		if cfg.BehindGateway != "on" && cfg.BehindGateway != "off" {
 			return Config{}, nil, fmt.Errorf("behind gateway %q: use on or off", cfg.BehindGateway)

@@ -36,6 +36,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/propertyrecords/inventory/internal/verify"
+	"github.com/propertyrecords/inventory/internal/webhooks"
 )
 
 func main() {
@@ -308,6 +309,8 @@ func (m *Main) Run(ctx context.Context) error {
 			SignRatePerMinute: m.Config.SignRatePerMinute,
 			TrustedProxies:    m.Config.TrustedProxies,
 			Jobs:              m.jobs,
+			Webhooks: webhooks.Options{MaxEndpoints: m.Config.WebhooksMaxEndpoints,
+				AllowPrivate: m.Config.WebhooksAllowPrivate == "on"},
 			Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
 				Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
 		}),

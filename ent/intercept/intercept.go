@@ -18,6 +18,8 @@ import (
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/ent/signaturerequest"
+	"github.com/propertyrecords/inventory/ent/webhookdelivery"
+	"github.com/propertyrecords/inventory/ent/webhookendpoint"
 )
 
 // The Query interface represents an operation that queries a graph.
@@ -319,6 +321,60 @@ func (f TraverseSignatureRequest) Traverse(ctx context.Context, q ent.Query) err
 	return fmt.Errorf("unexpected query type %T. expect *ent.SignatureRequestQuery", q)
 }
 
+// The WebhookDeliveryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WebhookDeliveryFunc func(context.Context, *ent.WebhookDeliveryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WebhookDeliveryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The TraverseWebhookDelivery type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWebhookDelivery func(context.Context, *ent.WebhookDeliveryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWebhookDelivery) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWebhookDelivery) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The WebhookEndpointFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WebhookEndpointFunc func(context.Context, *ent.WebhookEndpointQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WebhookEndpointFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WebhookEndpointQuery", q)
+}
+
+// The TraverseWebhookEndpoint type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWebhookEndpoint func(context.Context, *ent.WebhookEndpointQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWebhookEndpoint) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWebhookEndpoint) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WebhookEndpointQuery", q)
+}
+
 // NewQuery returns the generic Query interface for the given typed query.
 func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
@@ -340,6 +396,10 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RecordEventQuery, predicate.RecordEvent, recordevent.OrderOption]{typ: ent.TypeRecordEvent, tq: q}, nil
 	case *ent.SignatureRequestQuery:
 		return &query[*ent.SignatureRequestQuery, predicate.SignatureRequest, signaturerequest.OrderOption]{typ: ent.TypeSignatureRequest, tq: q}, nil
+	case *ent.WebhookDeliveryQuery:
+		return &query[*ent.WebhookDeliveryQuery, predicate.WebhookDelivery, webhookdelivery.OrderOption]{typ: ent.TypeWebhookDelivery, tq: q}, nil
+	case *ent.WebhookEndpointQuery:
+		return &query[*ent.WebhookEndpointQuery, predicate.WebhookEndpoint, webhookendpoint.OrderOption]{typ: ent.TypeWebhookEndpoint, tq: q}, nil
 	default:
 		return nil, fmt.Errorf("unknown query type %T", q)
 	}

@@ -373,6 +373,62 @@ var (
 			},
 		},
 	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "company_id", Type: field.TypeUUID},
+		{Name: "endpoint_id", Type: field.TypeUUID},
+		{Name: "event_id", Type: field.TypeInt64},
+		{Name: "event_kind", Type: field.TypeString},
+		{Name: "inventory_id", Type: field.TypeUUID},
+		{Name: "version", Type: field.TypeInt, Nullable: true},
+		{Name: "payload", Type: field.TypeString, Size: 2147483647},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "DELIVERED", "FAILED", "CANCELLED"}, Default: "PENDING"},
+		{Name: "attempts", Type: field.TypeJSON, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_endpoint_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[2], WebhookDeliveriesColumns[10], WebhookDeliveriesColumns[0]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "company_id", Type: field.TypeUUID},
+		{Name: "url", Type: field.TypeString, Size: 2048},
+		{Name: "events", Type: field.TypeJSON},
+		{Name: "description", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "disabled_reason", Type: field.TypeString, Nullable: true},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "previous_secret", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookendpoint_company_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[10]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
@@ -384,6 +440,8 @@ var (
 		PropertiesTable,
 		RecordEventsTable,
 		SignatureRequestsTable,
+		WebhookDeliveriesTable,
+		WebhookEndpointsTable,
 	}
 )
 

@@ -32,3 +32,9 @@ type RecordEvent func(*sql.Selector)
 
 // SignatureRequest is the predicate function for signaturerequest builders.
 type SignatureRequest func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)
+
+// WebhookEndpoint is the predicate function for webhookendpoint builders.
+type WebhookEndpoint func(*sql.Selector)

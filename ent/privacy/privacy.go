@@ -327,6 +327,54 @@ func (f SignatureRequestMutationRuleFunc) EvalMutation(ctx context.Context, m en
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SignatureRequestMutation", m)
 }
 
+// The WebhookDeliveryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookDeliveryQueryRuleFunc func(context.Context, *ent.WebhookDeliveryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookDeliveryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The WebhookDeliveryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookDeliveryMutationRuleFunc func(context.Context, *ent.WebhookDeliveryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookDeliveryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookDeliveryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookDeliveryMutation", m)
+}
+
+// The WebhookEndpointQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookEndpointQueryRuleFunc func(context.Context, *ent.WebhookEndpointQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookEndpointQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookEndpointQuery", q)
+}
+
+// The WebhookEndpointMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookEndpointMutationRuleFunc func(context.Context, *ent.WebhookEndpointMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookEndpointMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookEndpointMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookEndpointMutation", m)
+}
+
 type (
 	// Filter is the interface that wraps the Where function
 	// for filtering nodes in queries and mutations.
@@ -380,6 +428,10 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.SignatureRequestQuery:
 		return q.Filter(), nil
+	case *ent.WebhookDeliveryQuery:
+		return q.Filter(), nil
+	case *ent.WebhookEndpointQuery:
+		return q.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected query type %T for query filter", q)
 	}
@@ -404,6 +456,10 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.RecordEventMutation:
 		return m.Filter(), nil
 	case *ent.SignatureRequestMutation:
+		return m.Filter(), nil
+	case *ent.WebhookDeliveryMutation:
+		return m.Filter(), nil
+	case *ent.WebhookEndpointMutation:
 		return m.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected mutation type %T for mutation filter", m)

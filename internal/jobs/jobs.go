@@ -45,6 +45,10 @@ type Options struct {
 	// told of (DefaultPollInterval when 0): every new job on SQLite, which
 	// has no LISTEN, and a job whose retry came due.
 	PollInterval time.Duration
+	// WebhookRetryBase is the delay before a webhook delivery's first
+	// retry, doubling at each (DefaultWebhookRetryBase when 0; tests make
+	// it small).
+	WebhookRetryBase time.Duration
 }
 
 // DefaultPollInterval bounds how long a job waits for a worker on SQLite.
@@ -65,6 +69,9 @@ type Jobs struct {
 	// signedPDF is the signed PDF's worker, given what it makes the PDFs
 	// with (MakeSignedPDFsWith) before Start.
 	signedPDF *signedPDFWorker
+	// webhooks is the webhook deliveries' worker, given what sends them
+	// (DeliverWebhooksWith) before Start.
+	webhooks *webhookWorker
 	// closers close River's own pools after it stopped.
 	closers []func()
 }
@@ -79,7 +86,8 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Jobs, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	j := &Jobs{dialect: st.Dialect(), log: opts.Log, signedPDF: &signedPDFWorker{log: opts.Log}}
+	j := &Jobs{dialect: st.Dialect(), log: opts.Log, signedPDF: &signedPDFWorker{log: opts.Log},
+		webhooks: &webhookWorker{retryBase: cmpOr(opts.WebhookRetryBase, DefaultWebhookRetryBase)}}
 	driver, err := j.driver(ctx, st)
 	if err != nil {
 		return nil, err

@@ -23,12 +23,19 @@ var queues = map[string]river.QueueConfig{
 	// signedpdf.Renderings' fair share between companies (half the CPUs),
 	// which the signatures' and downloads' renderings share.
 	QueueSignedPDF: {MaxWorkers: 2},
+	// Receivers answer within 10 s or are cut: see webhookWorkers. A
+	// delivery to a prompt receiver takes a few milliseconds: River's
+	// default 100 ms between fetches would cap the queue at 100 a second
+	// (its workers per fetch), so it fetches again after 10 ms while
+	// deliveries keep coming (idle, it waits for LISTEN or the poll).
+	QueueWebhookDelivery: {MaxWorkers: webhookWorkers, FetchCooldown: webhookFetchCooldown},
 }
 
 // workers registers each kind's worker.
 func (j *Jobs) workers() *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, j.signedPDF)
+	river.AddWorker(w, j.webhooks)
 	return w
 }
 

@@ -87,10 +87,17 @@ func (h *Hub) RepairEvents(ctx context.Context, city *string, after *string) (<-
 		})
 }
 
-// repairChanges compares the inventory ev signed with the property's
-// signed inventory before it, item by item as the comparison matches them.
+// repairChanges is RepairChanges read with the hub's client.
 func (h *Hub) repairChanges(ctx context.Context, ev *ent.RecordEvent) ([]*RepairEvent, error) {
-	signed, err := h.client.Inventory.Query().Where(inventory.ID(ev.InventoryID)).WithProperty().
+	return RepairChanges(ctx, h.client, ev)
+}
+
+// RepairChanges compares the inventory ev signed (or corrected) with the
+// property's signed inventory before it, item by item as the comparison
+// matches them, read with client: the subscriptions' after the commit,
+// the webhooks' within the event's own transaction.
+func RepairChanges(ctx context.Context, client *ent.Client, ev *ent.RecordEvent) ([]*RepairEvent, error) {
+	signed, err := client.Inventory.Query().Where(inventory.ID(ev.InventoryID)).WithProperty().
 		WithEnvironments(func(q *ent.EnvironmentQuery) {
 			q.Order(ent.Asc(environment.FieldOrder), ent.Asc(environment.FieldID)).WithItems()
 		}).
@@ -103,7 +110,7 @@ func (h *Hub) repairChanges(ctx context.Context, ev *ent.RecordEvent) ([]*Repair
 	case !signed.IsSigned || signed.SignatureDate == nil:
 		return nil, nil
 	}
-	before, err := h.client.Inventory.Query().
+	before, err := client.Inventory.Query().
 		Where(inventory.PropertyID(signed.PropertyID), inventory.IsSigned(true), inventory.IDNEQ(signed.ID),
 			inventory.SignatureDateLTE(*signed.SignatureDate)).
 		Order(ent.Desc(inventory.FieldSignatureDate), ent.Desc(inventory.FieldID)).

@@ -37,6 +37,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
 	"github.com/propertyrecords/inventory/internal/waitbudget"
+	"github.com/propertyrecords/inventory/internal/webhooks"
 	"github.com/propertyrecords/inventory/rest"
 )
 
@@ -105,6 +106,9 @@ type Options struct {
 	// closes. Nil: no jobs; the PDFs are made by the background rendering
 	// alone.
 	Jobs *jobs.Jobs
+	// Webhooks configure the webhook deliveries, which Jobs insert and
+	// send (none without Jobs).
+	Webhooks webhooks.Options
 	// ReadOnly refuses every client's writes (INVENTORY_WRITES=off).
 	ReadOnly bool
 	// TimeZone is where reports show times, beside UTC
@@ -156,9 +160,10 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	keeper := signedpdf.New(st.Client, opts.Files, opts.TimeZone)
 	pdfs := signedpdf.NewRenderings(keeper, log, opts.PDFRendering)
 	writeJobs := jobsIfFiles(opts.Jobs, opts.Files, pdfs)
+	hooks := webhooksOn(st, opts.Jobs, opts.Webhooks, log)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
 		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
-		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper, Jobs: writeJobs})
+		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper, Jobs: writeJobs, Webhooks: hooks})
 	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode, opts.TimeZone)
 	signLinks(mux, st, log, pdfs, keeper, writeJobs, opts)
 	// One authenticator for every transport: its throttled lane, its
@@ -260,6 +265,22 @@ func jobsIfFiles(j *jobs.Jobs, fs *files.Store, pdfs *signedpdf.Renderings) reco
 	}
 	j.MakeSignedPDFsWith(pdfs)
 	return j
+}
+
+// webhooksOn is the webhooks' service of st: every record event written
+// through st's client makes its deliveries, in its transaction, and j's
+// worker sends them. Without j, endpoints are kept and nothing is sent.
+func webhooksOn(st *store.Store, j *jobs.Jobs, opts webhooks.Options, log *slog.Logger) *webhooks.Service {
+	if opts.Log == nil {
+		opts.Log = log
+	}
+	if j == nil {
+		return webhooks.New(st.Client, nil, opts)
+	}
+	svc := webhooks.New(st.Client, j, opts)
+	svc.EnqueueOn(st.Client)
+	j.DeliverWebhooksWith(svc)
+	return svc
 }
 
 // pdfsIfFiles is pdfs when there is a file store to keep the PDFs in.
