@@ -73,7 +73,7 @@ func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
 	link := w.mustLink(t, made.ID, "TENANT", "Marta Ruiz")
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))
+		chromedp.DisableGPU, chromedp.UserDataDir(browserProfile(t)))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
@@ -219,6 +219,28 @@ func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
 	if strings.Contains(text, "BORRADOR") {
 		t.Error("the signed PDF says it is a draft")
 	}
+}
+
+// browserProfile is a folder for Chromium's profile, removed after the
+// test. Not t.TempDir: Chromium's helper processes may still write to it
+// for a moment after the browser is stopped, and t.TempDir fails the test
+// when its folder cannot be removed at once.
+func browserProfile(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		t.Logf("Chromium's profile %s is left behind: it could not be removed", dir)
+	})
+	return dir
 }
 
 func deref(s *string) string {
