@@ -54,17 +54,33 @@ var kinds = map[recordevent.Kind]Kind{
 	recordevent.KindSignatureRequested: SignatureRequested,
 }
 
+// KindOf is the name inventoryEvents gives a record event's kind (webhooks
+// name their events alike); false for a kind it does not send.
+func KindOf(k recordevent.Kind) (Kind, bool) {
+	kind, ok := kinds[k]
+	return kind, ok
+}
+
+// Sent reports whether k is a kind inventoryEvents sends for a record event
+// (REFETCH is not one).
+func (k Kind) Sent() bool {
+	for _, known := range kinds {
+		if k == known {
+			return true
+		}
+	}
+	return false
+}
+
 // MarshalGQL writes the kind as its GraphQL enum value.
 func (k Kind) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(string(k))) }
 
 // UnmarshalGQL reads a GraphQL enum value.
 func (k *Kind) UnmarshalGQL(v any) error {
 	s, _ := v.(string)
-	for _, known := range kinds {
-		if Kind(s) == known {
-			*k = known
-			return nil
-		}
+	if Kind(s).Sent() {
+		*k = Kind(s)
+		return nil
 	}
 	if Kind(s) == Refetch {
 		*k = Refetch

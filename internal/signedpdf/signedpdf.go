@@ -63,17 +63,10 @@ type Rendered struct {
 // absent: the store writes a temporary file and renames it (an object
 // store's put is whole).
 func (k *Keeper) Provide(ctx context.Context, id uuid.UUID, why string) (pdf Rendered, notKept, err error) {
-	doc, err := Document(ctx, k.client, k.files, id)
+	pdf, _, _, err = k.render(ctx, id)
 	if err != nil {
 		return Rendered{}, nil, err
 	}
-	doc.Zone = k.zone
-	data, err := report.Render(ctx, doc)
-	if err != nil {
-		return Rendered{}, nil, fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)
-	}
-	sum := sha256.Sum256(data)
-	pdf = Rendered{Data: data, SHA256: hex.EncodeToString(sum[:])}
 	return pdf, k.keep(ctx, id, pdf, why), nil
 }
 
@@ -82,17 +75,27 @@ func (k *Keeper) Provide(ctx context.Context, id uuid.UUID, why string) (pdf Ren
 // so the document signed is the one a dispute reads, with the signatures
 // made so far.
 func (k *Keeper) Draft(ctx context.Context, id uuid.UUID) (*records.Draft, error) {
-	doc, inv, err := document(ctx, k.client, k.files, id)
+	pdf, doc, inv, err := k.render(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	return &records.Draft{Version: inv.Version, SHA256: pdf.SHA256, PDF: pdf.Data, Document: doc}, nil
+}
+
+// render is inventory id's PDF as it stands, what it shows, and the record
+// it was read from: the one rendering of the signed PDF and of drafts.
+func (k *Keeper) render(ctx context.Context, id uuid.UUID) (Rendered, report.Inventory, *ent.Inventory, error) {
+	doc, inv, err := document(ctx, k.client, k.files, id)
+	if err != nil {
+		return Rendered{}, report.Inventory{}, nil, err
 	}
 	doc.Zone = k.zone
 	data, err := report.Render(ctx, doc)
 	if err != nil {
-		return nil, fmt.Errorf("signedpdf: rendering the draft of inventory %s: %w", id, err)
+		return Rendered{}, report.Inventory{}, nil, fmt.Errorf("signedpdf: rendering inventory %s: %w", id, err)
 	}
 	sum := sha256.Sum256(data)
-	return &records.Draft{Version: inv.Version, SHA256: hex.EncodeToString(sum[:]), PDF: data, Document: doc}, nil
+	return Rendered{Data: data, SHA256: hex.EncodeToString(sum[:])}, doc, inv, nil
 }
 
 // keep stores pdf as inventory id's PDF and records its digest.

@@ -7,27 +7,12 @@ import (
 
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/live"
 )
 
 // Kind is an event an endpoint subscribes to (GraphQL's WebhookEventKind):
 // the kinds of inventoryEvents, spelled as InventoryEventKind spells them.
 type Kind string
-
-// kinds are the record events' kinds an endpoint may be sent, as
-// internal/live names them for inventoryEvents.
-var kinds = map[recordevent.Kind]Kind{
-	recordevent.KindInventoryCreated:   "INVENTORY_CREATED",
-	recordevent.KindInventoryUpdated:   "INVENTORY_UPDATED",
-	recordevent.KindPhotoAdded:         "PHOTO_ADDED",
-	recordevent.KindPhotoRemoved:       "PHOTO_REMOVED",
-	recordevent.KindAgentSigned:        "AGENT_SIGNED",
-	recordevent.KindOwnerSigned:        "OWNER_SIGNED",
-	recordevent.KindTenantSigned:       "TENANT_SIGNED",
-	recordevent.KindFullySigned:        "FULLY_SIGNED",
-	recordevent.KindPdfStored:          "PDF_READY",
-	recordevent.KindInventoryCorrected: "INVENTORY_CORRECTED",
-	recordevent.KindSignatureRequested: "SIGNATURE_REQUESTED",
-}
 
 // The repair list's changes (repairEvents' FLAGGED and REPAIRED), which
 // a signature or a correction makes: one delivery per item changed.
@@ -39,10 +24,11 @@ const (
 // repairsChangeWith are the record events that may change the repair list.
 var repairsChangeWith = map[recordevent.Kind]bool{recordevent.KindFullySigned: true, recordevent.KindInventoryCorrected: true}
 
-// KindOf is the kind an endpoint subscribes to for a record event's kind.
+// KindOf is the kind an endpoint subscribes to for a record event's kind:
+// inventoryEvents' name for it (live.KindOf), the one place of that map.
 func KindOf(k recordevent.Kind) (Kind, bool) {
-	kind, ok := kinds[k]
-	return kind, ok
+	kind, ok := live.KindOf(k)
+	return Kind(kind), ok
 }
 
 // Type is the payload's type, as Standard Webhooks' dotted types go:
@@ -59,12 +45,7 @@ func known(k Kind) bool {
 	if k == RepairFlagged || k == RepairRepaired {
 		return true
 	}
-	for _, v := range kinds {
-		if v == k {
-			return true
-		}
-	}
-	return false
+	return live.Kind(k).Sent()
 }
 
 // MarshalGQL writes the kind as its GraphQL enum value.
