@@ -29,3 +29,8 @@ func (tx *Tx) SQLTx() (*stdsql.Tx, error) {
 		}
 	}
 }
+
+// Dialect is the database's dialect under tx (dialect.Postgres,
+// dialect.SQLite): statements of one database's own (an advisory lock) run
+// only on it.
+func (tx *Tx) Dialect() string { return tx.config.driver.Dialect() }

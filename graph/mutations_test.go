@@ -90,9 +90,18 @@ type writes struct {
 
 func newWrites(t testing.TB, opts ...store.Option) *writes {
 	t.Helper()
+	return newWritesServing(t, func(*store.Store, *server.Options) {}, opts...)
+}
+
+// newWritesServing is newWrites with the server's options as configure
+// makes them on the copy's store.
+func newWritesServing(t testing.TB, configure func(*store.Store, *server.Options), opts ...store.Option) *writes {
+	t.Helper()
 	st := testdb.DemoRecords.Open(t, opts...)
 	w := &writes{st: st, log: &apitest.LogBuffer{}}
-	w.srv = apitest.NewServerLogging(t, st, server.Options{Files: apitest.Files(t)}, w.log.Logger(slog.LevelInfo))
+	srvOpts := server.Options{Files: apitest.Files(t)}
+	configure(st, &srvOpts)
+	w.srv = apitest.NewServerLogging(t, st, srvOpts, w.log.Logger(slog.LevelInfo))
 	ctx := context.Background()
 	p, err := st.Client.Property.Query().Where(property.LevelsGTE(2)).Order(property.ByID()).First(tenant.WithCompany(ctx, datagen.DemoCompanies[0]))
 	if err != nil {

@@ -152,7 +152,7 @@ func (s *Service) Deliver(ctx context.Context, company, id uuid.UUID, last bool)
 	case !ep.Enabled:
 		return s.client.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusCancelled).Exec(ctx)
 	}
-	release, ok := s.hold(ep.ID)
+	release, ok := s.hold(company, ep.ID)
 	if !ok {
 		return &Busy{Wait: busyWait + rand.N(busyWait)}
 	}
@@ -190,12 +190,13 @@ func (s *Service) Deliver(ctx context.Context, company, id uuid.UUID, last bool)
 }
 
 // Busy is Deliver's answer when its endpoint has MaxInFlightPerEndpoint
-// deliveries being sent by this instance: the job waits Wait and tries
-// again, no attempt counted (River's snooze).
+// deliveries being sent by this instance, or its company
+// MaxInFlightPerCompany: the job waits Wait and tries again, no attempt
+// counted (River's snooze), and its worker takes another company's.
 type Busy struct{ Wait time.Duration }
 
 func (b *Busy) Error() string {
-	return "webhooks: the endpoint has its most deliveries in flight; again in " + b.Wait.String()
+	return "webhooks: the endpoint or its company has its most deliveries in flight; again in " + b.Wait.String()
 }
 
 // SnoozeFor is how long the job waits (internal/jobs snoozes it so).
@@ -205,19 +206,25 @@ func (b *Busy) SnoozeFor() time.Duration { return b.Wait }
 // at random, so that the waiting ones do not all come back at once.
 const busyWait = time.Second
 
-// hold takes one of endpoint's places in flight, if one is free.
-func (s *Service) hold(endpoint uuid.UUID) (release func(), ok bool) {
+// hold takes one of endpoint's places in flight and one of its company's,
+// if both are free.
+func (s *Service) hold(company, endpoint uuid.UUID) (release func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inFlight[endpoint] >= s.opts.MaxInFlightPerEndpoint {
+	endpoints, companies := s.inFlight.endpoints, s.inFlight.companies
+	if endpoints[endpoint] >= s.opts.MaxInFlightPerEndpoint || companies[company] >= s.opts.MaxInFlightPerCompany {
 		return nil, false
 	}
-	s.inFlight[endpoint]++
+	endpoints[endpoint]++
+	companies[company]++
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.inFlight[endpoint]--; s.inFlight[endpoint] == 0 {
-			delete(s.inFlight, endpoint)
+		if endpoints[endpoint]--; endpoints[endpoint] == 0 {
+			delete(endpoints, endpoint)
+		}
+		if companies[company]--; companies[company] == 0 {
+			delete(companies, company)
 		}
 	}, true
 }

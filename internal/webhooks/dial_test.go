@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
@@ -154,5 +156,55 @@ func TestEndpointURLs(t *testing.T) {
 		if e, isApp := errors.AsType[*apperr.Error](err); err != nil && (!isApp || e.Field != "url") {
 			t.Errorf("%.60s: %v; want INVALID_ARGUMENT on url", c.url, err)
 		}
+	}
+}
+
+// changing answers a name's lookups in turn, as a DNS server an attacker
+// runs does to pass a check with one address and connect to another
+// (DNS rebinding); it counts the lookups.
+type changing struct {
+	mu      sync.Mutex
+	answers []netip.Addr
+	asked   int
+}
+
+func (c *changing) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ip := c.answers[min(c.asked, len(c.answers)-1)]
+	c.asked++
+	return []netip.Addr{ip}, nil
+}
+
+// A name whose DNS answer changes between the check and the connection
+// gets nowhere: each connection looks the name up once, checks that
+// answer and connects to it, so the receiver reached is the one checked,
+// and the next connection, told the cloud's metadata address, is refused
+// without connecting.
+func TestADNSAnswerThatChangesIsNotFollowed(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	dns := &changing{answers: []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("169.254.169.254")}}
+	client := newHTTPClient(newDialer(dns, true))
+	client.Transport.(*http.Transport).DisableKeepAlives = true // each delivery its own connection
+	resp, err := client.Post("http://rebinding.example:"+port+"/hook", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatalf("first delivery, told 127.0.0.1: %v", err)
+	}
+	resp.Body.Close()
+	if dns.asked != 1 || hits.Load() != 1 {
+		t.Errorf("after one connection: %d lookups, %d requests received; want 1 and 1 (the address checked is the one dialled)", dns.asked, hits.Load())
+	}
+	_, err = client.Post("http://rebinding.example:"+port+"/hook", "application/json", strings.NewReader("{}"))
+	if !errors.Is(err, ErrRefusedAddress) {
+		t.Errorf("second delivery, told 169.254.169.254: %v; want refused", err)
+	}
+	if dns.asked != 2 || hits.Load() != 1 {
+		t.Errorf("after the refused one: %d lookups, %d requests received; want 2 and 1", dns.asked, hits.Load())
 	}
 }

@@ -12,6 +12,7 @@ package webhooks
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent"
@@ -55,11 +57,21 @@ type Options struct {
 	// one endpoint at once (DefaultMaxInFlightPerEndpoint when 0): a slow
 	// receiver holds that many of the queue's workers, not all of them.
 	MaxInFlightPerEndpoint int
+	// MaxInFlightPerCompany bounds the deliveries this instance sends to
+	// one company's endpoints at once (DefaultMaxInFlightPerCompany when
+	// 0): a company whose receivers are all slow holds that many of the
+	// queue's workers, and the others' deliveries have the rest.
+	MaxInFlightPerCompany int
 }
 
 // DefaultMaxInFlightPerEndpoint is an endpoint's deliveries in flight on
 // one instance: 8 of the queue's 20 workers.
 const DefaultMaxInFlightPerEndpoint = 8
+
+// DefaultMaxInFlightPerCompany is a company's deliveries in flight on one
+// instance: half the queue's 20 workers (jobs.webhookWorkers), so that one
+// company's slow receivers never take every worker from the others.
+const DefaultMaxInFlightPerCompany = 10
 
 // DefaultMaxEndpoints is a company's endpoints unless set.
 const DefaultMaxEndpoints = 20
@@ -83,9 +95,10 @@ type Service struct {
 	opts   Options
 	http   *http.Client
 	log    *slog.Logger
-	// inFlight counts each endpoint's deliveries being sent here.
+	// inFlight counts each endpoint's and each company's deliveries being
+	// sent here.
 	mu       sync.Mutex
-	inFlight map[uuid.UUID]int
+	inFlight struct{ endpoints, companies map[uuid.UUID]int }
 }
 
 // New is the service of client's endpoints; jobs inserts the deliveries'
@@ -94,14 +107,17 @@ type Service struct {
 func New(client *ent.Client, jobs Jobs, opts Options) *Service {
 	opts.MaxEndpoints = cmp.Or(opts.MaxEndpoints, DefaultMaxEndpoints)
 	opts.MaxInFlightPerEndpoint = cmp.Or(opts.MaxInFlightPerEndpoint, DefaultMaxInFlightPerEndpoint)
+	opts.MaxInFlightPerCompany = cmp.Or(opts.MaxInFlightPerCompany, DefaultMaxInFlightPerCompany)
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{client: client, jobs: jobs, opts: opts, log: opts.Log, inFlight: map[uuid.UUID]int{},
+	s := &Service{client: client, jobs: jobs, opts: opts, log: opts.Log,
 		http: newHTTPClient(newDialer(opts.Resolver, opts.AllowPrivate))}
+	s.inFlight.endpoints, s.inFlight.companies = map[uuid.UUID]int{}, map[uuid.UUID]int{}
+	return s
 }
 
 // NewEndpoint is createWebhookEndpoint's input.
@@ -132,9 +148,13 @@ func (s *Service) Create(ctx context.Context, in NewEndpoint) (*ent.WebhookEndpo
 	secret := newSecret()
 	var ep *ent.WebhookEndpoint
 	err = records.InTx(ctx, s.client, func(tx *ent.Tx) error {
-		// Counted in the creation's transaction; two creations at once on
-		// PostgreSQL may both pass at the bound, which is a bound, not a
-		// quota to the unit.
+		// Counted in the creation's transaction, after the company's
+		// creations before it committed: on PostgreSQL two creations at
+		// once would both count one short of the bound (SQLite runs one
+		// writing transaction at a time).
+		if err := lockCompanysEndpoints(ctx, tx, company); err != nil {
+			return err
+		}
 		n, err := tx.WebhookEndpoint.Query().Where(webhookendpoint.CompanyID(company)).Count(ctx)
 		if err != nil {
 			return err
@@ -151,6 +171,26 @@ func (s *Service) Create(ctx context.Context, in NewEndpoint) (*ent.WebhookEndpo
 	}
 	return ep, secret, nil
 }
+
+// lockCompanysEndpoints holds, until tx ends, PostgreSQL's advisory lock
+// of company's endpoints' creations: one at a time per company.
+func lockCompanysEndpoints(ctx context.Context, tx *ent.Tx, company uuid.UUID) error {
+	if tx.Dialect() != dialect.Postgres {
+		return nil
+	}
+	sqlTx, err := tx.SQLTx()
+	if err != nil {
+		return err
+	}
+	// The lock's key is the company's id folded to 64 bits, in a space of
+	// its own (the migrations' lock is another key).
+	key := int64(binary.BigEndian.Uint64(company[:8])^binary.BigEndian.Uint64(company[8:])) ^ endpointsLockSpace
+	_, err = sqlTx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", key)
+	return err
+}
+
+// endpointsLockSpace sets the endpoints' advisory locks apart from others.
+const endpointsLockSpace = 0x77656268_6f6f6b73 // "webhooks"
 
 // Endpoints are the caller's company's endpoints, oldest first (at most
 // MaxEndpoints).

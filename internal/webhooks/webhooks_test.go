@@ -2,9 +2,6 @@ package webhooks_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,10 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
@@ -39,35 +38,17 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-// verify checks a delivery as a receiver does, written from the Standard
-// Webhooks specification apart from the service's code: the
-// webhook-signature holds a v1 signature that is the base64 of
-// HMAC-SHA256, keyed with the secret's decoded bytes, of
-// "webhook-id.webhook-timestamp.body", and the timestamp is within five
-// minutes.
+// verify checks a delivery as a receiver does, with the Standard Webhooks
+// reference library (github.com/standard-webhooks/standard-webhooks/libraries),
+// apart from the service's code: a v1 signature in webhook-signature that
+// is the HMAC-SHA256 of "webhook-id.webhook-timestamp.body" under the
+// secret, and a timestamp within five minutes.
 func verify(secret string, h http.Header, body []byte) error {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		return err
 	}
-	id, ts := h.Get("webhook-id"), h.Get("webhook-timestamp")
-	sent, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || id == "" {
-		return fmt.Errorf("webhook-id %q, webhook-timestamp %q", id, ts)
-	}
-	if d := time.Since(time.Unix(sent, 0)); d > 5*time.Minute || d < -5*time.Minute {
-		return fmt.Errorf("timestamp %s off by %s", ts, d)
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "."))
-	mac.Write(body)
-	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
-	for sig := range strings.SplitSeq(h.Get("webhook-signature"), " ") {
-		if v, s, _ := strings.Cut(sig, ","); v == "v1" && hmac.Equal([]byte(s), []byte(want)) {
-			return nil
-		}
-	}
-	return fmt.Errorf("no signature of %q matches the secret", h.Get("webhook-signature"))
+	return wh.Verify(body, h)
 }
 
 // received is one delivery a receiver took.
@@ -678,5 +659,123 @@ func TestTwoInstancesSendEachDeliveryOnce(t *testing.T) {
 		if n != 1 {
 			t.Errorf("delivery %s sent %d times; want once", id, n)
 		}
+	}
+}
+
+// A company whose receivers are all slow holds at most
+// DefaultMaxInFlightPerCompany of an instance's delivery workers, though
+// its three endpoints together could take more than all of them (3 × 8 >
+// 20): another company's deliveries go out while the slow ones still
+// hang, not after them.
+func TestASlowCompanyNeverDelaysAnothersDeliveries(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	svc := service(t, st)
+	slowCompany := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	promptCompany := tenant.WithCompany(context.Background(), datagen.DemoCompanies[1])
+
+	var mu sync.Mutex
+	hanging, most, hangingWhenPromptArrived := 0, 0, -1
+	promptArrived := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hanging++
+		most = max(most, hanging)
+		mu.Unlock()
+		select { // hangs until the other company was served (or nearly the delivery's 10 s)
+		case <-promptArrived:
+		case <-time.After(9 * time.Second):
+		}
+		mu.Lock()
+		hanging--
+		mu.Unlock()
+	}))
+	defer slow.Close()
+	var once sync.Once
+	prompt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		if hangingWhenPromptArrived < 0 {
+			hangingWhenPromptArrived = hanging
+		}
+		mu.Unlock()
+		once.Do(func() { close(promptArrived) })
+	}))
+	defer prompt.Close()
+
+	for range 3 {
+		if _, _, err := svc.Create(slowCompany, webhooks.NewEndpoint{URL: slow.URL, Events: allKinds}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := svc.Create(promptCompany, webhooks.NewEndpoint{URL: prompt.URL, Events: allKinds}); err != nil {
+		t.Fatal(err)
+	}
+	invs, err := st.Client.Inventory.Query().Where(inventory.IsSigned(false), inventory.AgentSignatureDateIsNil(),
+		inventory.OwnerSignatureDateIsNil(), inventory.TenantSignatureDateIsNil()).Order(ent.Asc(inventory.FieldID)).Limit(3).All(slowCompany)
+	if err != nil || len(invs) < 3 {
+		t.Fatalf("unsigned inventories: %d, %v", len(invs), err)
+	}
+	for _, inv := range invs {
+		signAll(t, st, slowCompany, inv)
+	}
+	waitFor(t, 20*time.Second, "the slow company's receivers to hold their most", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return hanging >= webhooks.DefaultMaxInFlightPerCompany
+	})
+	signAll(t, st, promptCompany, unsigned(t, st, promptCompany))
+	select {
+	case <-promptArrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the other company's delivery did not arrive")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hangingWhenPromptArrived < webhooks.DefaultMaxInFlightPerCompany {
+		t.Errorf("slow deliveries hanging when the other company's arrived: %d; want %d (it waited for them)",
+			hangingWhenPromptArrived, webhooks.DefaultMaxInFlightPerCompany)
+	}
+	if most > webhooks.DefaultMaxInFlightPerCompany {
+		t.Errorf("the slow company's deliveries in flight at once: %d; want at most %d", most, webhooks.DefaultMaxInFlightPerCompany)
+	}
+}
+
+// A company's bound of endpoints holds when its creations come at once:
+// eight creations one short of the bound make one endpoint, and the other
+// seven are told the bound (on PostgreSQL they wait for one another's
+// transactions; on SQLite one writes at a time).
+func TestEndpointsCreatedAtOnceKeepTheBound(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	svc := webhooks.New(st.Client, nil, webhooks.Options{MaxEndpoints: 3})
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	for i := range 2 {
+		if _, _, err := svc.Create(ctx, webhooks.NewEndpoint{URL: fmt.Sprintf("https://receiver.example/%d", i), Events: allKinds}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var made, refused atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 8 {
+		wg.Go(func() {
+			<-start
+			_, _, err := svc.Create(ctx, webhooks.NewEndpoint{URL: fmt.Sprintf("https://receiver.example/at-once/%d", i), Events: allKinds})
+			switch e, _ := errors.AsType[*apperr.Error](err); {
+			case err == nil:
+				made.Add(1)
+			case e != nil && e.Code == apperr.Conflict:
+				refused.Add(1)
+			default:
+				t.Errorf("creation %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	eps, err := svc.Endpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made.Load() != 1 || refused.Load() != 7 || len(eps) != 3 {
+		t.Errorf("creations at once: %d made, %d refused, %d endpoints; want 1, 7 and 3", made.Load(), refused.Load(), len(eps))
 	}
 }
