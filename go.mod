@@ -34,6 +34,7 @@ require (
 	github.com/riverqueue/river/rivertype v0.51.2
 	github.com/rs/cors v1.11.1
 	github.com/shopspring/decimal v1.4.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/tidwall/gjson v1.20.2
 	github.com/vektah/gqlparser/v2 v2.5.64
 	github.com/vgarvardt/pgx-google-uuid/v5 v5.6.0
@@ -129,7 +130,6 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/sosodev/duration v1.4.0 // indirect
 	github.com/spiffe/go-spiffe/v2 v2.8.1 // indirect
-	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect

@@ -295,6 +295,9 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 			fmt.Fprintln(std.errOut, r)
 		},
 		Progress: shown.set,
+		// The photos' thumbnails are made by a server's job, off the
+		// import: its decodes are most of an import's CPU.
+		Thumbnails: inserter,
 	}
 	sum, err := im.Import(ctx, in)
 	shown.clear()

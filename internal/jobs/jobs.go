@@ -72,6 +72,9 @@ type Jobs struct {
 	// webhooks is the webhook deliveries' worker, given what sends them
 	// (DeliverWebhooksWith) before Start.
 	webhooks *webhookWorker
+	// thumbnails makes the thumbnails an import left to it, given the
+	// records and files (MakeThumbnailsWith) before Start.
+	thumbnails *thumbnailsWorker
 	// closers close River's own pools after it stopped.
 	closers []func()
 }
@@ -87,7 +90,7 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Jobs, error) {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	j := &Jobs{dialect: st.Dialect(), log: opts.Log, signedPDF: &signedPDFWorker{log: opts.Log},
-		webhooks: &webhookWorker{retryBase: cmpOr(opts.WebhookRetryBase, DefaultWebhookRetryBase)}}
+		webhooks: &webhookWorker{retryBase: cmpOr(opts.WebhookRetryBase, DefaultWebhookRetryBase)}, thumbnails: &thumbnailsWorker{}}
 	driver, err := j.driver(ctx, st)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,11 @@ var queues = map[string]river.QueueConfig{
 	// (its workers per fetch), so it fetches again after 10 ms while
 	// deliveries keep coming (idle, it waits for LISTEN or the poll).
 	QueueWebhookDelivery: {MaxWorkers: webhookWorkers, FetchCooldown: webhookFetchCooldown},
+	// One at a time: a decode is up to a second of one CPU, and these are
+	// no one's request (a report makes a missing thumbnail itself, in its
+	// company's fair share); one company's large import makes another's
+	// thumbnails wait, never its reports.
+	QueueThumbnails: {MaxWorkers: 1},
 }
 
 // workers registers each kind's worker.
@@ -36,6 +41,7 @@ func (j *Jobs) workers() *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, j.signedPDF)
 	river.AddWorker(w, j.webhooks)
+	river.AddWorker(w, j.thumbnails)
 	return w
 }
 

@@ -160,6 +160,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	keeper := signedpdf.New(st.Client, opts.Files, opts.TimeZone)
 	pdfs := signedpdf.NewRenderings(keeper, log, opts.PDFRendering)
 	writeJobs := jobsIfFiles(opts.Jobs, opts.Files, pdfs)
+	thumbnailsOf(opts.Jobs, st, opts.Files)
 	hooks := webhooksOn(st, opts.Jobs, opts.Webhooks, log)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
 		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
@@ -265,6 +266,14 @@ func jobsIfFiles(j *jobs.Jobs, fs *files.Store, pdfs *signedpdf.Renderings) reco
 	}
 	j.MakeSignedPDFsWith(pdfs)
 	return j
+}
+
+// thumbnailsOf lets j's worker make the thumbnails an import left to it,
+// from st's records into fs.
+func thumbnailsOf(j *jobs.Jobs, st *store.Store, fs *files.Store) {
+	if j != nil && fs != nil {
+		j.MakeThumbnailsWith(st.Client, fs)
+	}
 }
 
 // webhooksOn is the webhooks' service of st: every record event written

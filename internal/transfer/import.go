@@ -57,6 +57,17 @@ type Importer struct {
 	// the line. A line that states a signed inventory as it is stored is
 	// taken either way, and writes nothing of it.
 	CorrectSigned bool
+	// Thumbnails, when set, takes the thumbnails of the photos stored off
+	// the import: a job per inventory, inserted in its transaction
+	// (internal/jobs), makes them in a server; without it each photo is
+	// decoded here, as it is stored.
+	Thumbnails ThumbnailJobs
+}
+
+// ThumbnailJobs inserts, in tx, the job that makes the missing thumbnails
+// of an inventory's photos (internal/jobs.Jobs).
+type ThumbnailJobs interface {
+	Thumbnails(ctx context.Context, tx *ent.Tx, company, inventory uuid.UUID) error
 }
 
 // Rejection is a line that was not imported, and why.
@@ -386,8 +397,13 @@ func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit b
 			wctx = freeze.Correct(ctx, p.tree.ID, fmt.Sprintf("import line %d, with --correct-signed", p.line))
 		}
 		var err error
-		created, err = writeRecord(wctx, tx, p)
-		return err
+		if created, err = writeRecord(wctx, tx, p); err != nil {
+			return err
+		}
+		if im.Thumbnails != nil && !p.unchanged && len(p.photoFiles) > 0 {
+			return im.Thumbnails.Thumbnails(ctx, tx, p.prop.CompanyID, p.tree.ID)
+		}
+		return nil
 	})
 	var commit *records.CommitError
 	var fe *fieldError
@@ -451,11 +467,14 @@ func (im *Importer) storeFiles(ctx context.Context, p *plan) error {
 			if sum, err = im.Files.Put(ctx, key, data); err == nil {
 				ph.SHA256 = &sum
 				// Its thumbnail now, once, rather than in the first
-				// report that shows it; a photo that cannot be shown
-				// is still stored (its reports say why).
-				_, err = thumbnail.Keep(ctx, im.Files, sum, data)
-				if _, notShown := thumbnail.IsNotShown(err); notShown {
-					err = nil
+				// report that shows it, unless a job makes it; a photo
+				// that cannot be shown is still stored (its reports say
+				// why).
+				if im.Thumbnails == nil {
+					_, err = thumbnail.Keep(ctx, im.Files, sum, data)
+					if _, notShown := thumbnail.IsNotShown(err); notShown {
+						err = nil
+					}
 				}
 			}
 		}
