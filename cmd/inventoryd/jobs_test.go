@@ -208,3 +208,27 @@ func TestKilledServerProcess(t *testing.T) {
 	fmt.Println("SIGNED " + id.String())
 	time.Sleep(time.Hour)
 }
+
+// A backlog of jobs no instance works (this one has jobs off) shows in
+// /metrics, its oldest waiting, and is no reason to leave the rotation:
+// /readyz stays 200.
+func TestABacklogShowsInMetricsNotInReadiness(t *testing.T) {
+	m := launchWith(t, func(c *Config) { c.Jobs = "off"; c.WebhooksAllowPrivate = "on" })
+	closeAfter(t, m)
+	srv := &apitest.Server{URL: m.URL()}
+	srv.MustData(t, datagen.DemoCompanies[0].String(),
+		`mutation { createWebhookEndpoint(input: {url: "http://127.0.0.1:9/hooks", events: [AGENT_SIGNED, OWNER_SIGNED, TENANT_SIGNED, FULLY_SIGNED]}) { secret } }`,
+		nil, &struct{}{})
+	signAll(t, m)
+	time.Sleep(1100 * time.Millisecond) // the oldest job's wait is counted in whole seconds
+	_, metrics := get(t, m, "/metrics")
+	if !regexp.MustCompile(`(?m)^inventory_durable_jobs\{kind="webhook_delivery",state="available"\} [1-9][0-9]*$`).MatchString(metrics) ||
+		!regexp.MustCompile(`(?m)^inventory_durable_jobs\{kind="signed_pdf",state="available"\} 1$`).MatchString(metrics) ||
+		!regexp.MustCompile(`(?m)^inventory_durable_jobs_oldest_available_seconds [1-9]`).MatchString(metrics) {
+		t.Errorf("/metrics with a backlog: want webhook deliveries and the signed PDF available, the oldest waiting; got\n%s",
+			grepLines(metrics, "inventory_durable_jobs"))
+	}
+	if res, body := get(t, m, "/readyz"); res.StatusCode != 200 {
+		t.Errorf("/readyz with a backlog: %d %s; want 200", res.StatusCode, body)
+	}
+}
