@@ -70,7 +70,9 @@ type thumbnailsWorker struct {
 	files  *files.Store
 }
 
-func (w *thumbnailsWorker) Timeout(*river.Job[ThumbnailsArgs]) time.Duration { return thumbnailsTimeout }
+func (w *thumbnailsWorker) Timeout(*river.Job[ThumbnailsArgs]) time.Duration {
+	return thumbnailsTimeout
+}
 
 func (w *thumbnailsWorker) Work(ctx context.Context, job *river.Job[ThumbnailsArgs]) error {
 	if w.client == nil || w.files == nil {
