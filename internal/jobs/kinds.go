@@ -69,10 +69,17 @@ func (SignedPDFArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue:       QueueSignedPDF,
 		MaxAttempts: signedPDFAttempts,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-			rivertype.JobStateRunning, rivertype.JobStateScheduled}},
+		UniqueOpts:  uniqueUntilDone(),
 	}
+}
+
+// uniqueUntilDone makes a kind unique by its args while a job of them
+// waits or runs (every state River requires), not once it completed: a
+// later one then finds its work done and completes at once.
+func uniqueUntilDone() river.UniqueOpts {
+	return river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled}}
 }
 
 // SignedPDFMaker makes and keeps an inventory's signed PDF

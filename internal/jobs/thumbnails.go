@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/environment"
@@ -51,9 +50,7 @@ func (ThumbnailsArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue:       QueueThumbnails,
 		MaxAttempts: thumbnailsAttempts,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-			rivertype.JobStateRunning, rivertype.JobStateScheduled}},
+		UniqueOpts:  uniqueUntilDone(),
 	}
 }
 
