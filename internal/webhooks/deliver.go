@@ -152,7 +152,7 @@ func (s *Service) Deliver(ctx context.Context, company, id uuid.UUID, last bool)
 	case !ep.Enabled:
 		return s.client.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusCancelled).Exec(ctx)
 	}
-	release, ok := s.hold(company, ep.ID)
+	release, ok := s.hold(ctx, company, ep.ID)
 	if !ok {
 		return &Busy{Wait: busyWait + rand.N(busyWait)}
 	}
@@ -191,8 +191,9 @@ func (s *Service) Deliver(ctx context.Context, company, id uuid.UUID, last bool)
 
 // Busy is Deliver's answer when its endpoint has MaxInFlightPerEndpoint
 // deliveries being sent by this instance, or its company
-// MaxInFlightPerCompany: the job waits Wait and tries again, no attempt
-// counted (River's snooze), and its worker takes another company's.
+// MaxInFlightPerCompany, for longer than holdWait: the job waits Wait and
+// tries again, no attempt counted (River's snooze), and its worker takes
+// another company's.
 type Busy struct{ Wait time.Duration }
 
 func (b *Busy) Error() string {
@@ -206,27 +207,55 @@ func (b *Busy) SnoozeFor() time.Duration { return b.Wait }
 // at random, so that the waiting ones do not all come back at once.
 const busyWait = time.Second
 
+// holdWait is how long a delivery waits in its worker for a place in
+// flight before it is snoozed. A prompt receiver's delivery ends within
+// it, so a company that has the workers to itself keeps them busy (a
+// snooze is a write and a second or two of nothing: 10,000 events took
+// 88 s so, 22 s before the bound); a company whose receivers hang holds
+// each of its surplus jobs' workers this long, and no longer, before
+// another company's jobs have them.
+const holdWait = 100 * time.Millisecond
+
 // hold takes one of endpoint's places in flight and one of its company's,
-// if both are free.
-func (s *Service) hold(company, endpoint uuid.UUID) (release func(), ok bool) {
+// waiting up to holdWait for both to be free.
+func (s *Service) hold(ctx context.Context, company, endpoint uuid.UUID) (release func(), ok bool) {
+	deadline := time.NewTimer(holdWait)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		endpoints, companies := s.inFlight.endpoints, s.inFlight.companies
+		if endpoints[endpoint] < s.opts.MaxInFlightPerEndpoint && companies[company] < s.opts.MaxInFlightPerCompany {
+			endpoints[endpoint]++
+			companies[company]++
+			s.mu.Unlock()
+			return func() { s.free(company, endpoint) }, true
+		}
+		freed := s.inFlight.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-deadline.C:
+			return nil, false
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// free gives back the places hold took and wakes the deliveries waiting
+// for one.
+func (s *Service) free(company, endpoint uuid.UUID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	endpoints, companies := s.inFlight.endpoints, s.inFlight.companies
-	if endpoints[endpoint] >= s.opts.MaxInFlightPerEndpoint || companies[company] >= s.opts.MaxInFlightPerCompany {
-		return nil, false
+	if endpoints[endpoint]--; endpoints[endpoint] == 0 {
+		delete(endpoints, endpoint)
 	}
-	endpoints[endpoint]++
-	companies[company]++
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if endpoints[endpoint]--; endpoints[endpoint] == 0 {
-			delete(endpoints, endpoint)
-		}
-		if companies[company]--; companies[company] == 0 {
-			delete(companies, company)
-		}
-	}, true
+	if companies[company]--; companies[company] == 0 {
+		delete(companies, company)
+	}
+	close(s.inFlight.freed)
+	s.inFlight.freed = make(chan struct{})
 }
 
 // tried is an attempt as post made it.

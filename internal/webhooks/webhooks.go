@@ -96,9 +96,12 @@ type Service struct {
 	http   *http.Client
 	log    *slog.Logger
 	// inFlight counts each endpoint's and each company's deliveries being
-	// sent here.
+	// sent here; freed is closed, and replaced, when one ends.
 	mu       sync.Mutex
-	inFlight struct{ endpoints, companies map[uuid.UUID]int }
+	inFlight struct {
+		endpoints, companies map[uuid.UUID]int
+		freed                chan struct{}
+	}
 }
 
 // New is the service of client's endpoints; jobs inserts the deliveries'
@@ -117,6 +120,7 @@ func New(client *ent.Client, jobs Jobs, opts Options) *Service {
 	s := &Service{client: client, jobs: jobs, opts: opts, log: opts.Log,
 		http: newHTTPClient(newDialer(opts.Resolver, opts.AllowPrivate))}
 	s.inFlight.endpoints, s.inFlight.companies = map[uuid.UUID]int{}, map[uuid.UUID]int{}
+	s.inFlight.freed = make(chan struct{})
 	return s
 }
 

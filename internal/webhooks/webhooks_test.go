@@ -120,26 +120,42 @@ func (keepNothing) Keep(context.Context, uuid.UUID) error { return nil }
 // allowed.
 func service(t *testing.T, st *store.Store) *webhooks.Service {
 	t.Helper()
+	svc, start := serviceNotStarted(t, st)
+	start()
+	return svc
+}
+
+// serviceNotStarted is service whose River starts working when start is
+// called: the jobs inserted before wait for it.
+func serviceNotStarted(t *testing.T, st *store.Store) (svc *webhooks.Service, start func()) {
+	t.Helper()
 	ctx := context.Background()
 	j, err := jobs.New(ctx, st, jobs.Options{Work: true, PollInterval: 100 * time.Millisecond, WebhookRetryBase: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := webhooks.New(st.Client, j, webhooks.Options{AllowPrivate: true})
+	svc = webhooks.New(st.Client, j, webhooks.Options{AllowPrivate: true})
 	svc.EnqueueOn(st.Client)
 	j.DeliverWebhooksWith(svc)
 	j.MakeSignedPDFsWith(keepNothing{})
-	if err := j.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	started := false
 	t.Cleanup(func() {
+		if !started {
+			return
+		}
 		stop, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		if err := j.Stop(stop); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
 	})
-	return svc
+	return svc, func() {
+		t.Helper()
+		if err := j.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		started = true
+	}
 }
 
 var allKinds = []webhooks.Kind{"INVENTORY_CREATED", "INVENTORY_UPDATED", "PHOTO_ADDED", "PHOTO_REMOVED", "AGENT_SIGNED",
