@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -22,6 +23,41 @@ type Event struct {
 	Version int
 	// Actor overrides the caller's name (a command's writes).
 	Actor string
+	// Written is the inventory as the write leaves it, when the writer
+	// has it at hand; nil has the event's readers read it.
+	Written *Written
+}
+
+// Written is an inventory as a write leaves it, in the fields that the
+// event's readers in the write's transaction take from it (the webhooks'
+// payload): a writer that has them gives them with its event, so that a
+// createInventory with subscribers does not read back what it has just
+// written (a round trip of the four its deliveries cost).
+type Written struct {
+	PropertyID    uuid.UUID
+	Version       int
+	IsSigned      bool
+	SignatureDate *time.Time
+	PDFSha256     *string
+	CreatedAt     time.Time
+	UpdatedAt     *time.Time
+}
+
+type writtenKey struct{}
+
+type written struct {
+	inventory uuid.UUID
+	*Written
+}
+
+// WrittenIn is inventory as the write whose event is being recorded in ctx
+// left it, if its writer gave it.
+func WrittenIn(ctx context.Context, inventory uuid.UUID) (*Written, bool) {
+	w, ok := ctx.Value(writtenKey{}).(written)
+	if !ok || w.inventory != inventory || w.Written == nil {
+		return nil, false
+	}
+	return w.Written, true
 }
 
 // Record writes ev with c, a transaction's client.
@@ -43,6 +79,9 @@ func Record(ctx context.Context, c *ent.Client, ev Event) error {
 	}
 	if actor != "" {
 		create.SetActor(truncate(actor, 200))
+	}
+	if ev.Written != nil {
+		ctx = context.WithValue(ctx, writtenKey{}, written{inventory: ev.InventoryID, Written: ev.Written})
 	}
 	return create.Exec(ctx)
 }

@@ -149,16 +149,34 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 	if err := s.checkIDsUnused(ctx, append([]givenID{{id: inv.ID, field: APINames.ID}}, treeIDs(inv, nil, nil)...)); err != nil {
 		return false, err
 	}
+	// Its creation time is drawn here rather than by the schema's default,
+	// so that the event carries the inventory as written (Written) without
+	// reading it back; to the microsecond, as PostgreSQL keeps it.
+	created := *inv
+	if created.CreatedAt.IsZero() {
+		created.CreatedAt = time.Now().UTC()
+	}
+	created.CreatedAt = created.CreatedAt.Truncate(time.Microsecond)
 	return false, InTx(ctx, s.client, func(tx *ent.Tx) error {
 		c := tx.Client()
-		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, inv)}}
-		b.AddTree(c, inv)
+		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, &created)}}
+		b.AddTree(c, &created)
 		if err := b.Save(ctx, c); err != nil {
 			return err
 		}
 		return Record(ctx, c, Event{Kind: recordevent.KindInventoryCreated, CompanyID: inv.CompanyID,
-			PropertyID: inv.PropertyID, InventoryID: inv.ID, Version: 1})
+			PropertyID: inv.PropertyID, InventoryID: inv.ID, Version: 1, Written: created.asCreated()})
 	})
+}
+
+// asCreated is inv as its creation writes it (version 1, updated when
+// created), or nil when it comes signed: its dates are then the client's,
+// read back as the database keeps them.
+func (inv *Inventory) asCreated() *Written {
+	if inv.Signature != (Signature{}) {
+		return nil
+	}
+	return &Written{PropertyID: inv.PropertyID, Version: 1, CreatedAt: inv.CreatedAt, UpdatedAt: &inv.CreatedAt}
 }
 
 // Change is what updateInventory changes: the fields set, and the whole

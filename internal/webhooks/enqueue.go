@@ -14,6 +14,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/hook"
 	"github.com/propertyrecords/inventory/ent/webhookendpoint"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/records"
 )
 
 // EnqueueOn has every record event written through client (and its
@@ -177,6 +178,10 @@ type InventorySummary struct {
 // summary is ev's inventory as ev's transaction leaves it (nil when it is
 // gone), read once for all of the event's deliveries.
 func summary(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) (*InventorySummary, error) {
+	if w, ok := records.WrittenIn(ctx, ev.InventoryID); ok {
+		return &InventorySummary{ID: ev.InventoryID, PropertyID: w.PropertyID, Version: w.Version, IsSigned: w.IsSigned,
+			SignatureDate: w.SignatureDate, PDFSHA256: w.PDFSha256, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
+	}
 	inv, err := tx.Inventory.Get(ctx, ev.InventoryID)
 	switch {
 	case ent.IsNotFound(err):

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/propertyrecords/inventory/ent"
@@ -28,6 +29,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -793,5 +795,47 @@ func TestEndpointsCreatedAtOnceKeepTheBound(t *testing.T) {
 	}
 	if made.Load() != 1 || refused.Load() != 7 || len(eps) != 3 {
 		t.Errorf("creations at once: %d made, %d refused, %d endpoints; want 1, 7 and 3", made.Load(), refused.Load(), len(eps))
+	}
+}
+
+// INVENTORY_CREATED's payload carries the inventory as its creation wrote
+// it, given by the writer rather than read back (records.Written): the
+// same as a read of the stored inventory, to the microsecond.
+func TestACreatedInventorysPayloadIsTheInventoryAsStored(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	svc := service(t, st)
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	rcv := newReceiver(t, nil)
+	_, secret, err := svc.Create(ctx, webhooks.NewEndpoint{URL: rcv.URL + "/hook", Events: []webhooks.Kind{"INVENTORY_CREATED"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	rcv.secret = secret
+	rcv.mu.Unlock()
+	prop := unsigned(t, st, ctx).PropertyID
+	material, err := st.Client.Material.Query().FirstID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := records.NewService(st.Client, st, slog.New(slog.DiscardHandler), nil, nil, false)
+	id, err := rs.Create(ctx, &records.Inventory{ID: uuid.New(), PropertyID: prop, Type: inventorytype.Colocacion,
+		RentalPrice: decimal.RequireFromString("1850000.50"), Currency: "COP",
+		Environments: []records.Environment{{Name: "Sala", Level: 1, Items: []records.Item{{Name: "Piso", MaterialID: material, Rating: 4}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the creation's delivery", func() bool { return len(rcv.deliveries()) >= 1 })
+	stored, err := st.Client.Inventory.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rcv.deliveries()[0].payload.Data.Inventory
+	want := webhooks.InventorySummary{ID: id, PropertyID: prop, Version: stored.Version, IsSigned: stored.IsSigned,
+		SignatureDate: stored.SignatureDate, PDFSHA256: stored.PdfSha256, CreatedAt: stored.CreatedAt, UpdatedAt: stored.UpdatedAt}
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("payload's inventory %s; stored %s", gotJSON, wantJSON)
 	}
 }
