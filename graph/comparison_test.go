@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
@@ -222,6 +224,27 @@ func TestTheDemoHistoryComparesAndTheIDEOpensOnIt(t *testing.T) {
 	srv.MustData(t, companyA, ide.ComparisonQuery, map[string]any{"from": ids[0], "to": ids[1]}, &opened)
 	if len(opened.InventoryComparison.Environments) == 0 {
 		t.Error("the IDE's comparison compares no rooms")
+	}
+	// As its comment says: a move-in and the move-out of one tenancy, no
+	// other move-in of the property between them.
+	ctx := tenant.WithCompany(context.Background(), uuid.MustParse(companyA))
+	in, err := st.Client.Inventory.Get(ctx, uuid.MustParse(ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := st.Client.Inventory.Get(ctx, uuid.MustParse(ids[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	between, err := st.Client.Inventory.Query().Where(inventory.PropertyID(in.PropertyID), inventory.InventoryTypeEQ(inventorytype.Colocacion),
+		inventory.CreatedAtGT(in.CreatedAt), inventory.CreatedAtLT(out.CreatedAt)).Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.InventoryType != inventorytype.Colocacion || out.InventoryType != inventorytype.Desocupacion ||
+		in.PropertyID != out.PropertyID || !in.CreatedAt.Before(out.CreatedAt) || between != 0 {
+		t.Errorf("the IDE's comparison opens on a %s then a %s (same property %v, %d move-ins between); want a move-in and the move-out of its tenancy",
+			in.InventoryType, out.InventoryType, in.PropertyID == out.PropertyID, between)
 	}
 
 	var list struct {

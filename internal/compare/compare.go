@@ -30,6 +30,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/inventorytype"
 )
 
 // Change is how an item changed from one inventory to the other.
@@ -343,13 +344,29 @@ func (p *Presence) UnmarshalGQL(v any) error {
 }
 
 // FirstPair finds two inventories worth comparing among the caller's
-// (ctx's company): the first two, oldest first, of the first property that
-// has two; ok is false when no property has. The IDE's comparison example
-// opens on them.
+// (ctx's company), for the IDE's comparison example: a move-in and the
+// move-out of the same tenancy (a colocación and the desocupación that
+// follows it on one property, with no other colocación between them), the
+// comparison a deposit is settled by. Failing one, the first two, oldest
+// first, of the first property that has two; ok is false when no property
+// has.
 func FirstPair(ctx context.Context, client *ent.Client) (from, to uuid.UUID, ok bool, err error) {
-	// A bounded read: a property's history is a handful of inventories, so
+	// Bounded reads: a property's history is a handful of inventories, so
 	// the first 500 by property hold a pair unless nearly every property
 	// has only one.
+	tenancies, err := client.Inventory.Query().
+		Where(inventory.InventoryTypeIn(inventorytype.Colocacion, inventorytype.Desocupacion)).
+		Order(ent.Asc(inventory.FieldPropertyID), ent.Asc(inventory.FieldCreatedAt), ent.Asc(inventory.FieldID)).
+		Limit(500).Select(inventory.FieldID, inventory.FieldPropertyID, inventory.FieldInventoryType).All(ctx)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, false, err
+	}
+	for i := 1; i < len(tenancies); i++ {
+		in, out := tenancies[i-1], tenancies[i]
+		if in.PropertyID == out.PropertyID && in.InventoryType == inventorytype.Colocacion && out.InventoryType == inventorytype.Desocupacion {
+			return in.ID, out.ID, true, nil
+		}
+	}
 	invs, err := client.Inventory.Query().
 		Order(ent.Asc(inventory.FieldPropertyID), ent.Asc(inventory.FieldCreatedAt), ent.Asc(inventory.FieldID)).
 		Limit(500).Select(inventory.FieldID, inventory.FieldPropertyID).All(ctx)
