@@ -507,6 +507,44 @@ func TestSignedInventoriesCannotBeUpdated(t *testing.T) {
 	}
 }
 
+// createInventory sent again with other content under the id of an
+// inventory of the caller's says what would record that content:
+// updateInventory while no one has signed; once a party has, or all have,
+// that the record is signed and a new inventory is needed (updateInventory
+// would refuse it).
+func TestCreateInventorySentAgainForASignedOneSaysToMakeANewOne(t *testing.T) {
+	w := newWrites(t)
+	id := uuid.NewString()
+	made, errs := w.create(t, w.tree(id, 1, 1))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	other := w.tree(id, 1, 1)
+	other["rentalPrice"] = "1.00"
+	resend := func(state, want string) {
+		t.Helper()
+		_, errs := w.create(t, other)
+		if !refused(errs, "CONFLICT", "id") || !strings.Contains(errs[0].Message, want) ||
+			(want != "updateInventory" && strings.Contains(errs[0].Message, "updateInventory")) {
+			t.Errorf("createInventory with other content, %s: %+v; want CONFLICT on id saying %q", state, errs, want)
+		}
+	}
+	resend("unsigned", "updateInventory")
+	if _, errs := w.sign(t, companyA, map[string]any{"inventoryId": id, "party": "AGENT", "signerName": "Ana Gómez", "expectedVersion": made.Version}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	resend("signed by the agent", "make a new inventory")
+	if _, errs := w.sign(t, companyA, map[string]any{"inventoryId": id, "party": "OWNER", "signerName": "Luis Pérez"}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	resend("signed", "is signed")
+	resend("signed", "make a new inventory, with another id or none")
+	// What it names is so: updateInventory refuses the signed record too.
+	if _, errs := w.update(t, map[string]any{"id": id, "expectedVersion": made.Version + 2, "rentalPrice": "1.00"}); !refused(errs, "CONFLICT", "") {
+		t.Errorf("updateInventory of the signed inventory: %+v; want CONFLICT", errs)
+	}
+}
+
 // Another company's records read as not there; a record of another
 // inventory cannot be taken into this one's tree.
 func TestWritesStayWithinTheCallersCompany(t *testing.T) {

@@ -2,6 +2,7 @@ package graphqlhttp
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -22,8 +23,11 @@ func withIncrementalDelivery(ctx context.Context) context.Context {
 }
 
 // TransportCheck refuses what the transport that brought an operation
-// cannot serve: @defer where its parts cannot be delivered, and a
-// mutation or subscription sent with GET. graph.NewExecutor installs it.
+// cannot serve, at once and saying how to send it: a mutation or
+// subscription sent with GET (405), a subscription sent where one answer
+// ends the request (400: it waited for events until the request deadline,
+// then read as a slow query), and @defer where its parts cannot be
+// delivered. graph.NewExecutor installs it.
 type TransportCheck struct{}
 
 var (
@@ -35,8 +39,17 @@ func (TransportCheck) ExtensionName() string                   { return "DeferNe
 func (TransportCheck) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (TransportCheck) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	if get, _ := ctx.Value(queriesOnlyKey{}).(bool); get && opCtx.Operation.Operation != ast.Query {
-		return badRequest("GET requests only allow query operations: send a %s with POST", opCtx.Operation.Operation)
+	kind := opCtx.Operation.Operation
+	if get, _ := ctx.Value(queriesOnlyKey{}).(bool); get && kind != ast.Query {
+		refuseWith(ctx, http.StatusMethodNotAllowed)
+		if kind == ast.Subscription {
+			return badRequest("GET requests only allow query operations: %s", howToSubscribe)
+		}
+		return badRequest("GET requests only allow query operations: send a %s with POST", kind)
+	}
+	if once, _ := ctx.Value(answeredOnceKey{}).(bool); once && kind == ast.Subscription {
+		refuseWith(ctx, http.StatusBadRequest)
+		return badRequest("a subscription's events cannot come in one HTTP answer: %s", howToSubscribe)
 	}
 	if ok, _ := ctx.Value(incrementalDeliveryKey{}).(bool); ok || !Defers(opCtx.Operation) {
 		return nil

@@ -66,7 +66,8 @@ func Handler(exec Executor) http.Handler {
 				WriteGraphQLError(w, http.StatusInternalServerError, exec.PresentRecoveredError(r.Context(), p))
 			}
 		}()
-		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
+		ctx, refused := answeredOnce(graphql.StartOperationTrace(r.Context()), r.Method == http.MethodGet)
+		r, w = r.WithContext(ctx), &refusalWriter{ResponseWriter: w, refused: refused}
 		if uploads.Supports(r) {
 			serveUpload(w, r, exec)
 			return
@@ -576,8 +577,8 @@ func bodyTooLarge() *gqlerror.Error {
 }
 
 // getAsPost is a GET's operation as the JSON POST that asks for the same
-// (query, operationName, variables, extensions from the URL), marked so
-// that it runs queries only, as a GET does.
+// (query, operationName, variables, extensions from the URL), whose context
+// keeps the GET's mark: it runs queries only, as a GET does.
 func getAsPost(r *http.Request) (*http.Request, *gqlerror.Error) {
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
@@ -596,7 +597,7 @@ func getAsPost(r *http.Request) (*http.Request, *gqlerror.Error) {
 	if len(body) > MaxRequestBytes {
 		return nil, bodyTooLarge()
 	}
-	post := r.Clone(context.WithValue(r.Context(), queriesOnlyKey{}, true))
+	post := r.Clone(r.Context()) // still marked as a GET's (answeredOnce)
 	post.Method, post.Body, post.ContentLength = http.MethodPost, io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	post.Header.Set("Content-Type", "application/json")
 	return post, nil
@@ -604,3 +605,79 @@ func getAsPost(r *http.Request) (*http.Request, *gqlerror.Error) {
 
 // queriesOnlyKey marks an operation sent with GET: it may only read.
 type queriesOnlyKey struct{}
+
+// answeredOnceKey marks an operation whose request ends with its answer (or
+// its @defer parts): every request this package serves. A subscription's
+// events come over the live transports instead, which internal/server
+// serves before this package sees the request.
+type answeredOnceKey struct{}
+
+// howToSubscribe is what a refused subscription is told.
+const howToSubscribe = "subscribe over a WebSocket at /graphql with graphql-ws (the graphql-transport-ws protocol), " +
+	"or POST the subscription with Accept: text/event-stream (GraphQL over SSE, as graphql-sse sends it)"
+
+// refusal is the status TransportCheck gives the request whose operation
+// it refused (0 while it has not), for refusalWriter.
+type refusal struct{ status int }
+
+type refusalKey struct{}
+
+// answeredOnce marks ctx as a request's that this package answers once
+// (answeredOnceKey), and a GET's (queriesOnlyKey) when get, with the
+// refusal its operation may meet.
+func answeredOnce(ctx context.Context, get bool) (context.Context, *refusal) {
+	refused := &refusal{}
+	ctx = context.WithValue(context.WithValue(ctx, answeredOnceKey{}, true), refusalKey{}, refused)
+	if get {
+		ctx = context.WithValue(ctx, queriesOnlyKey{}, true)
+	}
+	return ctx, refused
+}
+
+// refuseWith gives the request of ctx status, as TransportCheck refuses its
+// operation.
+func refuseWith(ctx context.Context, status int) {
+	if r, ok := ctx.Value(refusalKey{}).(*refusal); ok {
+		r.status = status
+	}
+}
+
+// refusalWriter writes the answer of a request whose operation
+// TransportCheck refused with the status it gave (405 with Allow: POST for
+// a mutation or subscription sent with GET): gqlgen's transports, which
+// write the answer, give any refused operation 200, 406 or 422, which tell
+// a client nothing of what to change.
+type refusalWriter struct {
+	http.ResponseWriter
+	refused *refusal
+	wrote   bool
+}
+
+func (w *refusalWriter) WriteHeader(code int) {
+	if !w.wrote && w.refused.status != 0 {
+		code = w.refused.status
+		if code == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", http.MethodPost)
+		}
+	}
+	w.wrote = w.wrote || code >= 200
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *refusalWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends what is written so far: answers in parts (@defer) need it.
+func (w *refusalWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -150,7 +150,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, heade
 			return ctx, throttledRefusal(retry)
 		}
 		o.Limiter.allowHere(refusals)
-		return ctx, unauthenticated(err, credential != "")
+		return ctx, unauthenticated(ctx, err, credential != "")
 	}
 	caller, err := a.gate.verify(ctx, o.Verifier, credential, throttled)
 	switch {
@@ -158,7 +158,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, heade
 		return ctx, throttledRefusal(retry)
 	case errors.Is(err, ErrInvalid):
 		o.Limiter.allowHere(refusals)
-		return ctx, unauthenticated(err, true)
+		return ctx, unauthenticated(ctx, err, true)
 	case err != nil:
 		// Not the credential's fault (the database down): answered, and
 		// logged, as the error it is.
@@ -253,14 +253,20 @@ func wholeSeconds(retry time.Duration) time.Duration {
 	return max(time.Duration(math.Ceil(retry.Seconds()))*time.Second, time.Second)
 }
 
-func unauthenticated(err error, given bool) *Refusal {
+// unauthenticated refuses a request without a valid credential; without
+// one at all, it says where to send one: over a WebSocket, where a browser
+// cannot set headers, in the connection_init payload.
+func unauthenticated(ctx context.Context, err error, given bool) *Refusal {
 	challenge := `Bearer realm="inventory"`
 	if given {
 		challenge += `, error="invalid_token"`
 	}
 	message := "send your credential as Authorization: Bearer <key or token> (or X-Api-Key: <key>)"
-	if given {
+	switch {
+	case given:
 		message = err.Error()
+	case tenant.OverWebSocket(ctx):
+		message = `send your credential in the connection_init payload: {"Authorization": "Bearer <key or token>"}`
 	}
 	return &Refusal{Challenge: challenge, Logged: true, Err: &apperr.Error{Code: apperr.Unauthenticated, Message: message}}
 }

@@ -142,7 +142,7 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 	case err == nil && SameContent(FromEnt(stored), inv):
 		return true, nil
 	case err == nil:
-		return false, idInUse(APINames.ID, inv.ID)
+		return false, otherContent(stored)
 	case !ent.IsNotFound(err):
 		return false, err
 	}
@@ -286,6 +286,22 @@ func newIDs(env *Environment) {
 			env.Items[j].ID = uuid.New()
 		}
 	}
+}
+
+// otherContent refuses createInventory sent again under the id of stored,
+// an inventory of the caller's, with other content. It says what would
+// record that content: updateInventory while no one has signed, and once
+// anyone has, a new inventory (pointing to updateInventory, which then
+// refuses, sent clients round in a circle).
+func otherContent(stored *ent.Inventory) *apperr.Error {
+	switch {
+	case stored.IsSigned:
+		return &apperr.Error{Code: apperr.Conflict, Field: APINames.ID,
+			Message: fmt.Sprintf("inventory %s is signed, and this createInventory holds other content: a signed inventory never changes (the signed record is evidence); make a new inventory, with another id or none, to record another state", stored.ID)}
+	case anySigned(stored):
+		return halfSigned(stored.ID)
+	}
+	return idInUse(APINames.ID, stored.ID)
 }
 
 // halfSigned refuses a change of an inventory one party has signed: the

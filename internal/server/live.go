@@ -200,6 +200,7 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 		return
 	}
 	header := r.Header.Clone()
+	r = r.WithContext(tenant.WithWebSocket(ctx)) // its refusals name connection_init
 	ws := transport.Websocket{
 		Implementation: closableWebsocket{accept: l.acceptOptions()},
 		InitTimeout:    10 * time.Second,
@@ -227,16 +228,22 @@ func (l *liveConns) serve(w http.ResponseWriter, r *http.Request, exec graphql.G
 }
 
 // authenticate authenticates a connection from its credential and company
-// headers (the upgrade's, with connection_init's payload over them), as
-// every request is: the context bound to the caller, under the fair-share
-// key its operations' prices are charged to, or the refusal.
+// headers (the upgrade's, with connection_init's payload over them) and its
+// URL's x-company-id, as every request is: the context bound to the caller,
+// under the fair-share key its operations' prices are charged to, or the
+// refusal. A connection names its company, as its every subscription
+// must: without one, or with one that is no company, it is refused as a
+// bad credential is (4403), not acknowledged to fail each operation.
 func (l *liveConns) authenticate(ctx context.Context, conn *http.Request, header http.Header) (context.Context, error) {
 	authed, refusal := l.authn.Authenticate(ctx, conn, header)
 	if refusal != nil {
 		return ctx, refusal
 	}
 	if _, bound := tenant.Bound(authed); !bound {
-		authed = tenant.FromHeader(authed, header)
+		authed = tenant.FromRequest(authed, header, conn.URL.RawQuery)
+	}
+	if _, err := tenant.CompanyFrom(authed); err != nil {
+		return ctx, err
 	}
 	probe := conn.Clone(authed)
 	probe.Header = header

@@ -92,9 +92,15 @@ var errNone = errors.New("no message within the time")
 // the error is the close of a refused connection.
 func dialLive(t *testing.T, base string, payload map[string]any) (*wsClient, error) {
 	t.Helper()
+	return dialLiveAt(t, base+"/graphql", payload)
+}
+
+// dialLiveAt is dialLive at the http URL of /graphql given, its query included.
+func dialLiveAt(t *testing.T, url string, payload map[string]any) (*wsClient, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/graphql",
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http"),
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 	if err != nil {
 		t.Fatal(err)

@@ -648,14 +648,15 @@ func securityHeaders(next http.Handler) http.Handler {
 }
 
 // withCompany scopes each request to the company its X-Company-Id header
-// names, unless a credential has bound it to its company already.
+// or x-company-id parameter names (tenant.FromRequest), unless a credential
+// has bound it to its company already.
 func withCompany(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, bound := tenant.Bound(r.Context()); bound {
 			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(tenant.FromHeader(r.Context(), r.Header)))
+		next.ServeHTTP(w, r.WithContext(tenant.FromRequest(r.Context(), r.Header, r.URL.RawQuery)))
 	})
 }
 

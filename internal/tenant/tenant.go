@@ -38,11 +38,20 @@ func WithCompany(ctx context.Context, id uuid.UUID) context.Context {
 	return context.WithValue(ctx, ctxKey{}, company{id: id})
 }
 
-// FromHeader scopes ctx to the company header names (Named), as sent. A
+// FromRequest scopes ctx to the company a request names (Named: its
+// X-Company-Id headers, given as header, and the x-company-id parameter of
+// its URL's rawQuery), as sent: /graphql's, whatever its transport. A
 // malformed value is kept as an error and reported when data is first
-// read, so that schema introspection still works without the header.
-func FromHeader(ctx context.Context, header http.Header) context.Context {
-	id, present, err := Named(header, nil, Header)
+// read, so that schema introspection still works without a company; so is
+// a query string that does not parse, whose dropped pair may be the
+// company (fail closed).
+func FromRequest(ctx context.Context, header http.Header, rawQuery string) context.Context {
+	query, perr := url.ParseQuery(rawQuery)
+	if perr != nil {
+		return context.WithValue(ctx, ctxKey{}, company{err: apperr.InvalidField(Header,
+			"the URL's query string does not parse, so the company it may name cannot be read: %s", apperr.Quote(perr.Error()))})
+	}
+	id, present, err := Named(header, query, Header)
 	switch {
 	case err != nil:
 		return context.WithValue(ctx, ctxKey{}, company{err: err})
@@ -120,6 +129,9 @@ type binding struct {
 func CompanyFrom(ctx context.Context) (uuid.UUID, error) {
 	c, ok := ctx.Value(ctxKey{}).(company)
 	switch {
+	case !ok && OverWebSocket(ctx):
+		return uuid.Nil, &apperr.Error{Code: apperr.Unauthenticated, Field: Header,
+			Message: `missing: send your company's UUID in the connection_init payload: {"X-Company-Id": "<uuid>"}`}
 	case !ok:
 		return uuid.Nil, &apperr.Error{Code: apperr.Unauthenticated, Field: Header,
 			Message: "missing: send the UUID of your company in the X-Company-Id header"}
@@ -127,6 +139,23 @@ func CompanyFrom(ctx context.Context) (uuid.UUID, error) {
 		return uuid.Nil, c.err
 	}
 	return c.id, nil
+}
+
+type webSocketKey struct{}
+
+// WithWebSocket marks ctx as a WebSocket connection's, whose credential and
+// company come in its connection_init payload, header names as keys
+// ({"X-Company-Id": …}): a browser cannot set a WebSocket's headers, so the
+// refusals that ask for them name the payload instead (CompanyFrom, and
+// internal/auth's for a missing credential).
+func WithWebSocket(ctx context.Context) context.Context {
+	return context.WithValue(ctx, webSocketKey{}, true)
+}
+
+// OverWebSocket reports whether ctx is a WebSocket connection's (WithWebSocket).
+func OverWebSocket(ctx context.Context) bool {
+	ws, _ := ctx.Value(webSocketKey{}).(bool)
+	return ws
 }
 
 // AuditMessage is the message of Unrestricted's audit lines.
