@@ -155,7 +155,18 @@ const (
 )
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
-	return requestid.Logger(slog.New(tenant.AuditLog(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}), cfg.AuditLog)))
+	handler := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: durationsAsText})
+	return requestid.Logger(slog.New(tenant.AuditLog(handler, cfg.AuditLog)))
+}
+
+// durationsAsText writes each duration of a log line as Go spells it
+// ("10s", "1m30s"), not as slog's JSON does (nanoseconds: 10000000000),
+// which no one reads at a glance.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // Main is the running program, so that tests can start the real thing on port 0.
@@ -340,11 +351,26 @@ func (m *Main) Wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		m.Log.Info("shutting down")
-		return m.Close()
+		err := m.Close()
+		m.logStopped(err)
+		return err
 	case err := <-m.served:
 		m.served <- err // Close reports it
-		return fmt.Errorf("the server stopped: %w", m.Close())
+		err = m.Close()
+		m.logStopped(err)
+		return fmt.Errorf("the server stopped: %w", err)
 	}
+}
+
+// logStopped is the server's last line: everything is closed (with what
+// failed in closing, if anything), so that whoever reads the log knows the
+// process ended as it should rather than being killed partway.
+func (m *Main) logStopped(err error) {
+	if err != nil {
+		m.Log.Warn("stopped", "error", err)
+		return
+	}
+	m.Log.Info("stopped")
 }
 
 // URL is the base URL the server answers on.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +192,57 @@ func TestHelpListsEveryVariable(t *testing.T) {
 	}
 }
 
+// --help's tables line up: each column starts at one place in every row,
+// the header's, however long a name (healthcheck, INVENTORY_SUBSCRIPTIONS_PER_CONNECTION).
+func TestHelpAlignsItsColumns(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"import", "--help"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, func(string) string { return "" }, stdio{nil, &out, &out}); err != errHelp {
+			t.Fatalf("run %v: got %v, want errHelp", args, err)
+		}
+		tables := map[string][]string{} // title: rows
+		title := ""
+		for line := range strings.SplitSeq(out.String(), "\n") {
+			switch {
+			case strings.HasSuffix(line, ":") && !strings.HasPrefix(line, " "):
+				title = line
+			case line == "":
+				title = ""
+			case title != "":
+				tables[title] = append(tables[title], line)
+			}
+		}
+		for title, rows := range tables {
+			// Where the columns after the first start: at the header's
+			// words (the settings), or two spaces after the longest first
+			// cell, indented by two (commands, a command's own flags).
+			var starts []int
+			if strings.HasPrefix(title, "Settings") {
+				for _, word := range []string{"environment", "default", "meaning"} {
+					starts = append(starts, strings.Index(rows[0], word))
+				}
+			} else {
+				width := 0
+				for _, row := range rows {
+					width = max(width, len(strings.Fields(row)[0]))
+				}
+				starts = []int{2 + width + 2}
+			}
+			for _, row := range rows {
+				for i, at := range starts {
+					empty := strings.HasPrefix(title, "Settings") && i == 1 // a setting without a default
+					if len(row) <= at || row[at-1] != ' ' || row[at] == ' ' && !empty {
+						t.Errorf("%v, %s: column %d does not start at %d in %q", args, title, i+2, at, row)
+					}
+				}
+			}
+		}
+		if len(tables) < 2 {
+			t.Errorf("%v: found %d tables in\n%s", args, len(tables), out.String())
+		}
+	}
+}
+
 func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 	env := map[string]string{"INVENTORY_ADDR": ":9000", "INVENTORY_DATA_DIR": "/srv/inv", "INVENTORY_LOG_LEVEL": "debug", "INVENTORY_REQUEST_TIMEOUT": "3s"}
 	cfg, err := parseConfig([]string{"--addr", ":9001"}, func(k string) string { return env[k] }, io.Discard)
@@ -234,7 +286,9 @@ func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 // TestZeroConfigurationRunServesAndShutsDown is the README's run command with
 // nothing set: it creates ./data, opens SQLite there, loads the demo data,
 // serves, and returns cleanly when its context ends (SIGINT and SIGTERM end it
-// in main). It always runs on SQLite: that is what a fresh machine gets.
+// in main), its last log line "stopped". Its start line gives durations as
+// people write them ("10s"), not in nanoseconds. It always runs on SQLite:
+// that is what a fresh machine gets.
 func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 	t.Chdir(t.TempDir())
 	prev := slog.Default() // run makes its logger the default
@@ -285,6 +339,20 @@ func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"shutting down"`) {
 		t.Errorf("no shutdown line in the log:\n%s", logs)
+	}
+	lines := logs.Take(t)
+	if last := lines[len(lines)-1]; last["msg"] != "stopped" || last["level"] != "INFO" {
+		t.Errorf("the last log line: %v, want INFO stopped", last)
+	}
+	started := slices.IndexFunc(lines, func(l map[string]any) bool { return l["msg"] == "starting" })
+	if started < 0 {
+		t.Errorf("no start line in the log")
+	} else {
+		config, _ := lines[started]["config"].(map[string]any)
+		if config["request_timeout"] != "10s" || config["shutdown_delay"] != "2s" || config["live_heartbeat"] != "15s" {
+			t.Errorf("the start line's durations: request_timeout %v, shutdown_delay %v, live_heartbeat %v; want 10s, 2s, 15s",
+				config["request_timeout"], config["shutdown_delay"], config["live_heartbeat"])
+		}
 	}
 }
 
