@@ -171,16 +171,25 @@ func TestHealthcheckCommandAsksTheServerOnItsAddress(t *testing.T) {
 }
 
 // On PostgreSQL, which several instances may share, the server says what it
-// keeps of its own: a file-kept URL signing key, a blob folder of its own.
+// keeps of its own: a file-kept URL signing key, a blob folder of its own
+// (the default, or one inside its data folder, or memory). A shared folder
+// configured as docs/deployment.md recommends (file:///srv/blobs, which
+// every instance mounts) is no folder of its own.
 func TestTheServerSaysWhatSeveralInstancesMustShare(t *testing.T) {
+	const pg = "postgres://db/inventory"
 	for _, tt := range []struct {
 		cfg      Config
 		key, dir bool
 	}{
 		{Config{DatabaseURL: "data/inventory.db"}, false, false},
-		{Config{DatabaseURL: "postgres://db/inventory"}, true, true},
-		{Config{DatabaseURL: "postgres://db/inventory", SigningKey: "k", BlobURL: "s3://evidence"}, false, false},
-		{Config{DatabaseURL: "postgres://db/inventory", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, true},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory"}, true, true},
+		{Config{DatabaseURL: pg, SigningKey: "k", BlobURL: "s3://evidence"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "data", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///var/lib/inventory/blobs"}, false, true},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///var/lib/inventory"}, false, true},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///var/lib/inventory-blobs"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "mem://"}, false, true},
 	} {
 		var logs apitest.LogBuffer
 		(&Main{Config: tt.cfg, Log: logs.Logger(0)}).warnOfInstanceState()
@@ -188,7 +197,7 @@ func TestTheServerSaysWhatSeveralInstancesMustShare(t *testing.T) {
 		if got := strings.Contains(lines, "INVENTORY_URL_SIGNING_KEY"); got != tt.key {
 			t.Errorf("%+v: warned of the key %v, want %v", tt.cfg, got, tt.key)
 		}
-		if got := strings.Contains(lines, "shared store"); got != tt.dir {
+		if got := strings.Contains(lines, "folder of this instance"); got != tt.dir {
 			t.Errorf("%+v: warned of the folder %v, want %v", tt.cfg, got, tt.dir)
 		}
 	}

@@ -483,7 +483,11 @@ func (m *Main) removeLeftovers(ctx context.Context) error {
 // warnOfInstanceState says what an instance keeps of its own that several
 // instances of one PostgreSQL database must share: a URL signing key kept in
 // its data folder (a photo URL one instance signs fails on another) and a
-// blob folder of its own (files one stores, another cannot serve).
+// blob store of its own (files one stores, another cannot serve). A
+// file:// folder outside the data folder is taken as the shared folder
+// docs/deployment.md recommends, mounted by every instance: nothing here
+// can tell a mount from a local disk, and warning of the recommended
+// set-up teaches operators to ignore the warning.
 func (m *Main) warnOfInstanceState() {
 	if !strings.HasPrefix(m.Config.DatabaseURL, "postgres") {
 		return // SQLite: one process, one instance
@@ -492,8 +496,8 @@ func (m *Main) warnOfInstanceState() {
 		m.Log.Warn("the URL signing key is kept in " + filepath.Join(m.Config.DataDir, "url-signing.key") +
 			": every instance serving this database needs the same INVENTORY_URL_SIGNING_KEY, or a photo URL one signs fails on another (docs/deployment.md)")
 	}
-	if b := m.Config.BlobURL; b == "" || strings.HasPrefix(b, "file://") || strings.HasPrefix(b, "mem://") {
-		m.Log.Warn("files are stored in a folder of this instance: several instances need a shared store (s3://, or one folder they all mount) (docs/deployment.md)")
+	if m.Config.blobStoreOfItsOwn() {
+		m.Log.Warn("files are stored in a folder of this instance: several instances need a shared store (s3://, or one folder they all mount, named by INVENTORY_BLOB_URL=file:///path outside the data folder) (docs/deployment.md)")
 	}
 }
 
