@@ -73,10 +73,13 @@ func apikeyCmd(ctx context.Context, args []string, getenv func(string) string, s
 		if err != nil {
 			return err
 		}
+		// In the order of a key's life: made, last used ("never" until
+		// it is), revoked.
 		w := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "NAME\tID\tCOMPANY\tSCOPE\tCREATED\tLAST USED\tREVOKED")
 		for _, k := range list {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.ID, k.CompanyID, k.Scope, k.CreatedAt.Format(time.RFC3339), orDash(k.LastUsedAt), orDash(k.RevokedAt))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.ID, k.CompanyID, k.Scope, k.CreatedAt.UTC().Format(time.RFC3339),
+				timeOr(k.LastUsedAt, "never"), timeOr(k.RevokedAt, "-"))
 		}
 		return w.Flush()
 	case "revoke":
@@ -89,9 +92,10 @@ func apikeyCmd(ctx context.Context, args []string, getenv func(string) string, s
 	return nil
 }
 
-func orDash(t *time.Time) string {
+// timeOr is t in UTC RFC 3339, or none when there is no t.
+func timeOr(t *time.Time, none string) string {
 	if t == nil {
-		return "-"
+		return none
 	}
-	return t.Format(time.RFC3339)
+	return t.UTC().Format(time.RFC3339)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/auth"
@@ -17,7 +18,9 @@ import (
 )
 
 // The README's walk-through: a server in apikey mode, a key made with the
-// command (its last line of output), used, listed and revoked.
+// command (its last line of output), used, listed and revoked. The list
+// reads in the order of a key's life: CREATED, then LAST USED ("never"
+// before its first use, and never before its creation), then REVOKED.
 func TestAPIKeyCommandsAndTheServerThatTakesThem(t *testing.T) {
 	var url string
 	m := launchWith(t, func(c *Config) { c.Auth = auth.APIKey; url = c.DatabaseURL })
@@ -33,6 +36,12 @@ func TestAPIKeyCommandsAndTheServerThatTakesThem(t *testing.T) {
 	if !strings.HasPrefix(key, "ik_") || strings.Contains(key, " ") {
 		t.Fatalf("apikey create: the last line %q is not the key", key)
 	}
+	listed := regexp.MustCompile(`(?m)^reports-app\s+\S+\s+\S+\s+read\s+(\S+)\s+(\S+)\s+(\S+)$`)
+	out, _, err = runCommand(t, url, data, "", "apikey", "list")
+	if row := listed.FindStringSubmatch(out); err != nil || row == nil || row[2] != "never" || row[3] != "-" ||
+		strings.Index(out, "CREATED") > strings.Index(out, "LAST USED") {
+		t.Errorf("apikey list of a key never used: %q, %v; want its CREATED, then LAST USED never, then REVOKED -", out, err)
+	}
 	srv := &apitest.Server{URL: m.URL()}
 	path := "/api/v1/inventories"
 	if res, body := srv.Get(t, path, nil); res.StatusCode != http.StatusUnauthorized {
@@ -40,6 +49,24 @@ func TestAPIKeyCommandsAndTheServerThatTakesThem(t *testing.T) {
 	}
 	if res, body := srv.Get(t, path, http.Header{"Authorization": {"Bearer " + key}}); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"inventoryId"`) {
 		t.Errorf("the key: %d %.200s, want 200 with the company's inventories", res.StatusCode, body)
+	}
+	// Its use is noted after the request, in the background.
+	var row []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if out, _, err = runCommand(t, url, data, "", "apikey", "list"); err != nil {
+			t.Fatal(err)
+		}
+		if row = listed.FindStringSubmatch(out); row != nil && row[2] != "never" {
+			break
+		}
+	}
+	if row == nil {
+		t.Fatalf("apikey list: %q, no row of reports-app", out)
+	}
+	created, err1 := time.Parse(time.RFC3339, row[1])
+	used, err2 := time.Parse(time.RFC3339, row[2])
+	if err1 != nil || err2 != nil || used.Before(created) {
+		t.Errorf("apikey list of a key just used: CREATED %s, LAST USED %s; want both times, the use not before the creation", row[1], row[2])
 	}
 	// A key reads only unless made with --scope write.
 	if _, _, err := runCommand(t, url, data, "", "apikey", "create", "--company", company, "--name", "field-app", "--scope", "write"); err != nil {
@@ -144,16 +171,25 @@ func TestHealthcheckCommandAsksTheServerOnItsAddress(t *testing.T) {
 }
 
 // On PostgreSQL, which several instances may share, the server says what it
-// keeps of its own: a file-kept URL signing key, a blob folder of its own.
+// keeps of its own: a file-kept URL signing key, a blob folder of its own
+// (the default, or one inside its data folder, or memory). A shared folder
+// configured as docs/deployment.md recommends (file:///srv/blobs, which
+// every instance mounts) is no folder of its own.
 func TestTheServerSaysWhatSeveralInstancesMustShare(t *testing.T) {
+	const pg = "postgres://db/inventory"
 	for _, tt := range []struct {
 		cfg      Config
 		key, dir bool
 	}{
 		{Config{DatabaseURL: "data/inventory.db"}, false, false},
-		{Config{DatabaseURL: "postgres://db/inventory"}, true, true},
-		{Config{DatabaseURL: "postgres://db/inventory", SigningKey: "k", BlobURL: "s3://evidence"}, false, false},
-		{Config{DatabaseURL: "postgres://db/inventory", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, true},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory"}, true, true},
+		{Config{DatabaseURL: pg, SigningKey: "k", BlobURL: "s3://evidence"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "data", SigningKey: "k", BlobURL: "file:///srv/blobs"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///var/lib/inventory/blobs"}, false, true},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///var/lib/inventory"}, false, true},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "file:///var/lib/inventory-blobs"}, false, false},
+		{Config{DatabaseURL: pg, DataDir: "/var/lib/inventory", SigningKey: "k", BlobURL: "mem://"}, false, true},
 	} {
 		var logs apitest.LogBuffer
 		(&Main{Config: tt.cfg, Log: logs.Logger(0)}).warnOfInstanceState()
@@ -161,7 +197,7 @@ func TestTheServerSaysWhatSeveralInstancesMustShare(t *testing.T) {
 		if got := strings.Contains(lines, "INVENTORY_URL_SIGNING_KEY"); got != tt.key {
 			t.Errorf("%+v: warned of the key %v, want %v", tt.cfg, got, tt.key)
 		}
-		if got := strings.Contains(lines, "shared store"); got != tt.dir {
+		if got := strings.Contains(lines, "folder of this instance"); got != tt.dir {
 			t.Errorf("%+v: warned of the folder %v, want %v", tt.cfg, got, tt.dir)
 		}
 	}

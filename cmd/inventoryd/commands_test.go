@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/datagen"
+	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
@@ -68,7 +69,7 @@ func TestGenerateExportImportCommands(t *testing.T) {
 	// Into a new database: files resolve next to the import file.
 	target, targetData := testdb.URL(t), t.TempDir()
 	out, importLog, err := runCommand(t, target, targetData, "", "import", file)
-	if err != nil || !strings.Contains(out, "imported 6 inventories (6 created, 0 updated), rejected 0") {
+	if err != nil || !strings.Contains(out, "imported 6 inventories (6 created, 0 updated), 0 unchanged, rejected 0") {
 		t.Fatalf("import: %q, %v\n%s", out, err, importLog)
 	}
 	// Its audit line is the server's JSON, not Go's default text logger.
@@ -87,7 +88,7 @@ func TestGenerateExportImportCommands(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 record(s) rejected") {
 		t.Errorf("import with a bad line: got %v, want an error counting it", err)
 	}
-	if !strings.Contains(errOut, "line 3:") || !strings.Contains(out, "(0 created, 5 updated), rejected 1") {
+	if !strings.Contains(errOut, "line 3:") || !strings.Contains(out, "(0 created, 0 updated), 5 unchanged, rejected 1") {
 		t.Errorf("import with a bad line: stdout %q, stderr %q", out, errOut)
 	}
 
@@ -100,9 +101,51 @@ func TestGenerateExportImportCommands(t *testing.T) {
 		t.Errorf("changing a signed inventory: %v, stderr %q; want it refused", err, errOut)
 	}
 	out, errOut, err = runCommand(t, target, targetData, changed, "import", "--correct-signed", "--files", exportDir, "-")
-	if err != nil || !strings.Contains(out, "(0 created, 1 updated), rejected 0") ||
+	if err != nil || !strings.Contains(out, "(0 created, 1 updated), 0 unchanged, rejected 0") ||
 		!strings.Contains(errOut, `"msg":"freeze: a signed inventory was corrected"`) || !strings.Contains(errOut, "--correct-signed") {
 		t.Errorf("correcting a signed inventory: %v, stdout %q, stderr %q; want it taken and audited", err, out, errOut)
+	}
+}
+
+// The README's export, imported again into the database it came from (the
+// demo's), writes nothing: its 60 inventories are counted unchanged, and
+// no record event (INVENTORY_UPDATED to subscribers and webhooks) or new
+// version follows.
+func TestReimportingTheREADMEsExportWritesNothing(t *testing.T) {
+	url, data := testdb.DemoRecords.URL(t), t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	company := datagen.DemoCompanies[0].String()
+	written := func() (events, versions int) {
+		t.Helper()
+		st, err := store.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+		if events, err = st.Client.RecordEvent.Query().Count(ctx); err != nil {
+			t.Fatal(err)
+		}
+		invs, err := st.Client.Inventory.Query().All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inv := range invs {
+			versions += inv.Version
+		}
+		return events, versions
+	}
+	if _, errOut, err := runCommand(t, url, data, "", "export", "--company", company, "--files", out, filepath.Join(out, "records.ndjson")); err != nil ||
+		!strings.Contains(errOut, "exported 60 inventories") {
+		t.Fatalf("export: %q, %v", errOut, err)
+	}
+	events, versions := written()
+	stdout, errOut, err := runCommand(t, url, data, "", "import", filepath.Join(out, "records.ndjson"))
+	if want := "imported 0 inventories (0 created, 0 updated), 60 unchanged, rejected 0, in "; err != nil || !strings.Contains(stdout, want) {
+		t.Errorf("import of the unchanged export: %q, %v, want %q…\n%s", stdout, err, want, errOut)
+	}
+	if e, v := written(); e != events || v != versions {
+		t.Errorf("after the import: %d record events and versions summing to %d; before, %d and %d: want nothing written", e, v, events, versions)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/propertyrecords/inventory/graph"
@@ -259,31 +260,44 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 			invocation = "[" + cmd.name + "]"
 		}
 		fmt.Fprintf(usage, "inventoryd %s: %s.\n\nUsage: inventoryd %s [flags] %s\n\n", cmd.name, cmd.summary, invocation, cmd.args)
-		if cmd.serves {
-			fmt.Fprintf(usage, "Commands:\n")
-			for _, c := range commands {
-				fmt.Fprintf(usage, "  %-9s %s\n", c.name, c.summary)
+		// Each table's columns as wide as their widest cell, whatever
+		// names are added.
+		table := func(title string, rows [][]string) {
+			fmt.Fprintf(usage, "%s\n", title)
+			w := tabwriter.NewWriter(usage, 0, 0, 2, ' ', 0)
+			for _, row := range rows {
+				fmt.Fprintf(w, "  %s\n", strings.Join(row, "\t"))
 			}
+			w.Flush()
+		}
+		if cmd.serves {
+			var rows [][]string
+			for _, c := range commands {
+				rows = append(rows, []string{c.name, c.summary})
+			}
+			table("Commands:", rows)
 			fmt.Fprintf(usage, "\n")
 		}
-		fmt.Fprintf(usage, "Settings (a flag overrides its environment variable):\n")
-		fmt.Fprintf(usage, "  %-18s %-26s %-22s %s\n", "flag", "environment", "default", "meaning")
+		rows := [][]string{{"flag", "environment", "default", "meaning"}}
 		for _, s := range settings {
 			if s.takenBy(cmd) {
-				fmt.Fprintf(usage, "  --%-16s %-26s %-22s %s\n", s.flag, s.env, s.def, s.usage)
+				rows = append(rows, []string{"--" + s.flag, s.env, s.def, s.usage})
 			}
 		}
+		table("Settings (a flag overrides its environment variable):", rows)
 		if cmd.flags != nil {
-			fmt.Fprintf(usage, "\nFlags of %s:\n", cmd.name)
 			shared := map[string]bool{}
 			for _, s := range settings {
 				shared[s.flag] = true
 			}
+			var own [][]string
 			fs.VisitAll(func(f *flag.Flag) {
 				if !shared[f.Name] {
-					fmt.Fprintf(usage, "  --%-16s %s (default %q)\n", f.Name, f.Usage, f.DefValue)
+					own = append(own, []string{"--" + f.Name, fmt.Sprintf("%s (default %q)", f.Usage, f.DefValue)})
 				}
 			})
+			fmt.Fprintf(usage, "\n")
+			table("Flags of "+cmd.name+":", own)
 		}
 	}
 	for _, s := range settings {

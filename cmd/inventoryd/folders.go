@@ -59,6 +59,24 @@ func (c Config) fileFolders() []folder {
 	return out
 }
 
+// blobStoreOfItsOwn reports whether the files are kept where no other
+// instance can reach them: in memory, in the data folder's blobs (the
+// default), or in a file:// folder inside the data folder, which is one
+// instance's (its SQLite database, its signing key). Any other file://
+// folder may be one that every instance mounts.
+func (c Config) blobStoreOfItsOwn() bool {
+	switch {
+	case c.BlobURL == "", strings.HasPrefix(c.BlobURL, "mem://"):
+		return true
+	case strings.HasPrefix(c.BlobURL, "file://"):
+		data, err1 := filepath.Abs(c.DataDir)
+		blobs, err2 := filepath.Abs(strings.TrimPrefix(c.BlobURL, "file://"))
+		rel, err3 := filepath.Rel(data, blobs)
+		return err1 == nil && err2 == nil && err3 == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	return false
+}
+
 // checkDatabaseFolder checks the SQLite database's folder, and the
 // database file when it exists: both must be writable.
 func (c Config) checkDatabaseFolder() error {

@@ -83,7 +83,7 @@ func TestImportCommandStopsWithASummaryWhenTheDatabaseGoesDown(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "import stopped at line 11: the database is unavailable") {
 		t.Errorf("error %v; want it to say the import stopped at line 11 because the database is unavailable", err)
 	}
-	if want := "imported 10 inventories (10 created, 0 updated), rejected 0, in "; !strings.Contains(out.String(), want) ||
+	if want := "imported 10 inventories (10 created, 0 updated), 0 unchanged, rejected 0, in "; !strings.Contains(out.String(), want) ||
 		!strings.Contains(out.String(), "; stopped at line 11") {
 		t.Errorf("standard output %q; want the summary %q…, stopped at line 11", out.String(), want)
 	}
@@ -93,7 +93,7 @@ func TestImportCommandStopsWithASummaryWhenTheDatabaseGoesDown(t *testing.T) {
 
 	c.Start()
 	stdout, _, err := runCommand(t, url, data, strings.Join(lines, "\n"), "import", "-")
-	if err != nil || !strings.Contains(stdout, "imported 20 inventories (10 created, 10 updated), rejected 0") {
+	if err != nil || !strings.Contains(stdout, "imported 10 inventories (10 created, 0 updated), 10 unchanged, rejected 0") {
 		t.Errorf("import once the database is back: %q, %v", stdout, err)
 	}
 }

@@ -155,7 +155,18 @@ const (
 )
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
-	return requestid.Logger(slog.New(tenant.AuditLog(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}), cfg.AuditLog)))
+	handler := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: durationsAsText})
+	return requestid.Logger(slog.New(tenant.AuditLog(handler, cfg.AuditLog)))
+}
+
+// durationsAsText writes each duration of a log line as Go spells it
+// ("10s", "1m30s"), not as slog's JSON does (nanoseconds: 10000000000),
+// which no one reads at a glance.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // Main is the running program, so that tests can start the real thing on port 0.
@@ -340,11 +351,26 @@ func (m *Main) Wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		m.Log.Info("shutting down")
-		return m.Close()
+		err := m.Close()
+		m.logStopped(err)
+		return err
 	case err := <-m.served:
 		m.served <- err // Close reports it
-		return fmt.Errorf("the server stopped: %w", m.Close())
+		err = m.Close()
+		m.logStopped(err)
+		return fmt.Errorf("the server stopped: %w", err)
 	}
+}
+
+// logStopped is the server's last line: everything is closed (with what
+// failed in closing, if anything), so that whoever reads the log knows the
+// process ended as it should rather than being killed partway.
+func (m *Main) logStopped(err error) {
+	if err != nil {
+		m.Log.Warn("stopped", "error", err)
+		return
+	}
+	m.Log.Info("stopped")
 }
 
 // URL is the base URL the server answers on.
@@ -457,7 +483,11 @@ func (m *Main) removeLeftovers(ctx context.Context) error {
 // warnOfInstanceState says what an instance keeps of its own that several
 // instances of one PostgreSQL database must share: a URL signing key kept in
 // its data folder (a photo URL one instance signs fails on another) and a
-// blob folder of its own (files one stores, another cannot serve).
+// blob store of its own (files one stores, another cannot serve). A
+// file:// folder outside the data folder is taken as the shared folder
+// docs/deployment.md recommends, mounted by every instance: nothing here
+// can tell a mount from a local disk, and warning of the recommended
+// set-up teaches operators to ignore the warning.
 func (m *Main) warnOfInstanceState() {
 	if !strings.HasPrefix(m.Config.DatabaseURL, "postgres") {
 		return // SQLite: one process, one instance
@@ -466,8 +496,8 @@ func (m *Main) warnOfInstanceState() {
 		m.Log.Warn("the URL signing key is kept in " + filepath.Join(m.Config.DataDir, "url-signing.key") +
 			": every instance serving this database needs the same INVENTORY_URL_SIGNING_KEY, or a photo URL one signs fails on another (docs/deployment.md)")
 	}
-	if b := m.Config.BlobURL; b == "" || strings.HasPrefix(b, "file://") || strings.HasPrefix(b, "mem://") {
-		m.Log.Warn("files are stored in a folder of this instance: several instances need a shared store (s3://, or one folder they all mount) (docs/deployment.md)")
+	if m.Config.blobStoreOfItsOwn() {
+		m.Log.Warn("files are stored in a folder of this instance: several instances need a shared store (s3://, or one folder they all mount, named by INVENTORY_BLOB_URL=file:///path outside the data folder) (docs/deployment.md)")
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +193,115 @@ func TestHelpListsEveryVariable(t *testing.T) {
 	}
 }
 
+// What the README's commands write in the checkout (the export's file and
+// folder, the data folder of `go run`) is ignored by git: untracked files
+// there would stamp every later build "+dirty".
+func TestTheREADMEsOutputIsIgnoredByGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	if err := exec.Command("git", "-C", "../..", "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skip("not a git checkout")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := regexp.MustCompile(`go run \./cmd/inventoryd export .*--files (\S+) (\S+)`).FindStringSubmatch(string(readme))
+	if export == nil {
+		t.Fatal("the README has no export command with --files")
+	}
+	for _, path := range []string{export[2], export[1] + "/photos/x.jpg", "data/inventory.db"} {
+		if out, err := exec.Command("git", "-C", "../..", "check-ignore", "--no-index", path).CombinedOutput(); err != nil {
+			t.Errorf("git does not ignore %s, which the README's commands write: %v %s", path, err, out)
+		}
+	}
+}
+
+// docs/deployment.md covers running the service for real: TLS, the URL
+// signing key as a secret, sizing an instance, and rolling a migration
+// back; and what it quotes and names is what the code says: the refusal of
+// a newer database, and settings --help lists.
+func TestTheDeploymentGuideCoversOperation(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/deployment.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n## TLS\n", "\n## The URL signing key, a secret\n", "\n## Sizing an instance\n",
+		"\n## Upgrading, and rolling back a migration\n", "sslmode=verify-full", "openssl rand -hex 32", "secretKeyRef",
+		"GOMEMLIMIT", "DELETE FROM schema_migrations"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/deployment.md does not hold %q", strings.TrimSpace(want))
+		}
+	}
+	migrations, err := os.ReadFile("../../internal/migrations/migrations.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const refusal = "which this build does not know: it is older than the database"
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), refusal) || !strings.Contains(string(migrations), refusal) {
+		t.Errorf("docs/deployment.md and internal/migrations disagree on the refusal of a newer database (%q)", refusal)
+	}
+	var help bytes.Buffer
+	run(context.Background(), []string{"--help"}, func(string) string { return "" }, stdio{nil, &help, &help})
+	for _, v := range regexp.MustCompile(`INVENTORY_[A-Z_]*[A-Z](_\*)?`).FindAllString(string(doc), -1) {
+		if !strings.HasSuffix(v, "_*") && !strings.Contains(help.String(), v+" ") {
+			t.Errorf("docs/deployment.md names %s, which --help does not list", v)
+		}
+	}
+}
+
+// --help's tables line up: each column starts at one place in every row,
+// the header's, however long a name (healthcheck, INVENTORY_SUBSCRIPTIONS_PER_CONNECTION).
+func TestHelpAlignsItsColumns(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"import", "--help"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, func(string) string { return "" }, stdio{nil, &out, &out}); err != errHelp {
+			t.Fatalf("run %v: got %v, want errHelp", args, err)
+		}
+		tables := map[string][]string{} // title: rows
+		title := ""
+		for line := range strings.SplitSeq(out.String(), "\n") {
+			switch {
+			case strings.HasSuffix(line, ":") && !strings.HasPrefix(line, " "):
+				title = line
+			case line == "":
+				title = ""
+			case title != "":
+				tables[title] = append(tables[title], line)
+			}
+		}
+		for title, rows := range tables {
+			// Where the columns after the first start: at the header's
+			// words (the settings), or two spaces after the longest first
+			// cell, indented by two (commands, a command's own flags).
+			var starts []int
+			if strings.HasPrefix(title, "Settings") {
+				for _, word := range []string{"environment", "default", "meaning"} {
+					starts = append(starts, strings.Index(rows[0], word))
+				}
+			} else {
+				width := 0
+				for _, row := range rows {
+					width = max(width, len(strings.Fields(row)[0]))
+				}
+				starts = []int{2 + width + 2}
+			}
+			for _, row := range rows {
+				for i, at := range starts {
+					empty := strings.HasPrefix(title, "Settings") && i == 1 // a setting without a default
+					if len(row) <= at || row[at-1] != ' ' || row[at] == ' ' && !empty {
+						t.Errorf("%v, %s: column %d does not start at %d in %q", args, title, i+2, at, row)
+					}
+				}
+			}
+		}
+		if len(tables) < 2 {
+			t.Errorf("%v: found %d tables in\n%s", args, len(tables), out.String())
+		}
+	}
+}
+
 func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 	env := map[string]string{"INVENTORY_ADDR": ":9000", "INVENTORY_DATA_DIR": "/srv/inv", "INVENTORY_LOG_LEVEL": "debug", "INVENTORY_REQUEST_TIMEOUT": "3s"}
 	cfg, err := parseConfig([]string{"--addr", ":9001"}, func(k string) string { return env[k] }, io.Discard)
@@ -234,7 +345,9 @@ func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 // TestZeroConfigurationRunServesAndShutsDown is the README's run command with
 // nothing set: it creates ./data, opens SQLite there, loads the demo data,
 // serves, and returns cleanly when its context ends (SIGINT and SIGTERM end it
-// in main). It always runs on SQLite: that is what a fresh machine gets.
+// in main), its last log line "stopped". Its start line gives durations as
+// people write them ("10s"), not in nanoseconds. It always runs on SQLite:
+// that is what a fresh machine gets.
 func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 	t.Chdir(t.TempDir())
 	prev := slog.Default() // run makes its logger the default
@@ -286,6 +399,20 @@ func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"shutting down"`) {
 		t.Errorf("no shutdown line in the log:\n%s", logs)
 	}
+	lines := logs.Take(t)
+	if last := lines[len(lines)-1]; last["msg"] != "stopped" || last["level"] != "INFO" {
+		t.Errorf("the last log line: %v, want INFO stopped", last)
+	}
+	started := slices.IndexFunc(lines, func(l map[string]any) bool { return l["msg"] == "starting" })
+	if started < 0 {
+		t.Errorf("no start line in the log")
+	} else {
+		config, _ := lines[started]["config"].(map[string]any)
+		if config["request_timeout"] != "10s" || config["shutdown_delay"] != "2s" || config["live_heartbeat"] != "15s" {
+			t.Errorf("the start line's durations: request_timeout %v, shutdown_delay %v, live_heartbeat %v; want 10s, 2s, 15s",
+				config["request_timeout"], config["shutdown_delay"], config["live_heartbeat"])
+		}
+	}
 }
 
 func TestWaitReturnsWhenTheServerStopsByItself(t *testing.T) {
@@ -300,6 +427,40 @@ func TestWaitReturnsWhenTheServerStopsByItself(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("Wait did not return after the listener failed")
+	}
+}
+
+// compose.yaml builds the image stamped as the Dockerfile takes it (each of
+// its build arguments passed on from the environment), and says how to load
+// records into its empty database, where the IDE would open on
+// placeholders. (No CI check runs Docker Compose itself: see
+// docs/decisions.md.)
+func TestComposeStampsTheBuildAndSaysHowToLoadData(t *testing.T) {
+	dockerfile, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compose, err := os.ReadFile("../../compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := regexp.MustCompile(`(?m)^ARG (\w+)=`).FindAllStringSubmatch(string(dockerfile), -1)
+	if len(args) < 2 {
+		t.Fatalf("the Dockerfile's build arguments: %v, want VERSION and COMMIT", args)
+	}
+	if !regexp.MustCompile(`(?m)^    build:\n      context: \.\n      args:\n`).Match(compose) {
+		t.Errorf("compose.yaml's service builds without build arguments")
+	}
+	for _, arg := range args {
+		if !regexp.MustCompile(`(?m)^        ` + arg[1] + `: \$\{` + arg[1] + `:-\}$`).Match(compose) {
+			t.Errorf("compose.yaml does not pass the build argument %s on from the environment", arg[1])
+		}
+	}
+	for _, how := range []string{"COMMIT=$(git rev-parse HEAD)", "INVENTORY_DEMO=on docker compose up",
+		"INVENTORY_DEMO: ${INVENTORY_DEMO:-off}", "docker compose exec inventory /inventoryd import /data/"} {
+		if !strings.Contains(string(compose), how) {
+			t.Errorf("compose.yaml does not say %q", how)
+		}
 	}
 }
 

@@ -125,9 +125,11 @@ func (k *Keys) Verify(ctx context.Context, key string) (Caller, error) {
 // noteUse writes the key's last_used_at, at most once a minute per key in
 // this process, after the request (a write must not hold up a read, on
 // SQLite least of all), and best effort: a key is no less valid for a lost
-// note of its use.
+// note of its use. The time written is the use's, to the second, not the
+// minute's start: that would put a new key's first use before its
+// creation.
 func (k *Keys) noteUse(ctx context.Context, rec *ent.APIKey) {
-	now := time.Now().UTC().Truncate(time.Minute)
+	now := time.Now().UTC().Truncate(time.Second)
 	k.mu.Lock()
 	last, seen := k.used[rec.ID]
 	stale := (!seen || now.Sub(last) >= lastUsedEvery) && (rec.LastUsedAt == nil || now.Sub(*rec.LastUsedAt) >= lastUsedEvery)

@@ -54,8 +54,8 @@ type Importer struct {
 	// CorrectSigned lets a line change an inventory that is signed, which
 	// is otherwise refused (a signed record is evidence: internal/freeze).
 	// Each correction committed is an audit line naming the inventory and
-	// the line. A line that states a signed inventory as it is stored is
-	// taken either way, and writes nothing of it.
+	// the line. A line that states an inventory as it is stored, signed or
+	// not, is taken either way, and writes nothing of it.
 	CorrectSigned bool
 	// Thumbnails, when set, takes the thumbnails of the photos stored off
 	// the import: a job per inventory, inserted in its transaction
@@ -86,9 +86,11 @@ func (r Rejection) String() string {
 
 // Summary closes an import.
 type Summary struct {
-	// Created and Updated count the lines committed.
-	Created, Updated int
-	Rejections       []Rejection
+	// Created and Updated count the lines committed; Unchanged the lines
+	// that stated their inventory and property as they were stored, of
+	// which nothing was written (no event, no new version).
+	Created, Updated, Unchanged int
+	Rejections                  []Rejection
 	// StoppedAt is the line the run stopped at (see StopError), or 0 when
 	// it read its input to the end.
 	StoppedAt int
@@ -96,8 +98,8 @@ type Summary struct {
 }
 
 func (s Summary) String() string {
-	text := fmt.Sprintf("imported %d inventories (%d created, %d updated), rejected %d, in %s",
-		s.Created+s.Updated, s.Created, s.Updated, len(s.Rejections), s.Elapsed.Round(time.Millisecond))
+	text := fmt.Sprintf("imported %d inventories (%d created, %d updated), %d unchanged, rejected %d, in %s",
+		s.Created+s.Updated, s.Created, s.Updated, s.Unchanged, len(s.Rejections), s.Elapsed.Round(time.Millisecond))
 	if s.StoppedAt > 0 {
 		text += fmt.Sprintf("; stopped at line %d", s.StoppedAt)
 	}
@@ -176,7 +178,7 @@ func (im *Importer) Import(ctx context.Context, r io.Reader) (sum Summary, err e
 				sum.StoppedAt = n
 				return sum, &StopError{Line: n, Err: err}
 			}
-			created, ferr, stop := im.importLine(ctx, root, n, line, tooLong)
+			did, ferr, stop := im.importLine(ctx, root, n, line, tooLong)
 			switch {
 			case stop != nil:
 				stop.Line, sum.StoppedAt = n, n
@@ -187,8 +189,10 @@ func (im *Importer) Import(ctx context.Context, r io.Reader) (sum Summary, err e
 				if im.Rejected != nil {
 					im.Rejected(rej)
 				}
-			case created:
+			case did == created:
 				sum.Created++
+			case did == unchanged:
+				sum.Unchanged++
 			default:
 				sum.Updated++
 			}
@@ -230,24 +234,33 @@ func (l *lineReader) next() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// importLine decodes, checks and writes line n; it reports whether the
-// inventory was new, or why the line was rejected, or why the run must stop
-// (a StopError without its line number).
-func (im *Importer) importLine(ctx context.Context, root *os.Root, n int, line []byte, tooLong bool) (bool, *fieldError, *StopError) {
+// outcome is what a line committed did.
+type outcome int
+
+const (
+	created   outcome = iota + 1 // a new inventory
+	updated                      // an inventory or its property changed
+	unchanged                    // both as stored: nothing written
+)
+
+// importLine decodes, checks and writes line n; it reports what the line
+// did, or why it was rejected, or why the run must stop (a StopError
+// without its line number).
+func (im *Importer) importLine(ctx context.Context, root *os.Root, n int, line []byte, tooLong bool) (outcome, *fieldError, *StopError) {
 	if tooLong {
-		return false, reject("", "the line is longer than %d MiB", MaxLine>>20), nil
+		return 0, reject("", "the line is longer than %d MiB", MaxLine>>20), nil
 	}
 	rec, ferr := decode(line)
 	if ferr != nil {
-		return false, ferr, nil
+		return 0, ferr, nil
 	}
 	p, ferr := check(rec)
 	if ferr != nil {
-		return false, ferr, nil
+		return 0, ferr, nil
 	}
 	p.line = n
 	if ferr := im.readFiles(root, p); ferr != nil {
-		return false, ferr, nil
+		return 0, ferr, nil
 	}
 	return im.write(ctx, p)
 }
@@ -352,25 +365,25 @@ const writeAttempts = 3
 // environments, items and photos replaced. A database failure rejects the
 // line, unless it is the database's (store.Unavailable) or ctx's rather than
 // the line's: that stops the run.
-func (im *Importer) write(ctx context.Context, p *plan) (bool, *fieldError, *StopError) {
+func (im *Importer) write(ctx context.Context, p *plan) (outcome, *fieldError, *StopError) {
 	for attempt := 1; ; attempt++ {
-		created, atCommit, err := im.writeOnce(ctx, p)
+		did, atCommit, err := im.writeOnce(ctx, p)
 		var fe *fieldError
 		switch {
 		case err == nil:
-			return created, nil, nil
+			return did, nil, nil
 		case ctx.Err() != nil:
 			// Whatever the statement failed with (PostgreSQL reports a
 			// cancelled statement as its own error), the run ends here.
-			return false, nil, &StopError{InDoubt: atCommit, Err: ctx.Err()}
+			return 0, nil, &StopError{InDoubt: atCommit, Err: ctx.Err()}
 		case attempt < writeAttempts && raced(err):
 			continue
 		case errors.As(err, &fe):
-			return false, fe, nil
+			return 0, fe, nil
 		case store.Unavailable(err):
-			return false, nil, &StopError{InDoubt: atCommit, Err: err}
+			return 0, nil, &StopError{InDoubt: atCommit, Err: err}
 		default:
-			return false, reject("", "%v", err), nil
+			return 0, reject("", "%v", err), nil
 		}
 	}
 }
@@ -378,9 +391,9 @@ func (im *Importer) write(ctx context.Context, p *plan) (bool, *fieldError, *Sto
 // writeOnce is one attempt of write, in one transaction. Its error is a
 // *fieldError when the line is at fault, or a *dbError; atCommit tells a
 // failed commit, after which the line may or may not be in.
-func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit bool, err error) {
+func (im *Importer) writeOnce(ctx context.Context, p *plan) (did outcome, atCommit bool, err error) {
 	// Found again: a retry sees what the other writer committed.
-	p.propertyExists, p.inventoryExists, p.unchanged, p.correcting = false, false, false, false
+	p.propertyExists, p.inventoryExists, p.propertyUnchanged, p.unchanged, p.correcting = false, false, false, false, false
 	err = records.InTx(ctx, im.Client, func(tx *ent.Tx) error {
 		// Ownership and the signed state first: a record may not overwrite
 		// another company's files, nor a signed inventory's.
@@ -397,7 +410,7 @@ func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit b
 			wctx = freeze.Correct(ctx, p.tree.ID, fmt.Sprintf("import line %d, with --correct-signed", p.line))
 		}
 		var err error
-		if created, err = writeRecord(wctx, tx, p); err != nil {
+		if did, err = writeRecord(wctx, tx, p); err != nil {
 			return err
 		}
 		if im.Thumbnails != nil && !p.unchanged && len(p.photoFiles) > 0 {
@@ -410,13 +423,13 @@ func (im *Importer) writeOnce(ctx context.Context, p *plan) (created, atCommit b
 	var de *dbError
 	switch {
 	case err == nil:
-		return created, false, nil
+		return did, false, nil
 	case errors.As(err, &commit):
-		return false, true, &dbError{"the database refused the record", commit.Err}
+		return 0, true, &dbError{"the database refused the record", commit.Err}
 	case errors.As(err, &fe), errors.As(err, &de):
-		return false, false, err
+		return 0, false, err
 	}
-	return false, false, &dbError{"the database refused a transaction", err}
+	return 0, false, &dbError{"the database refused a transaction", err}
 }
 
 // dbError is a statement of a line's write that failed, and what it was
@@ -486,49 +499,57 @@ func (im *Importer) storeFiles(ctx context.Context, p *plan) error {
 }
 
 // writeRecord writes the line's property, and its inventory with its tree
-// replaced, unless the inventory is signed and the line leaves it as it is.
-func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (bool, error) {
+// replaced, each unless the line states it as it is stored: importing an
+// export again writes nothing, so no event tells subscribers and webhooks
+// of a change that is none, and no version moves under a client's edit.
+func writeRecord(ctx context.Context, tx *ent.Tx, p *plan) (outcome, error) {
 	dbErr := func(what string, err error) error {
 		return &dbError{"the database refused the " + what, err}
 	}
-	if err := upsertProperty(ctx, tx, p); err != nil {
-		return false, dbErr("property", err)
+	if !p.propertyUnchanged {
+		if err := upsertProperty(ctx, tx, p); err != nil {
+			return 0, dbErr("property", err)
+		}
 	}
-	if p.unchanged {
-		return false, nil
+	switch {
+	case p.unchanged && p.propertyUnchanged:
+		return unchanged, nil
+	case p.unchanged:
+		return updated, nil
 	}
-	created, err := upsertInventory(ctx, tx, p)
+	isNew, err := upsertInventory(ctx, tx, p)
 	if err != nil {
-		return false, dbErr("inventory", err)
+		return 0, dbErr("inventory", err)
 	}
 	// The children are replaced: the database cascades to items and photos.
 	if _, err := tx.Environment.Delete().Where(environment.InventoryID(p.tree.ID)).Exec(ctx); err != nil {
-		return false, dbErr("environments", err)
+		return 0, dbErr("environments", err)
 	}
 	if err := ensureMaterials(ctx, tx, &p.tree); err != nil {
-		return false, dbErr("materials", err)
+		return 0, dbErr("materials", err)
 	}
 	var batch records.Batch
 	batch.AddTree(tx.Client(), &p.tree)
 	if err := batch.Save(ctx, tx.Client()); err != nil {
 		var we *records.WriteError
 		if errors.As(err, &we) {
-			return false, dbErr(we.What, we.Err)
+			return 0, dbErr(we.What, we.Err)
 		}
-		return false, dbErr("tree", err)
+		return 0, dbErr("tree", err)
 	}
 	event := records.Event{Kind: recordevent.KindInventoryUpdated, CompanyID: p.tree.CompanyID,
 		PropertyID: p.prop.ID, InventoryID: p.tree.ID, Actor: importActor}
+	did := updated
 	switch {
-	case created:
-		event.Kind = recordevent.KindInventoryCreated
+	case isNew:
+		did, event.Kind = created, recordevent.KindInventoryCreated
 	case p.correcting:
 		event.Kind = recordevent.KindInventoryCorrected
 	}
 	if err := records.Record(ctx, tx.Client(), event); err != nil {
-		return false, dbErr("event", err)
+		return 0, dbErr("event", err)
 	}
-	return created, nil
+	return did, nil
 }
 
 // importActor names the import as the writer of its events.
@@ -537,7 +558,7 @@ const importActor = "inventoryd import"
 // checkExisting refuses a record whose ids already belong to another
 // company, property or inventory: an import never moves or takes over
 // another record. It notes whether the property and inventory exist, and
-// whether a signed inventory is left as it is or corrected.
+// whether each is left as it is stored, or a signed inventory corrected.
 func (im *Importer) checkExisting(ctx context.Context, tx *ent.Tx, p *plan) error {
 	company, invID, propID := p.tree.CompanyID, p.tree.ID, p.prop.ID
 	prop, err := tx.Property.Get(ctx, propID)
@@ -549,6 +570,7 @@ func (im *Importer) checkExisting(ctx context.Context, tx *ent.Tx, p *plan) erro
 		return reject("Property.PropertyId", "%s belongs to another company", propID)
 	default:
 		p.propertyExists = true
+		p.propertyUnchanged = sameProperty(prop, &p.prop)
 	}
 	inv, err := tx.Inventory.Get(ctx, invID)
 	switch {
@@ -562,9 +584,12 @@ func (im *Importer) checkExisting(ctx context.Context, tx *ent.Tx, p *plan) erro
 	default:
 		p.inventoryExists = true
 	}
-	if p.inventoryExists && inv.IsSigned {
-		if err := im.checkSigned(ctx, tx, p); err != nil {
+	if p.inventoryExists {
+		if err := im.compareStored(ctx, tx, inv, p); err != nil {
 			return err
+		}
+		if p.unchanged {
+			return nil // its ids and storage references are its own, as stored
 		}
 	}
 	var envIDs, itemIDs, photoIDs []uuid.UUID
@@ -601,29 +626,42 @@ func (im *Importer) checkExisting(ctx context.Context, tx *ent.Tx, p *plan) erro
 	return nil
 }
 
-// checkSigned decides what becomes of a line whose inventory is signed:
-// stated as it is stored, it is taken and nothing of it written (running a
-// file again after a stop, or a second import of one export, must not fail
-// on what went in); changed, it is refused, unless the import was told to
-// correct signed inventories. Decided before any file is stored: a refused
-// correction must not replace the signed PDF or a photo either.
-func (im *Importer) checkSigned(ctx context.Context, tx *ent.Tx, p *plan) error {
+// compareStored decides what becomes of a line whose inventory is stored
+// (inv): stated as it is stored, it is taken and nothing of it written
+// (running a file again after a stop, or a second import of one export,
+// neither fails on what went in nor tells anyone of a change that is none);
+// changed, it is written, unless the inventory is signed: then it is
+// refused, unless the import was told to correct signed inventories.
+// Decided before any file is stored: a refused correction must not replace
+// the signed PDF or a photo either.
+func (im *Importer) compareStored(ctx context.Context, tx *ent.Tx, inv *ent.Inventory, p *plan) error {
 	stored, err := tx.Inventory.Query().Where(inventory.ID(p.tree.ID)).
 		WithEnvironments(func(q *ent.EnvironmentQuery) {
 			q.WithItems(func(q *ent.ItemQuery) { q.WithMaterial().WithPhotos() })
 		}).Only(ctx)
 	if err != nil {
-		return &dbError{"reading the signed inventory", err}
+		return &dbError{"reading the stored inventory", err}
 	}
 	switch {
 	case records.SameRecord(records.FromEnt(stored), &p.tree):
 		p.unchanged = true
+	case !inv.IsSigned:
 	case im.CorrectSigned:
 		p.correcting = true
 	default:
 		return reject("InventoryId", "inventory %s is signed and this line changes it: a signed record is evidence; record the new state as a new inventory, or import with --correct-signed to correct this one (audited)", p.tree.ID)
 	}
 	return nil
+}
+
+// sameProperty reports whether the stored property is as the line states
+// it, in everything an import writes of it (its creation date is the first
+// import's and never changes).
+func sameProperty(stored *ent.Property, line *records.Property) bool {
+	return stored.Code == line.Code && stored.Address == line.Address && stored.Neighborhood == line.Neighborhood &&
+		stored.City == line.City && stored.PropertyType == line.PropertyType && stored.IsActive == line.IsActive &&
+		stored.Levels == line.Levels && (stored.Detail == nil) == (line.Detail == nil) &&
+		(stored.Detail == nil || *stored.Detail == *line.Detail)
 }
 
 func takenError(field string, taken []uuid.UUID, err error) error {

@@ -112,8 +112,8 @@ func TestImportStopsAtTheLineWhereTheDatabaseWentDown(t *testing.T) {
 	}
 	// The same store, its connections broken by the restart, goes on.
 	sum, err := im.Import(ctx, strings.NewReader(strings.Join(lines, "\n")+"\n"))
-	if err != nil || sum.Created != 10 || sum.Updated != 10 || len(sum.Rejections) != 0 || sum.StoppedAt != 0 {
-		t.Errorf("import after the restart: %v (%v), rejections %v; want 10 created, 10 updated", sum, err, sum.Rejections)
+	if err != nil || sum.Created != 10 || sum.Unchanged != 10 || sum.Updated != 0 || len(sum.Rejections) != 0 || sum.StoppedAt != 0 {
+		t.Errorf("import after the restart: %v (%v), rejections %v; want 10 created, 10 unchanged", sum, err, sum.Rejections)
 	}
 }
 

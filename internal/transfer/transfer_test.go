@@ -359,12 +359,19 @@ func TestReimportUpdatesInsteadOfDuplicating(t *testing.T) {
 	}
 
 	// The changed signed line is refused: a signed record is evidence. The
-	// others go in, signed ones stated as they are included (nothing of
-	// those is written).
+	// others go in: those of the property that moved city update it, the
+	// rest, signed or not, are stated as they are (nothing of them is
+	// written).
+	moved := 0
+	for _, r := range records {
+		if r.Property.PropertyID == rec.Property.PropertyID && r.InventoryID != rec.InventoryID {
+			moved++
+		}
+	}
 	sum := importLines(t, st, fs, dir, lines...)
-	if sum.Created != 0 || sum.Updated != len(lines)-1 || len(sum.Rejections) != 1 ||
+	if sum.Created != 0 || sum.Updated != moved || sum.Unchanged != len(lines)-1-moved || len(sum.Rejections) != 1 ||
 		sum.Rejections[0].Field != "InventoryId" || !strings.Contains(sum.Rejections[0].Reason, "is signed and this line changes it") {
-		t.Fatalf("re-import: %v %v; want the changed signed inventory refused", sum, sum.Rejections)
+		t.Fatalf("re-import: %v %v; want %d updated (their property moved), the changed signed inventory refused, the rest unchanged", sum, sum.Rejections, moved)
 	}
 	// Told to correct signed inventories, the import does, and says so in
 	// an audit line naming the inventory and the line.
@@ -373,8 +380,8 @@ func TestReimportUpdatesInsteadOfDuplicating(t *testing.T) {
 	slog.SetDefault(audit.Logger(slog.LevelInfo))
 	im := &transfer.Importer{Client: st.Client, Files: fs, FilesDir: dir, CorrectSigned: true}
 	sum, err := im.Import(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"))
-	if err != nil || sum.Created != 0 || sum.Updated != len(lines) || len(sum.Rejections) != 0 {
-		t.Fatalf("re-import with CorrectSigned: %v %v (%v)", sum, sum.Rejections, err)
+	if err != nil || sum.Created != 0 || sum.Updated != 1 || sum.Unchanged != len(lines)-1 || len(sum.Rejections) != 0 {
+		t.Fatalf("re-import with CorrectSigned: %v %v (%v); want the correction alone written", sum, sum.Rejections, err)
 	}
 	var corrections []map[string]any
 	for _, l := range audit.Take(t) {
@@ -416,6 +423,58 @@ func TestReimportUpdatesInsteadOfDuplicating(t *testing.T) {
 	}
 	if inv.RentalPrice.String() != "4321000.5" || len(inv.Edges.Environments) != 1 || inv.Edges.Property.City != "Pasto" {
 		t.Errorf("updated inventory: price %s, %d environments, city %s", inv.RentalPrice, len(inv.Edges.Environments), inv.Edges.Property.City)
+	}
+}
+
+// Importing an unchanged export again, into the database it came from,
+// writes nothing: every line is counted unchanged, no record event (so no
+// INVENTORY_UPDATED for subscribers or webhooks) and no version or update
+// time moves.
+func TestReimportingAnUnchangedExportWritesNothing(t *testing.T) {
+	st, fs := generated(t)
+	company := datagen.DemoCompanies[0]
+	lines, dir := export(t, st, fs, company)
+	if !strings.Contains(strings.Join(lines, ""), `"IsSigned":false`) || !strings.Contains(strings.Join(lines, ""), `"File":"photos/`) {
+		t.Fatal("the export holds no unsigned inventory or no photo file: it shows nothing")
+	}
+	ctx := tenant.WithCompany(context.Background(), company)
+	type written struct {
+		version int
+		updated *time.Time
+	}
+	state := func() (events int, inventories map[uuid.UUID]written) {
+		t.Helper()
+		events, err := st.Client.RecordEvent.Query().Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		invs, err := st.Client.Inventory.Query().All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inventories = map[uuid.UUID]written{}
+		for _, inv := range invs {
+			inventories[inv.ID] = written{inv.Version, inv.UpdatedAt}
+		}
+		return events, inventories
+	}
+	eventsBefore, before := state()
+
+	sum := importLines(t, st, fs, dir, lines...)
+	if sum.Created != 0 || sum.Updated != 0 || sum.Unchanged != len(lines) || len(sum.Rejections) != 0 {
+		t.Errorf("re-import of an unchanged export: %v %v; want all %d lines unchanged", sum, sum.Rejections, len(lines))
+	}
+	if want := fmt.Sprintf("imported 0 inventories (0 created, 0 updated), %d unchanged, rejected 0, in ", len(lines)); !strings.HasPrefix(sum.String(), want) {
+		t.Errorf("summary %q, want %q…", sum, want)
+	}
+	eventsAfter, after := state()
+	if eventsAfter != eventsBefore {
+		t.Errorf("record events: %d before, %d after; want none written", eventsBefore, eventsAfter)
+	}
+	for id, w := range before {
+		if got := after[id]; got.version != w.version || got.updated == nil || w.updated == nil || !got.updated.Equal(*w.updated) {
+			t.Errorf("inventory %s: version %d updated %v, was %d %v; want neither moved", id, got.version, got.updated, w.version, w.updated)
+		}
 	}
 }
 

@@ -55,10 +55,11 @@ type plan struct {
 
 	// Found by checkExisting:
 	propertyExists, inventoryExists bool
-	// unchanged: the inventory is signed and the line states it as it is,
-	// so nothing of it is written; correcting: it is signed, the line
-	// changes it, and the import was told to (--correct-signed).
-	unchanged, correcting bool
+	// propertyUnchanged, unchanged: the property, the inventory is stored
+	// as the line states it, so nothing of it is written; correcting: the
+	// inventory is signed, the line changes it, and the import was told to
+	// (--correct-signed).
+	propertyUnchanged, unchanged, correcting bool
 }
 
 // checker collects the first problem of a record's parsing; later ones are
