@@ -186,6 +186,8 @@ type Main struct {
 	stopLive context.CancelFunc
 	liveDone chan struct{}
 	server   *http.Server
+	// handler is the server's: the starting page, then the service.
+	handler  *swappableHandler
 	listener net.Listener
 	served   chan error
 	// shared keeps the limits in Redis, when RedisURL is set.
@@ -245,7 +247,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.removeLeftovers(ctx); err != nil {
 		return err
 	}
+	m.drain = server.NewDrain()
 	if m.Config.loadsDemo() {
+		// A first start serves the starting page while the demo loads:
+		// the address answers from the moment the log says where it is.
+		if empty, err := datagen.Empty(ctx, st.Client); err != nil {
+			return err
+		} else if empty {
+			m.serveStartingPage()
+		}
 		loaded, stats, err := datagen.LoadDemoIfEmpty(ctx, st.Client, m.files, datagen.WithTimeZone(m.Config.TimeZone))
 		if err != nil {
 			return fmt.Errorf("loading demo data: %w", err)
@@ -303,28 +313,48 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	instruments.WatchJobs(m.jobs.Stats)
-	m.drain = server.NewDrain()
+	service := server.Handler(st, m.Log, server.Options{
+		IDECompany: ideCompany, RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
+		RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
+		CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog, AccessLogSample: m.Config.AccessLogSample,
+		MaxPhotoBytes: m.Config.MaxPhotoBytes, ReadOnly: m.Config.Writes == "off", TimeZone: m.Config.TimeZone,
+		Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
+		Limiter:           auth.NewSharedLimiter(m.Config.RateLimit, m.Config.RateBurst, m.shared),
+		Share:             share,
+		Budget:            fairshare.NewSharedBudget(m.Config.CostBudget, m.Config.CostRestoreRate, m.shared),
+		SharedLimits:      m.shared,
+		MaxResponseBytes:  m.Config.MaxResponseBytes,
+		SigningLinkTTL:    m.Config.SigningLinkTTL,
+		SignRatePerMinute: m.Config.SignRatePerMinute,
+		TrustedProxies:    m.Config.TrustedProxies,
+		Jobs:              m.jobs,
+		Webhooks: webhooks.Options{MaxEndpoints: m.Config.WebhooksMaxEndpoints,
+			AllowPrivate: m.Config.WebhooksAllowPrivate == "on"},
+		Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
+			Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
+	})
+	if m.Config.Jobs == "on" {
+		if err := m.jobs.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if m.server == nil {
+		m.startServing(service)
+	} else {
+		m.handler.set(service)
+	}
+	m.logAuthentication()
+	m.warnOfInstanceState()
+	m.Log.Info("serving", "url", "http://"+m.listener.Addr().String()+"/", "graphql", "http://"+m.listener.Addr().String()+"/graphql")
+	return nil
+}
+
+// startServing serves h on the listener.
+func (m *Main) startServing(h http.Handler) {
+	m.handler = &swappableHandler{}
+	m.handler.set(h)
 	m.server = &http.Server{
-		Handler: server.Handler(st, m.Log, server.Options{
-			IDECompany: ideCompany, RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
-			RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
-			CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog, AccessLogSample: m.Config.AccessLogSample,
-			MaxPhotoBytes: m.Config.MaxPhotoBytes, ReadOnly: m.Config.Writes == "off", TimeZone: m.Config.TimeZone,
-			Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
-			Limiter:           auth.NewSharedLimiter(m.Config.RateLimit, m.Config.RateBurst, m.shared),
-			Share:             share,
-			Budget:            fairshare.NewSharedBudget(m.Config.CostBudget, m.Config.CostRestoreRate, m.shared),
-			SharedLimits:      m.shared,
-			MaxResponseBytes:  m.Config.MaxResponseBytes,
-			SigningLinkTTL:    m.Config.SigningLinkTTL,
-			SignRatePerMinute: m.Config.SignRatePerMinute,
-			TrustedProxies:    m.Config.TrustedProxies,
-			Jobs:              m.jobs,
-			Webhooks: webhooks.Options{MaxEndpoints: m.Config.WebhooksMaxEndpoints,
-				AllowPrivate: m.Config.WebhooksAllowPrivate == "on"},
-			Live: server.LiveOptions{Hub: m.live, PerConnection: m.Config.Live.PerConnection, Heartbeat: m.Config.Live.Heartbeat,
-				Idle: m.Config.Live.Idle, Recheck: m.Config.Live.Recheck},
-		}),
+		Handler:           m.handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		// Past the request's own deadline, so that its error gets written.
@@ -332,17 +362,15 @@ func (m *Main) Run(ctx context.Context) error {
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 	}
-	if m.Config.Jobs == "on" {
-		if err := m.jobs.Start(ctx); err != nil {
-			return err
-		}
-	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.server.Serve(m.listener) }()
-	m.logAuthentication()
-	m.warnOfInstanceState()
-	m.Log.Info("serving", "url", "http://"+m.listener.Addr().String()+"/", "graphql", "http://"+m.listener.Addr().String()+"/graphql")
-	return nil
+}
+
+// serveStartingPage serves the starting page until Run has the service
+// ready, and says so.
+func (m *Main) serveStartingPage() {
+	m.startServing(startingPage())
+	m.Log.Info("loading demo data (first start); the address answers meanwhile", "url", "http://"+m.listener.Addr().String()+"/")
 }
 
 // Wait serves until ctx is done, then shuts down gracefully; if the server

@@ -67,6 +67,16 @@ func launchLogged(t *testing.T, log *slog.Logger, adjust func(*Config)) *Main {
 // launchOn runs the real program on a free port with the database at url.
 func launchOn(t *testing.T, url string, log *slog.Logger, adjust func(*Config)) *Main {
 	t.Helper()
+	m := mainOn(t, url, log, adjust)
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// mainOn is the program launchOn runs, not started.
+func mainOn(t *testing.T, url string, log *slog.Logger, adjust func(*Config)) *Main {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--shutdown-delay", "0"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
@@ -76,11 +86,7 @@ func launchOn(t *testing.T, url string, log *slog.Logger, adjust func(*Config)) 
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	m := &Main{Config: cfg, Log: log}
-	if err := m.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return &Main{Config: cfg, Log: log}
 }
 
 func get(t *testing.T, m *Main, path string) (*http.Response, string) {
@@ -92,8 +98,42 @@ func get(t *testing.T, m *Main, path string) (*http.Response, string) {
 func TestServerStartsWithDemoDataAndServesTheTree(t *testing.T) {
 	var logs apitest.LogBuffer
 	// Asked for: on PostgreSQL the demo is off unless asked.
-	m := launchOn(t, testdb.URL(t), logs.Logger(slog.LevelInfo), func(c *Config) { c.Demo = "on" })
+	m := mainOn(t, testdb.URL(t), logs.Logger(slog.LevelInfo), func(c *Config) { c.Demo = "on" })
+	started := make(chan error, 1)
+	go func() { started <- m.Run(context.Background()) }()
 	closeAfter(t, m)
+
+	// While the demo loads, the address the log names answers: the starting
+	// page, alive but not ready, and every other request told to come back.
+	announced := regexp.MustCompile(`"msg":"loading demo data \(first start\)[^"]*","url":"([^"]+)"`)
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if found := announced.FindStringSubmatch(logs.String()); found != nil {
+			base = strings.TrimSuffix(found[1], "/")
+		}
+	}
+	if base == "" {
+		t.Fatalf("no \"loading demo data (first start)\" line naming the address:\n%s", logs.String())
+	}
+	starting := &apitest.Server{URL: base}
+	if res, body := starting.Get(t, "/", nil); res.StatusCode != http.StatusOK || !strings.Contains(string(body), "Loading the demo data") {
+		t.Errorf("the IDE's address while the demo loads: %d %s; want the starting page", res.StatusCode, body)
+	}
+	if res, _ := starting.Get(t, "/readyz", nil); res.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while the demo loads: %d; want 503", res.StatusCode)
+	}
+	res, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":"{__typename}"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "UNAVAILABLE") {
+		t.Errorf("/graphql while the demo loads: %d (Retry-After %q) %s; want 503, told when to come back", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(logs.String(), `"msg":"loaded demo data"`) {
 		t.Errorf("an empty database at start: no \"loaded demo data\" line in the log:\n%s", logs.String())
 	}
@@ -134,9 +174,9 @@ func TestServerStartsWithDemoDataAndServesTheTree(t *testing.T) {
 	}
 
 	// GET works too, as GraphQL over HTTP allows for queries.
-	res2, body := get(t, m, "/graphql?query=%7B__typename%7D")
-	if res2.StatusCode != http.StatusOK || !strings.Contains(body, `"Query"`) {
-		t.Errorf("GET /graphql: got %d %s", res2.StatusCode, body)
+	res2, typename := get(t, m, "/graphql?query=%7B__typename%7D")
+	if res2.StatusCode != http.StatusOK || !strings.Contains(typename, `"Query"`) {
+		t.Errorf("GET /graphql: got %d %s", res2.StatusCode, typename)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/material"
@@ -126,15 +127,25 @@ func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint
 		return Stats{}, err
 	}
 	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
+	// The files are flushed to disk all at once, before the records that
+	// name them commit, rather than one by one.
+	ctx, written := files.DeferSync(ctx)
 	var stats Stats
 	err := records.InTx(ctx, client, func(tx *ent.Tx) error {
 		g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store, seed: seed}
 		for _, opt := range opts {
 			opt(g)
 		}
+		g.writes.SetLimit(concurrentWrites)
 		var err error
 		stats, err = g.load(ctx, size)
-		return err
+		if err := g.writes.Wait(); err != nil {
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		return written.Sync()
 	})
 	if err != nil {
 		return Stats{}, err
@@ -142,17 +153,29 @@ func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint
 	return stats, nil
 }
 
+// Empty reports whether the database has no properties: a first start,
+// which LoadDemoIfEmpty loads.
+func Empty(ctx context.Context, client *ent.Client) (bool, error) {
+	exists, err := client.Property.Query().Exist(tenant.Unrestricted(ctx, "datagen: is the database empty?"))
+	return err == nil && !exists, err
+}
+
 // LoadDemoIfEmpty loads the demo dataset into a database with no properties.
 func LoadDemoIfEmpty(ctx context.Context, client *ent.Client, store *files.Store, opts ...Option) (loaded bool, stats Stats, err error) {
-	exists, err := client.Property.Query().Exist(tenant.Unrestricted(ctx, "datagen: is the database empty?"))
-	if err != nil || exists {
+	if empty, err := Empty(ctx, client); err != nil || !empty {
 		return false, Stats{}, err
 	}
 	stats, err = Load(ctx, client, store, DemoSeed, Demo, opts...)
 	return err == nil, stats, err
 }
 
+// concurrentWrites is how many files the generator writes at once.
+const concurrentWrites = 4
+
 type generator struct {
+	// writes stores the files beside the generation (put).
+	writes errgroup.Group
+
 	zone  *time.Location // of the reports' times
 	rng   *rand.Rand
 	tx    *ent.Tx

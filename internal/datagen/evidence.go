@@ -3,6 +3,7 @@ package datagen
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"image"
 	"image/jpeg"
 
@@ -11,8 +12,8 @@ import (
 	"github.com/propertyrecords/inventory/internal/thumbnail"
 )
 
-// storePDF renders and stores a signed inventory's report and returns its
-// SHA-256, or "" after remembering the first failure in g.err.
+// storePDF renders a signed inventory's report, has it stored (put), and
+// returns its SHA-256, or "" after remembering the first failure in g.err.
 func (g *generator) storePDF(doc report.Inventory) string {
 	if g.err != nil {
 		return ""
@@ -23,17 +24,14 @@ func (g *generator) storePDF(doc report.Inventory) string {
 		g.err = err
 		return ""
 	}
-	sum, err := g.files.Put(g.ctx, files.PDFKey(doc.ID), data)
-	if err != nil {
-		g.err = err
-	}
-	return sum
+	g.put(files.PDFKey(doc.ID), data)
+	return sha256Hex(data)
 }
 
-// storePhoto stores a small photo drawn from its reference (not from the
+// storePhoto has a small photo drawn from its reference (not from the
 // seeded generator, so ids do not depend on whether files are written), and
-// its thumbnail, and returns its SHA-256 and thumbnail (for the report to
-// embed).
+// its thumbnail, stored (put), and returns its SHA-256 and thumbnail (for
+// the report to embed).
 func (g *generator) storePhoto(ref string) (string, []byte) {
 	if g.files == nil || g.err != nil {
 		return "", nil
@@ -44,16 +42,31 @@ func (g *generator) storePhoto(ref string) (string, []byte) {
 		return "", nil
 	}
 	data := photo(ref)
-	sum, err := g.files.Put(g.ctx, key, data)
-	if err != nil {
-		g.err = err
-		return "", nil
-	}
-	thumb, err := thumbnail.Keep(g.ctx, g.files, sum, data)
+	sum := sha256Hex(data)
+	thumbKey, thumb, err := thumbnail.Of(g.ctx, sum, data)
 	if err != nil {
 		g.err = err // the generator's own photos always decode
+		return "", nil
 	}
+	g.put(key, data)
+	g.put(thumbKey, thumb)
 	return sum, thumb
+}
+
+// put stores data under key beside the generation (g.writes, a few at a
+// time): creating thousands of files is most of a first start's wait on a
+// slow disk, and the other core draws the next photos meanwhile. Load
+// waits for every write before the records naming them commit.
+func (g *generator) put(key string, data []byte) {
+	g.writes.Go(func() error {
+		_, err := g.files.Put(g.ctx, key, data)
+		return err
+	})
+}
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // photo is a JPEG of a thumbnail's size, a gradient in colours drawn from

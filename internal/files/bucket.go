@@ -77,15 +77,21 @@ func openFolder(dir string) (*folder, error) {
 // write writes a temporary file in tempFolder and renames it to key. What
 // the system refuses because of the folder's state (full, read-only, gone)
 // is a refusal, so the client is told the store is unavailable.
-func (f *folder) write(_ context.Context, key string, r io.Reader, _ int64, _ string) error {
-	err := f.writeFile(key, r)
+func (f *folder) write(ctx context.Context, key string, r io.Reader, _ int64, _ string) error {
+	deferred := deferredFrom(ctx)
+	err := f.writeFile(key, r, deferred == nil)
+	if err == nil && deferred != nil {
+		deferred.wrote(f, key)
+	}
 	if reason := errnoRefusal(err); reason != "" {
 		return &refused{reason: reason, err: err}
 	}
 	return err
 }
 
-func (f *folder) writeFile(key string, r io.Reader) error {
+// writeFile writes key whole; flush has the file flushed to disk before
+// it takes key's name (a DeferredSync's writes are flushed by its Sync).
+func (f *folder) writeFile(key string, r io.Reader, flush bool) error {
 	if err := f.root.MkdirAll(tempFolder, 0o755); err != nil {
 		return err
 	}
@@ -100,7 +106,7 @@ func (f *folder) writeFile(key string, r io.Reader) error {
 		return err
 	}
 	_, err = io.Copy(file, r)
-	if err == nil {
+	if err == nil && flush {
 		err = file.Sync()
 	}
 	if closeErr := file.Close(); err == nil {

@@ -264,11 +264,7 @@ func checkPixels(cfg image.Config) error {
 // that cannot be shown is a *NotShown, which is no reason to refuse storing
 // it (the report says why it shows none).
 func Keep(ctx context.Context, store *files.Store, sum string, original []byte) ([]byte, error) {
-	thumbKey, err := files.ThumbnailKey(sum)
-	if err != nil {
-		return nil, err
-	}
-	thumb, err := Make(ctx, bytes.NewReader(original))
+	thumbKey, thumb, err := Of(ctx, sum, original)
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +272,19 @@ func Keep(ctx context.Context, store *files.Store, sum string, original []byte) 
 		return nil, err
 	}
 	return thumb, nil
+}
+
+// Of is Keep without the keeping: the thumbnail of a photo whose bytes are
+// original and SHA-256 sum, and the key it is kept under, for a writer
+// that stores files in bulk (the demo load).
+func Of(ctx context.Context, sum string, original []byte) (key string, thumb []byte, err error) {
+	if key, err = files.ThumbnailKey(sum); err != nil {
+		return "", nil, err
+	}
+	if thumb, err = Make(ctx, bytes.NewReader(original)); err != nil {
+		return "", nil, err
+	}
+	return key, thumb, nil
 }
 
 // kept is the stored thumbnail at key, or nil when there is none or what is
