@@ -410,10 +410,18 @@ func (g *generator) environment(name string, level, order int, size Size) report
 	g.tree.Environments = append(g.tree.Environments, records.Environment{ID: id, Name: name, Description: description, Level: level, Order: order})
 	g.stats.Environments++
 	doc := report.Environment{Name: name, Level: level, Description: description}
-	names := g.rng.Perm(len(itemNames))
+	// The same draws as before rooms had fixtures of their own (a
+	// permutation of every item), so that the rest of a dataset stays as
+	// it was; the room takes those of them that belong in it.
+	var fitting []string
+	for _, n := range g.rng.Perm(len(itemNames)) {
+		if fitsIn(itemNames[n], name) {
+			fitting = append(fitting, itemNames[n])
+		}
+	}
 	var items []placedItem
 	for i, n := 0, g.between(size.MinItems, size.MaxItems); i < n; i++ {
-		items = append(items, g.item(itemNames[names[i%len(names)]], i, size))
+		items = append(items, g.item(fitting[i%len(fitting)], i, size))
 	}
 	doc.Items = inAPIOrder(items)
 	return doc
@@ -452,7 +460,11 @@ func inAPIOrder(items []placedItem) []report.Item {
 
 func (g *generator) item(name string, order int, size Size) placedItem {
 	rating := g.between(1, 5)
-	return g.writeItem(report.Item{Name: name, Material: pick(g, materials), Rating: rating,
+	// One draw over the whole catalogue, as before items had materials of
+	// their own, taken into the item's.
+	ofItem := materialsOf[name]
+	material := ofItem[g.rng.IntN(len(materials))%len(ofItem)]
+	return g.writeItem(report.Item{Name: name, Material: material, Rating: rating,
 		ToRepair: rating <= 2, Description: pick(g, commentsByRating[rating])}, order, size)
 }
 
@@ -491,12 +503,26 @@ func (g *generator) derive(earlier []report.Environment, size Size) []report.Env
 			items = append(items, g.writeItem(it, len(items), size))
 		}
 		if e == added && len(items) < size.MaxItems {
-			items = append(items, g.item(pick(g, itemNames), len(items), size))
+			items = append(items, g.item(belongingIn(pick(g, itemNames), was.Name), len(items), size))
 		}
 		env.Items = inAPIOrder(items)
 		out = append(out, env)
 	}
 	return out
+}
+
+// belongingIn is item, or if it does not belong in room the first of the
+// items that do (a new item found at an inspection: one draw, as before).
+func belongingIn(item, room string) string {
+	if fitsIn(item, room) {
+		return item
+	}
+	for _, other := range itemNames {
+		if fitsIn(other, room) {
+			return other
+		}
+	}
+	return item
 }
 
 // writeItem writes an item as spec describes it, with its photos.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"image"
 	_ "image/jpeg"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -430,5 +431,58 @@ func TestCommentsAgreeWithRatings(t *testing.T) {
 	}
 	if len(items) < 100 {
 		t.Fatalf("%d items: want the demo's", len(items))
+	}
+}
+
+// The demo reads as an inspector would write it: fixtures only in the rooms
+// that have them (no shower in a dining room, no wardrobe in a kitchen),
+// and each item of a material it is made of (a mirror of glass, a switch
+// of plastic, never a floor of drywall).
+func TestDemoFixturesAreInTheirRoomsAndOfTheirMaterials(t *testing.T) {
+	ctx := allCompanies(context.Background())
+	st := testdb.Open(t)
+	if _, _, err := datagen.LoadDemoIfEmpty(ctx, st.Client, nil); err != nil {
+		t.Fatal(err)
+	}
+	bathroom := []string{"Baño principal", "Baño social"}
+	onlyIn := map[string][]string{
+		"Ducha": bathroom, "Sanitario": bathroom, "Lavamanos": bathroom, "Espejo": bathroom,
+		"Clóset": {"Habitación principal", "Habitación 2", "Habitación 3", "Estudio"},
+		"Mesón":  {"Cocina", "Zona de ropas"},
+	}
+	madeOf := map[string][]string{
+		"Espejo": {"Vidrio"}, "Interruptores": {"PVC"}, "Tomacorrientes": {"PVC"},
+		"Sanitario": {"Cerámica", "Porcelanato"}, "Ventana": {"Vidrio", "Aluminio", "PVC"},
+	}
+	neverOf := map[string][]string{"Piso": {"Drywall", "Estuco", "Vidrio"}, "Ducha": {"Madera", "Drywall", "Estuco"}}
+	envs, err := st.Client.Environment.Query().WithItems(func(q *ent.ItemQuery) { q.WithMaterial() }).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := 0
+	for _, env := range envs {
+		for _, it := range env.Edges.Items {
+			items++
+			if rooms, ok := onlyIn[it.Name]; ok && !slices.Contains(rooms, env.Name) {
+				t.Errorf("%s in a %s", it.Name, env.Name)
+			}
+			if (env.Name == "Patio" || env.Name == "Terraza" || env.Name == "Balcón") && it.Name == "Techo" {
+				t.Errorf("a ceiling in a %s", env.Name)
+			}
+			m := it.Edges.Material
+			if m == nil {
+				t.Errorf("%s in a %s: no material", it.Name, env.Name)
+				continue
+			}
+			if ok, listed := madeOf[it.Name]; listed && !slices.Contains(ok, m.Name) {
+				t.Errorf("%s of %s", it.Name, m.Name)
+			}
+			if slices.Contains(neverOf[it.Name], m.Name) {
+				t.Errorf("%s of %s", it.Name, m.Name)
+			}
+		}
+	}
+	if items < 1000 {
+		t.Fatalf("the demo's items: %d", items)
 	}
 }

@@ -3,6 +3,8 @@ package datagen
 // The vocabulary of generated records: Colombian cities and neighbourhoods,
 // Spanish room, item and material names.
 
+import "slices"
+
 type city struct {
 	name          string
 	neighborhoods []string
@@ -49,6 +51,54 @@ var roomDescriptions = []string{"", "", "Buena iluminación natural", "Pintura r
 var itemNames = []string{
 	"Puerta", "Ventana", "Piso", "Paredes", "Techo", "Interruptores", "Tomacorrientes", "Lámpara",
 	"Cortinas", "Clóset", "Mesón", "Lavamanos", "Sanitario", "Ducha", "Espejo", "Rejilla",
+}
+
+// fixtures are the items only some rooms have, and which: no shower in a
+// dining room. Every other item (doors, windows, floor, walls, ceiling,
+// switches, sockets, lamp) is in every room, but a roofless one (a patio,
+// a balcony, a terrace) has no ceiling and no lamp of its own. Each room
+// keeps at least the demo's most items (7) to choose from.
+var fixtures = map[string][]string{
+	"Cortinas":  {"Sala", "Comedor", "Habitación principal", "Habitación 2", "Habitación 3", "Estudio"},
+	"Clóset":    {"Habitación principal", "Habitación 2", "Habitación 3", "Estudio"},
+	"Mesón":     {"Cocina", "Zona de ropas"},
+	"Lavamanos": {"Baño principal", "Baño social"},
+	"Sanitario": {"Baño principal", "Baño social"},
+	"Ducha":     {"Baño principal", "Baño social"},
+	"Espejo":    {"Baño principal", "Baño social"},
+	"Rejilla":   {"Baño principal", "Baño social", "Cocina", "Zona de ropas", "Patio", "Balcón", "Terraza", "Garaje"},
+}
+
+// roofless rooms have no ceiling or lamp to inspect.
+var roofless = []string{"Patio", "Balcón", "Terraza"}
+
+// fitsIn reports whether item belongs in room.
+func fitsIn(item, room string) bool {
+	if rooms, ok := fixtures[item]; ok {
+		return slices.Contains(rooms, room)
+	}
+	return !(slices.Contains(roofless, room) && (item == "Techo" || item == "Lámpara"))
+}
+
+// materialsOf are the materials each item is made of, from the catalogue:
+// a mirror is glass, a switch plastic, a floor never drywall.
+var materialsOf = map[string][]string{
+	"Puerta":         {"Madera", "Aluminio", "PVC"},
+	"Ventana":        {"Vidrio", "Aluminio", "PVC"},
+	"Piso":           {"Cerámica", "Porcelanato", "Laminado", "Madera", "Mármol", "Concreto"},
+	"Paredes":        {"Estuco", "Drywall", "Concreto", "Cerámica"},
+	"Techo":          {"Drywall", "Estuco", "Concreto"},
+	"Interruptores":  {"PVC"},
+	"Tomacorrientes": {"PVC"},
+	"Lámpara":        {"Vidrio", "Aluminio"},
+	"Cortinas":       {"PVC", "Aluminio"},
+	"Clóset":         {"Madera", "Laminado"},
+	"Mesón":          {"Mármol", "Acero inoxidable", "Concreto", "Porcelanato"},
+	"Lavamanos":      {"Cerámica", "Porcelanato", "Mármol"},
+	"Sanitario":      {"Cerámica", "Porcelanato"},
+	"Ducha":          {"Acero inoxidable", "Vidrio", "Aluminio"},
+	"Espejo":         {"Vidrio"},
+	"Rejilla":        {"Acero inoxidable", "Aluminio", "PVC"},
 }
 
 // commentsByRating are what an inspector writes of an item of each rating:
