@@ -58,7 +58,7 @@ type comparison struct {
 				Items []struct{ Name string }
 			}
 		}
-		Summary      map[string]int
+		Summary      summaryCounts
 		Environments []struct {
 			Name, Presence                     string
 			Level                              int
@@ -66,6 +66,24 @@ type comparison struct {
 			Items                              []comparedItem
 		}
 	}
+}
+
+// summaryCounts is a comparison's summary: its counts by name (its id, which
+// the IDE's document selects for caches, aside).
+type summaryCounts map[string]int
+
+func (s *summaryCounts) UnmarshalJSON(b []byte) error {
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	*s = summaryCounts{}
+	for name, v := range fields {
+		if n, ok := v.(float64); ok {
+			(*s)[name] = int(n)
+		}
+	}
+	return nil
 }
 
 // A move-in and its move-out compare item by item: rooms and items matched by
