@@ -104,10 +104,10 @@ func same[T comparable](a, b *T) bool {
 	return a == b || a != nil && b != nil && *a == *b
 }
 
-// sameTime compares instants to the microsecond, the precision PostgreSQL
-// keeps.
+// sameTime compares instants to the millisecond, the precision the store
+// keeps (internal/store).
 func sameTime(a, b time.Time) bool {
-	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
+	return a.Truncate(time.Millisecond).Equal(b.Truncate(time.Millisecond))
 }
 
 func sameTimes(a, b *time.Time) bool {

@@ -151,12 +151,12 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 	}
 	// Its creation time is drawn here rather than by the schema's default,
 	// so that the event carries the inventory as written (Written) without
-	// reading it back; to the microsecond, as PostgreSQL keeps it.
+	// reading it back; to the millisecond, as the store keeps it.
 	created := *inv
 	if created.CreatedAt.IsZero() {
 		created.CreatedAt = time.Now().UTC()
 	}
-	created.CreatedAt = created.CreatedAt.Truncate(time.Microsecond)
+	created.CreatedAt = created.CreatedAt.Truncate(time.Millisecond)
 	return false, InTx(ctx, s.client, func(tx *ent.Tx) error {
 		c := tx.Client()
 		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, &created)}}

@@ -32,12 +32,19 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 // AppendTime appends t as MarshalTime writes it, quoted.
 func AppendTime(dst []byte, t time.Time) []byte {
 	dst = append(dst, '"')
-	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = t.UTC().AppendFormat(dst, TimeLayout)
 	return append(dst, '"')
 }
 
+// TimeLayout is the one text form of a timestamp in every interface: RFC
+// 3339 in UTC with milliseconds, always three digits
+// (2024-05-01T12:00:00.000Z), whatever wrote the time. Every time is kept
+// to the millisecond too (internal/store), so one sent back finds what it
+// came from.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
 // FormatTime is the one text form of a timestamp in every interface.
-func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 // UnmarshalTime reads an RFC 3339 timestamp and converts it to UTC, because
 // stored timestamps are UTC and SQLite compares them as text.

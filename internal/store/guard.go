@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -127,6 +128,7 @@ func (g *guard) Query(ctx context.Context, query string, args, v any) error {
 
 // runExec runs a statement of ctx's request within its database time.
 func runExec(ctx context.Context, run func(context.Context, string, any, any) error, statement string, args, v any) error {
+	args = millisecondTimes(args)
 	stmt, finish, err := dbtime.Start(ctx)
 	if err != nil {
 		return err
@@ -140,6 +142,7 @@ func runQuery(ctx context.Context, run func(context.Context, string, any, any) e
 	if release == nil {
 		release = func() {}
 	}
+	args = millisecondTimes(args)
 	stmt, finish, err := dbtime.Start(ctx)
 	if err != nil {
 		release()
@@ -333,4 +336,43 @@ func Unavailable(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}
+
+// millisecondTimes are args with every timestamp cut to the millisecond:
+// the one precision of every time the service keeps and answers (RFC 3339
+// with milliseconds, scalar.TimeLayout), whatever wrote it, since every
+// statement passes here; a time sent back from an answer then finds the
+// record it came from. args is copied only when it holds a time.
+func millisecondTimes(args any) any {
+	list, ok := args.([]any)
+	if !ok {
+		return args
+	}
+	var out []any
+	for i, a := range list {
+		var cut any
+		switch t := a.(type) {
+		case time.Time:
+			if t.Nanosecond()%int(time.Millisecond) == 0 {
+				continue
+			}
+			cut = t.Truncate(time.Millisecond)
+		case *time.Time:
+			if t == nil || t.Nanosecond()%int(time.Millisecond) == 0 {
+				continue
+			}
+			c := t.Truncate(time.Millisecond)
+			cut = &c
+		default:
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(list)
+		}
+		out[i] = cut
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
