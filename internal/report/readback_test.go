@@ -118,4 +118,6 @@ func line(all []word, page int, y, x0, x1 float64) string {
 	return strings.Join(out, " ")
 }
 
-func (w word) String() string { return fmt.Sprintf("%q on page %d at %.0f,%.0f", w.text, w.page, w.xMin, w.yMin) }
+func (w word) String() string {
+	return fmt.Sprintf("%q on page %d at %.0f,%.0f", w.text, w.page, w.xMin, w.yMin)
+}

@@ -385,7 +385,7 @@ func legend(pdf *fpdf.Fpdf, tr func(string) string) {
 // each signed, when the inventory was fully signed, how, and its approval
 // code.
 func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
-	if pdf.GetY()+50 > 279 {
+	if pdf.GetY()+68 > 279 {
 		pdf.AddPage()
 	}
 	pdf.Ln(6)
@@ -415,7 +415,7 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 	lines = append(lines, "Fecha de firma: "+stamp(inv.SignatureDate, inv.Zone)+remote(inv.RemoteSigned && !eachWayKnown(inv)),
 		"Código de aprobación: "+inv.ApprovalCode)
 	for _, l := range lines {
-		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
+		pdf.MultiCell(0, 6, tr(l), "", "L", false) // a signer's long name and how they signed wrap
 	}
 	signatureLines(pdf, tr, 14, places...)
 }
