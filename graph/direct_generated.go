@@ -1478,6 +1478,35 @@ func (x *directExec) _InventoryEvent(ctx context.Context, sel ast.SelectionSet, 
 					return err
 				}
 			}
+		case "signature":
+			ctx, fc, err := x.contexts.Of(ctx, "InventoryEvent", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryEvent", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := x.Resolvers.InventoryEvent().Signature(ctx, obj)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "InventoryEvent", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark26 := x.w.Len()
+				if err := x._Signature(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark26)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
 		default:
 			return direct.ErrFallback
 		}
@@ -1533,26 +1562,26 @@ func (x *directExec) _InventoryPage(ctx context.Context, sel ast.SelectionSet, o
 				x.w.Null()
 				invalid = true
 			} else {
-				at26, invalid26 := x.path.Enter(), false
+				at27, invalid27 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i26, e26 := range v {
-					x.path.Index(at26, i26)
-					x.w.Comma(i26)
-					if e26 == nil {
+				for i27, e27 := range v {
+					x.path.Index(at27, i27)
+					x.w.Comma(i27)
+					if e27 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "InventoryPage", IsMethod: true, IsResolver: false}, "Inventory!", 1)
 						x.w.Null()
-						invalid26 = true
+						invalid27 = true
 					} else {
-						if err := x._Inventory(ctx, field.Selections, e26); err == direct.ErrNull {
-							invalid26 = true
+						if err := x._Inventory(ctx, field.Selections, e27); err == direct.ErrNull {
+							invalid27 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at26)
+				x.path.Leave(at27)
 				x.w.Byte(']')
-				if invalid26 {
+				if invalid27 {
 					invalid = true
 				}
 			}
@@ -1739,28 +1768,28 @@ func (x *directExec) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.I
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark30 := x.w.Len()
-				at30, invalid30 := x.path.Enter(), false
+				mark31 := x.w.Len()
+				at31, invalid31 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i30, e30 := range v {
-					x.path.Index(at30, i30)
-					x.w.Comma(i30)
-					if e30 == nil {
+				for i31, e31 := range v {
+					x.path.Index(at31, i31)
+					x.w.Comma(i31)
+					if e31 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Item", IsMethod: true, IsResolver: false}, "Photo!", 1)
 						x.w.Null()
-						invalid30 = true
+						invalid31 = true
 					} else {
-						if err := x._Photo(ctx, field.Selections, e30); err == direct.ErrNull {
-							invalid30 = true
+						if err := x._Photo(ctx, field.Selections, e31); err == direct.ErrNull {
+							invalid31 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at30)
+				x.path.Leave(at31)
 				x.w.Byte(']')
-				if invalid30 {
-					x.w.Truncate(mark30)
+				if invalid31 {
+					x.w.Truncate(mark31)
 					x.w.Null()
 				}
 			}
@@ -1930,26 +1959,26 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 				invalid = true
 			} else {
-				at32, invalid32 := x.path.Enter(), false
+				at33, invalid33 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i32, e32 := range v {
-					x.path.Index(at32, i32)
-					x.w.Comma(i32)
-					if e32 == nil {
+				for i33, e33 := range v {
+					x.path.Index(at33, i33)
+					x.w.Comma(i33)
+					if e33 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
 						x.w.Null()
-						invalid32 = true
+						invalid33 = true
 					} else {
-						if err := x._ComparedPhoto(ctx, field.Selections, e32); err == direct.ErrNull {
-							invalid32 = true
+						if err := x._ComparedPhoto(ctx, field.Selections, e33); err == direct.ErrNull {
+							invalid33 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at32)
+				x.path.Leave(at33)
 				x.w.Byte(']')
-				if invalid32 {
+				if invalid33 {
 					invalid = true
 				}
 			}
@@ -1960,26 +1989,26 @@ func (x *directExec) _ItemComparison(ctx context.Context, sel ast.SelectionSet, 
 				x.w.Null()
 				invalid = true
 			} else {
-				at34, invalid34 := x.path.Enter(), false
+				at35, invalid35 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i34, e34 := range v {
-					x.path.Index(at34, i34)
-					x.w.Comma(i34)
-					if e34 == nil {
+				for i35, e35 := range v {
+					x.path.Index(at35, i35)
+					x.w.Comma(i35)
+					if e35 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "ItemComparison", IsMethod: false, IsResolver: false}, "ComparedPhoto!", 1)
 						x.w.Null()
-						invalid34 = true
+						invalid35 = true
 					} else {
-						if err := x._ComparedPhoto(ctx, field.Selections, e34); err == direct.ErrNull {
-							invalid34 = true
+						if err := x._ComparedPhoto(ctx, field.Selections, e35); err == direct.ErrNull {
+							invalid35 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at34)
+				x.path.Leave(at35)
 				x.w.Byte(']')
-				if invalid34 {
+				if invalid35 {
 					invalid = true
 				}
 			}
@@ -2016,28 +2045,28 @@ func (x *directExec) _ItemConnection(ctx context.Context, sel ast.SelectionSet, 
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark36 := x.w.Len()
-				at36, invalid36 := x.path.Enter(), false
+				mark37 := x.w.Len()
+				at37, invalid37 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i36, e36 := range v {
-					x.path.Index(at36, i36)
-					x.w.Comma(i36)
-					if e36 == nil {
+				for i37, e37 := range v {
+					x.path.Index(at37, i37)
+					x.w.Comma(i37)
+					if e37 == nil {
 						x.w.Null()
 					} else {
-						mark37 := x.w.Len()
-						if err := x._ItemEdge(ctx, field.Selections, e36); err == direct.ErrNull {
-							x.w.Truncate(mark37)
+						mark38 := x.w.Len()
+						if err := x._ItemEdge(ctx, field.Selections, e37); err == direct.ErrNull {
+							x.w.Truncate(mark38)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at36)
+				x.path.Leave(at37)
 				x.w.Byte(']')
-				if invalid36 {
-					x.w.Truncate(mark36)
+				if invalid37 {
+					x.w.Truncate(mark37)
 					x.w.Null()
 				}
 			}
@@ -2084,9 +2113,9 @@ func (x *directExec) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *e
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark39 := x.w.Len()
+				mark40 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark39)
+					x.w.Truncate(mark40)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2473,26 +2502,26 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 				x.w.Null()
 				invalid = true
 			} else {
-				at43, invalid43 := x.path.Enter(), false
+				at44, invalid44 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i43, e43 := range v {
-					x.path.Index(at43, i43)
-					x.w.Comma(i43)
-					if e43 == nil {
+				for i44, e44 := range v {
+					x.path.Index(at44, i44)
+					x.w.Comma(i44)
+					if e44 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, "TimelineEvent!", 1)
 						x.w.Null()
-						invalid43 = true
+						invalid44 = true
 					} else {
-						if err := x._TimelineEvent(ctx, field.Selections, e43); err == direct.ErrNull {
-							invalid43 = true
+						if err := x._TimelineEvent(ctx, field.Selections, e44); err == direct.ErrNull {
+							invalid44 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at43)
+				x.path.Leave(at44)
 				x.w.Byte(']')
-				if invalid43 {
+				if invalid44 {
 					invalid = true
 				}
 			}
@@ -2529,28 +2558,28 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark45 := x.w.Len()
-				at45, invalid45 := x.path.Enter(), false
+				mark46 := x.w.Len()
+				at46, invalid46 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i45, e45 := range v {
-					x.path.Index(at45, i45)
-					x.w.Comma(i45)
-					if e45 == nil {
+				for i46, e46 := range v {
+					x.path.Index(at46, i46)
+					x.w.Comma(i46)
+					if e46 == nil {
 						x.w.Null()
 					} else {
-						mark46 := x.w.Len()
-						if err := x._PropertyEdge(ctx, field.Selections, e45); err == direct.ErrNull {
-							x.w.Truncate(mark46)
+						mark47 := x.w.Len()
+						if err := x._PropertyEdge(ctx, field.Selections, e46); err == direct.ErrNull {
+							x.w.Truncate(mark47)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at45)
+				x.path.Leave(at46)
 				x.w.Byte(']')
-				if invalid45 {
-					x.w.Truncate(mark45)
+				if invalid46 {
+					x.w.Truncate(mark46)
 					x.w.Null()
 				}
 			}
@@ -2597,9 +2626,9 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark48 := x.w.Len()
+				mark49 := x.w.Len()
 				if err := x._Property(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark48)
+					x.w.Truncate(mark49)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2663,26 +2692,26 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				x.w.Null()
 				invalid = true
 			} else {
-				at49, invalid49 := x.path.Enter(), false
+				at50, invalid50 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i49, e49 := range v {
-					x.path.Index(at49, i49)
-					x.w.Comma(i49)
-					if e49 == nil {
+				for i50, e50 := range v {
+					x.path.Index(at50, i50)
+					x.w.Comma(i50)
+					if e50 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, "Property!", 1)
 						x.w.Null()
-						invalid49 = true
+						invalid50 = true
 					} else {
-						if err := x._Property(ctx, field.Selections, e49); err == direct.ErrNull {
-							invalid49 = true
+						if err := x._Property(ctx, field.Selections, e50); err == direct.ErrNull {
+							invalid50 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at49)
+				x.path.Leave(at50)
 				x.w.Byte(']')
-				if invalid49 {
+				if invalid50 {
 					invalid = true
 				}
 			}
@@ -2753,9 +2782,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark51 := x.w.Len()
+				mark52 := x.w.Len()
 				if err := x._Node(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark51)
+					x.w.Truncate(mark52)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2788,26 +2817,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at52, invalid52 := x.path.Enter(), false
+				at53, invalid53 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i52, e52 := range v {
-					x.path.Index(at52, i52)
-					x.w.Comma(i52)
-					if e52 == nil {
+				for i53, e53 := range v {
+					x.path.Index(at53, i53)
+					x.w.Comma(i53)
+					if e53 == nil {
 						x.w.Null()
 					} else {
-						mark53 := x.w.Len()
-						if err := x._Node(ctx, field.Selections, e52); err == direct.ErrNull {
-							x.w.Truncate(mark53)
+						mark54 := x.w.Len()
+						if err := x._Node(ctx, field.Selections, e53); err == direct.ErrNull {
+							x.w.Truncate(mark54)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at52)
+				x.path.Leave(at53)
 				x.w.Byte(']')
-				if invalid52 {
+				if invalid53 {
 					invalid = true
 				}
 			}
@@ -3067,26 +3096,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at61, invalid61 := x.path.Enter(), false
+				at62, invalid62 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i61, e61 := range v {
-					x.path.Index(at61, i61)
-					x.w.Comma(i61)
-					if e61 == nil {
+				for i62, e62 := range v {
+					x.path.Index(at62, i62)
+					x.w.Comma(i62)
+					if e62 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "WebhookEndpoint!", 1)
 						x.w.Null()
-						invalid61 = true
+						invalid62 = true
 					} else {
-						if err := x._WebhookEndpoint(ctx, field.Selections, e61); err == direct.ErrNull {
-							invalid61 = true
+						if err := x._WebhookEndpoint(ctx, field.Selections, e62); err == direct.ErrNull {
+							invalid62 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at61)
+				x.path.Leave(at62)
 				x.w.Byte(']')
-				if invalid61 {
+				if invalid62 {
 					invalid = true
 				}
 			}
@@ -3295,9 +3324,9 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark65 := x.w.Len()
+				mark66 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark65)
+					x.w.Truncate(mark66)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -3358,26 +3387,26 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 				x.w.Null()
 				invalid = true
 			} else {
-				at66, invalid66 := x.path.Enter(), false
+				at67, invalid67 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i66, e66 := range v {
-					x.path.Index(at66, i66)
-					x.w.Comma(i66)
-					if e66 == nil {
+				for i67, e67 := range v {
+					x.path.Index(at67, i67)
+					x.w.Comma(i67)
+					if e67 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "Item!", 1)
 						x.w.Null()
-						invalid66 = true
+						invalid67 = true
 					} else {
-						if err := x._Item(ctx, field.Selections, e66); err == direct.ErrNull {
-							invalid66 = true
+						if err := x._Item(ctx, field.Selections, e67); err == direct.ErrNull {
+							invalid67 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at66)
+				x.path.Leave(at67)
 				x.w.Byte(']')
-				if invalid66 {
+				if invalid67 {
 					invalid = true
 				}
 			}
@@ -3911,20 +3940,20 @@ func (x *directExec) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet,
 				x.w.Null()
 				invalid = true
 			} else {
-				at71, invalid71 := x.path.Enter(), false
+				at72, invalid72 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i71, e71 := range v {
-					x.path.Index(at71, i71)
-					x.w.Comma(i71)
-					if err := x._WebhookAttempt(ctx, field.Selections, &e71); err == direct.ErrNull {
-						invalid71 = true
+				for i72, e72 := range v {
+					x.path.Index(at72, i72)
+					x.w.Comma(i72)
+					if err := x._WebhookAttempt(ctx, field.Selections, &e72); err == direct.ErrNull {
+						invalid72 = true
 					} else if err != nil {
 						return err
 					}
 				}
-				x.path.Leave(at71)
+				x.path.Leave(at72)
 				x.w.Byte(']')
-				if invalid71 {
+				if invalid72 {
 					invalid = true
 				}
 			}
@@ -3969,26 +3998,26 @@ func (x *directExec) _WebhookDeliveryPage(ctx context.Context, sel ast.Selection
 				x.w.Null()
 				invalid = true
 			} else {
-				at73, invalid73 := x.path.Enter(), false
+				at74, invalid74 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i73, e73 := range v {
-					x.path.Index(at73, i73)
-					x.w.Comma(i73)
-					if e73 == nil {
+				for i74, e74 := range v {
+					x.path.Index(at74, i74)
+					x.w.Comma(i74)
+					if e74 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookDeliveryPage", IsMethod: false, IsResolver: false}, "WebhookDelivery!", 1)
 						x.w.Null()
-						invalid73 = true
+						invalid74 = true
 					} else {
-						if err := x._WebhookDelivery(ctx, field.Selections, e73); err == direct.ErrNull {
-							invalid73 = true
+						if err := x._WebhookDelivery(ctx, field.Selections, e74); err == direct.ErrNull {
+							invalid74 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at73)
+				x.path.Leave(at74)
 				x.w.Byte(']')
-				if invalid73 {
+				if invalid74 {
 					invalid = true
 				}
 			}
@@ -4069,16 +4098,16 @@ func (x *directExec) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet,
 				x.w.Null()
 				invalid = true
 			} else {
-				at75, invalid75 := x.path.Enter(), false
+				at76, invalid76 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i75, e75 := range v {
-					x.path.Index(at75, i75)
-					x.w.Comma(i75)
-					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e75).MarshalGQL(x.w)
+				for i76, e76 := range v {
+					x.path.Index(at76, i76)
+					x.w.Comma(i76)
+					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e76).MarshalGQL(x.w)
 				}
-				x.path.Leave(at75)
+				x.path.Leave(at76)
 				x.w.Byte(']')
-				if invalid75 {
+				if invalid76 {
 					invalid = true
 				}
 			}

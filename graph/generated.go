@@ -97,6 +97,7 @@ type InventoryComparisonResolver interface {
 }
 type InventoryEventResolver interface {
 	Inventory(ctx context.Context, obj *live.Event) (*ent.Inventory, error)
+	Signature(ctx context.Context, obj *live.Event) (*records.PartySignature, error)
 }
 type MutationResolver interface {
 	CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error)
@@ -566,6 +567,8 @@ func (ec *executionContext) childFields_InventoryEvent(ctx context.Context, fiel
 		return ec.fieldContext_InventoryEvent_by(ctx, field)
 	case "inventory":
 		return ec.fieldContext_InventoryEvent_inventory(ctx, field)
+	case "signature":
+		return ec.fieldContext_InventoryEvent_signature(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type InventoryEvent", field.Name)
 }
@@ -4042,6 +4045,38 @@ func (ec *executionContext) fieldContext_InventoryEvent_inventory(_ context.Cont
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Inventory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InventoryEvent_signature(ctx context.Context, field graphql.CollectedField, obj *live.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InventoryEvent_signature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.InventoryEvent().Signature(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *records.PartySignature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartySignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InventoryEvent_signature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InventoryEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13782,6 +13817,12 @@ func (ec *executionContext) _InventoryEvent(ctx context.Context, sel ast.Selecti
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._InventoryEvent_inventory(ctx, field, obj)
 				})
+		case "signature":
+			resolveConcurrently(out, field, ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._InventoryEvent_signature(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17453,6 +17494,13 @@ func (ec *executionContext) marshalOSignInventoryPayload2ᚖgithubᚗcomᚋprope
 		return graphql.Null
 	}
 	return ec._SignInventoryPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSignature2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋrecordsᚐPartySignature(ctx context.Context, sel ast.SelectionSet, v *records.PartySignature) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Signature(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSignatureLink2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐSignatureLink(ctx context.Context, sel ast.SelectionSet, v *SignatureLink) graphql.Marshaler {

@@ -12,6 +12,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/live"
+	"github.com/propertyrecords/inventory/internal/records"
 )
 
 // Inventory is the resolver for the inventory field.
@@ -26,6 +27,19 @@ func (r *inventoryEventResolver) Inventory(ctx context.Context, obj *live.Event)
 		return nil, nil // gone since (its tree replaced by the import): the event stands
 	}
 	return inv, err
+}
+
+// Signature is the resolver for the signature field.
+func (r *inventoryEventResolver) Signature(ctx context.Context, obj *live.Event) (*records.PartySignature, error) {
+	party, ok := records.SignedIn(obj.Recorded)
+	if !ok {
+		return nil, nil
+	}
+	inv, err := r.Inventory(ctx, obj) // read once for both fields
+	if inv == nil || err != nil {
+		return nil, err
+	}
+	return records.SignatureOf(inv, party), nil
 }
 
 // Item is the resolver for the item field.

@@ -285,6 +285,20 @@ func TestATenantSignsFromALink(t *testing.T) {
 	if !strings.Contains(text, "Arrendatario: Marta Ruiz Díaz") {
 		t.Errorf("the signed PDF does not name the tenant:\n%s", text)
 	}
+	// Each signature's line says how it was made: the tenant's remotely
+	// from the link, the agent's and the owner's in person; the signature
+	// date no longer marks them all remote.
+	flat := strings.Join(strings.Fields(text), " ")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`Firma del agente: Ana Gómez, [^,]+ UTC\), firma en persona`),
+		regexp.MustCompile(`Firma del propietario: Luis Pérez, [^,]+ UTC\), firma en persona`),
+		regexp.MustCompile(`Firma del arrendatario: Marta Ruiz Díaz, [^,]+ UTC\), firma remota desde un enlace`),
+		regexp.MustCompile(`Fecha de firma: [^,]+ UTC\) Código de aprobación`),
+	} {
+		if !want.MatchString(flat) {
+			t.Errorf("the signed PDF does not match %s:\n%s", want, flat)
+		}
+	}
 	// Its last page certifies each signature: the tenant's from the link,
 	// with what the page kept of the signer.
 	certificate := text[max(strings.LastIndex(text, "Certificado de firmas"), 0):]

@@ -15,31 +15,41 @@ import (
 
 // comparisonRecord is B4's PDF operation's answer.
 type comparisonRecord struct {
-	From, To struct {
-		ID                 string     `json:"id"`
-		InventoryTypeName  string     `json:"inventoryTypeName"`
-		CreatedAt          time.Time  `json:"createdAt"`
-		SignatureDate      *time.Time `json:"signatureDate"`
-		RequiredSignatures []string   `json:"requiredSignatures"`
-		Property           struct {
-			Code, Address, City string
-		} `json:"property"`
-	}
+	From, To     comparedSide
 	Summary      report.Summary
-	Environments []struct {
-		Name     string
-		Level    int
-		Presence string
-		Items    []struct {
-			Name                           string
-			Change                         string
-			FromRating, ToRating           *int
-			FromToRepair, ToToRepair       *bool
-			FromDescription, ToDescription *string
-			FromPhotos, ToPhotos           []struct {
-				StorageReference string
-				SHA256           *string `json:"sha256"`
-			}
+	Environments []comparedRoom
+}
+
+// comparedSide is one of B4's PDF's inventories.
+type comparedSide struct {
+	ID                 string     `json:"id"`
+	InventoryTypeName  string     `json:"inventoryTypeName"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	SignatureDate      *time.Time `json:"signatureDate"`
+	RequiredSignatures []string   `json:"requiredSignatures"`
+	Signatures         []struct {
+		Party      string  `json:"party"`
+		SignerName *string `json:"signerName"`
+	} `json:"signatures"`
+	Property struct {
+		Code, Address, City string
+	} `json:"property"`
+}
+
+// comparedRoom is one of B4's PDF's rooms.
+type comparedRoom struct {
+	Name     string
+	Level    int
+	Presence string
+	Items    []struct {
+		Name                           string
+		Change                         string
+		FromRating, ToRating           *int
+		FromToRepair, ToToRepair       *bool
+		FromDescription, ToDescription *string
+		FromPhotos, ToPhotos           []struct {
+			StorageReference string
+			SHA256           *string `json:"sha256"`
 		}
 	}
 }
@@ -47,26 +57,29 @@ type comparisonRecord struct {
 // report is the comparison as the report shows it, with the photos'
 // thumbnails.
 func (c comparisonRecord) report(ctx context.Context, store *files.Store) (report.Comparison, error) {
-	side := func(id, typeName string, created time.Time, signed *time.Time) report.Side {
-		s := report.Side{ID: id, TypeName: typeName, CreatedAt: created}
-		if signed != nil {
-			s.SignatureDate = *signed
-		}
-		return s
-	}
-	p := c.To.Property
-	out := report.Comparison{
-		Property: strings.TrimSpace(p.Code + " " + p.Address + ", " + p.City),
-		From:     side(c.From.ID, c.From.InventoryTypeName, c.From.CreatedAt, c.From.SignatureDate),
-		To:       side(c.To.ID, c.To.InventoryTypeName, c.To.CreatedAt, c.To.SignatureDate),
-		Summary:  c.Summary,
-		Required: c.To.RequiredSignatures,
-	}
 	text := func(s *string) string {
 		if s == nil {
 			return ""
 		}
 		return *s
+	}
+	side := func(s comparedSide) report.Side {
+		out := report.Side{ID: s.ID, TypeName: s.InventoryTypeName, CreatedAt: s.CreatedAt}
+		if s.SignatureDate != nil {
+			out.SignatureDate = *s.SignatureDate
+		}
+		for _, sig := range s.Signatures {
+			out.Signers = append(out.Signers, report.Signer{Party: sig.Party, Name: text(sig.SignerName)})
+		}
+		return out
+	}
+	p := c.To.Property
+	out := report.Comparison{
+		Property: strings.TrimSpace(p.Code + " " + p.Address + ", " + p.City),
+		From:     side(c.From),
+		To:       side(c.To),
+		Summary:  c.Summary,
+		Required: c.To.RequiredSignatures,
 	}
 	flag := func(b *bool) bool { return b != nil && *b }
 	for _, env := range c.Environments {

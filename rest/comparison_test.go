@@ -1,14 +1,20 @@
 package rest_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/internal/apitest"
+	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -88,12 +94,50 @@ func TestB4ComparisonPDFShowsBothRatingsOfAChangedItem(t *testing.T) {
 	text := pdfText(t, res.body)
 	flat := strings.Join(strings.Fields(text), " ")
 	for _, want := range []string{"Comparación de inventarios", "piso", "4/5", "2/5 R", "empeoró", "mejoró", "ya no está", "nuevo",
-		"1 empeoraron", "2 nuevos", "página 1 de", "Cocina (nivel 1) - solo después", "Baño (nivel 1) - solo antes"} {
+		"1 empeoró", "2 nuevos", "página 1 de", "Cocina (nivel 1) - solo después", "Baño (nivel 1) - solo antes"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("the comparison PDF lacks %q:\n%.1500s", want, flat)
 		}
 	}
 	if res := a.get(t, path(moveIn, elsewhere)); res.status != http.StatusBadRequest {
 		t.Errorf("two properties: %d, want 400", res.status)
+	}
+}
+
+// B4's PDF names who signed each side, and keeps beside the collapsed
+// unchanged items one photo of each as the earlier inventory recorded it
+// (the door that did not change), listed with its SHA-256 like the others.
+func TestB4ComparisonPDFNamesBothSidesSignersAndKeepsABeforePhotoOfWhatDidNotChange(t *testing.T) {
+	st := testdb.Open(t)
+	company := uuid.New()
+	moveIn, moveOut, _ := apitest.ComparisonFixture(t, st.Client, company)
+	ctx := tenant.Unrestricted(context.Background(), "test: signatures of a comparison")
+	signed := time.Date(2025, 3, 4, 15, 0, 0, 0, time.UTC)
+	if err := st.Client.Inventory.UpdateOneID(moveIn).SetAgentSignatureDate(signed).SetAgentSignerName("Ana Gómez").
+		SetOwnerSignatureDate(signed).SetOwnerSignerName("Luis Pérez").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Client.Inventory.UpdateOneID(moveOut).SetAgentSignatureDate(signed).SetAgentSignerName("Marta Ruiz").
+		SetTenantSignatureDate(signed).SetTenantSignerName("Jorge Díaz").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	door, err := st.Client.Photo.Query().Where(photo.HasItemWith(item.Name("Puerta"),
+		item.HasEnvironmentWith(environment.InventoryID(moveIn)))).Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := withDocument(t, apitest.NewServer(t, st, nil))
+	res := a.get(t, "/api/v1/inventories/comparison/pdf"+query("from", moveIn.String(), "to", moveOut.String(), "x-company-id", company.String()))
+	if res.status != http.StatusOK {
+		t.Fatalf("B4 PDF: %d %s", res.status, res.body)
+	}
+	flat := strings.Join(strings.Fields(pdfText(t, res.body)), " ")
+	for _, want := range []string{"por el agente Ana Gómez y el propietario Luis Pérez",
+		"por el agente Marta Ruiz y el arrendatario Jorge Díaz", "Sin cambio (2): Puerta, VENTANA",
+		// its caption (the name cut to its column) under it, and the list
+		"Puerta antes: " + door.StorageReference[:6], door.StorageReference + " (no registrado)"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the comparison PDF lacks %q:\n%.3000s", want, flat)
+		}
 	}
 }

@@ -98,11 +98,14 @@ type Event struct {
 	PropertyID, InventoryID, ItemID, PhotoID *uuid.UUID
 	Version                                  *int
 	By                                       *string
+	// Recorded is the record event's kind (records.SignedIn reads the
+	// party of a signature's); none for REFETCH.
+	Recorded recordevent.Kind
 }
 
 func eventOf(ev *ent.RecordEvent) *Event {
 	return &Event{Cursor: strconv.FormatInt(ev.ID, 10), At: ev.At.UTC(), Kind: kinds[ev.Kind], PropertyID: &ev.PropertyID,
-		InventoryID: &ev.InventoryID, ItemID: ev.ItemID, PhotoID: ev.PhotoID, Version: ev.Version, By: ev.Actor}
+		InventoryID: &ev.InventoryID, ItemID: ev.ItemID, PhotoID: ev.PhotoID, Version: ev.Version, By: ev.Actor, Recorded: ev.Kind}
 }
 
 // Filter narrows a subscription to one property or one inventory.

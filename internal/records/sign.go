@@ -477,6 +477,32 @@ func Signatures(inv *ent.Inventory) []*PartySignature {
 	return out
 }
 
+// SignedIn is the party whose signature an event of kind records
+// (AGENT_SIGNED, OWNER_SIGNED, TENANT_SIGNED); false for other kinds.
+func SignedIn(kind recordevent.Kind) (Party, bool) {
+	switch kind {
+	case recordevent.KindAgentSigned:
+		return Agent, true
+	case recordevent.KindOwnerSigned:
+		return Owner, true
+	case recordevent.KindTenantSigned:
+		return Tenant, true
+	}
+	return "", false
+}
+
+// SignatureOf is party's signature of inv, as Signatures lists it; nil
+// while the party has not signed. A party signs once, so it is the
+// signature its event told of, remote or not from the moment it was made.
+func SignatureOf(inv *ent.Inventory, party Party) *PartySignature {
+	for _, s := range Signatures(inv) {
+		if s.Party == party {
+			return s
+		}
+	}
+	return nil
+}
+
 // setIfNamed sets a credential's name where the caller has one.
 func setIfNamed(name string, set func(string) *ent.InventoryUpdate) {
 	if name != "" {

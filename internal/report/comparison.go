@@ -33,6 +33,15 @@ type Side struct {
 	ID, TypeName  string
 	CreatedAt     time.Time
 	SignatureDate time.Time
+	// Signers are who signed it, in the order AGENT, OWNER, TENANT.
+	Signers []Signer
+}
+
+// Signer is one party's signature of a side.
+type Signer struct {
+	Party string // AGENT, OWNER or TENANT
+	// Name is who signed; "" where the record names nobody (an import's).
+	Name string
 }
 
 // Summary counts the items by change.
@@ -75,7 +84,7 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	// » rather than →: the core fonts' encoding (cp1252) has no arrow,
 	// which printed as a dot.
 	header := fmt.Sprintf("%s · %s » %s", c.Property, short(c.From.ID), short(c.To.ID))
-	pages(pdf, tr, header)
+	run := pages(pdf, tr, header)
 	pdf.AddPage()
 
 	pdf.SetFont("Helvetica", "B", 16)
@@ -83,19 +92,28 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	pdf.SetFont("Helvetica", "", 10)
 	for _, l := range []string{
 		"Inmueble: " + c.Property,
-		fmt.Sprintf("Antes: %s %s, creado %s, firmado %s", c.From.TypeName, c.From.ID, stamp(c.From.CreatedAt, c.Zone), stamp(c.From.SignatureDate, c.Zone)),
-		fmt.Sprintf("Después: %s %s, creado %s, firmado %s", c.To.TypeName, c.To.ID, stamp(c.To.CreatedAt, c.Zone), stamp(c.To.SignatureDate, c.Zone)),
-		fmt.Sprintf("Elementos: %d sin cambio, %d empeoraron, %d mejoraron, %d nuevos, %d ya no están; %d por reparar desde entonces",
-			c.Summary.Unchanged, c.Summary.Worse, c.Summary.Better, c.Summary.Added, c.Summary.Removed, c.Summary.NewlyToRepair),
+		fmt.Sprintf("Antes: %s %s, creado %s, firmado %s%s", c.From.TypeName, c.From.ID, stamp(c.From.CreatedAt, c.Zone), stamp(c.From.SignatureDate, c.Zone), signedBy(c.From.Signers)),
+		fmt.Sprintf("Después: %s %s, creado %s, firmado %s%s", c.To.TypeName, c.To.ID, stamp(c.To.CreatedAt, c.Zone), stamp(c.To.SignatureDate, c.Zone), signedBy(c.To.Signers)),
+		"Elementos: " + strings.Join([]string{plural(c.Summary.Unchanged, "sin cambio", "sin cambio"), plural(c.Summary.Worse, "empeoró", "empeoraron"),
+			plural(c.Summary.Better, "mejoró", "mejoraron"), plural(c.Summary.Added, "nuevo", "nuevos"),
+			plural(c.Summary.Removed, "ya no está", "ya no están")}, ", ") +
+			fmt.Sprintf("; %d por reparar desde entonces", c.Summary.NewlyToRepair),
 	} {
 		pdf.MultiCell(0, 6, tr(l), "", "L", false)
 	}
+	comparisonLegend(pdf, tr)
 	widths := []float64{44, 20, 20, 24, 82}
+	columns := []string{"Elemento", "Antes", "Después", "Cambio", "Comentarios (antes / después)"}
 	var photos []Photo
 	for _, room := range c.Environments {
-		changed, _ := changesFirst(room.Items)
+		changed, same := changesFirst(room.Items)
 		for _, it := range changed {
 			photos = append(append(photos, it.FromPhotos...), it.ToPhotos...)
+		}
+		for _, it := range same {
+			if len(it.FromPhotos) > 0 {
+				photos = append(photos, it.FromPhotos[0])
+			}
 		}
 	}
 	thumbs, err := newSprite(ctx, pdf, photos)
@@ -109,8 +127,6 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, cut(err)
 		}
-		pdf.Ln(4)
-		pdf.SetFont("Helvetica", "B", 12)
 		title := fmt.Sprintf("%s (nivel %d)", room.Name, room.Level)
 		switch room.Presence {
 		case "ADDED":
@@ -118,8 +134,9 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 		case "REMOVED":
 			title += " - solo antes"
 		}
-		pdf.CellFormat(0, 8, tr(title), "B", 1, "L", false, 0, "")
-		heading(pdf, tr, widths, []string{"Elemento", "Antes", "Después", "Cambio", "Comentarios (antes / después)"})
+		roomHeading(pdf, tr, title)
+		heading(pdf, tr, widths, columns)
+		run.table = func() { continuedHeading(pdf, tr, title, widths, columns) }
 		changed, same := changesFirst(room.Items)
 		for _, it := range changed {
 			comment := it.FromDescription
@@ -135,18 +152,27 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 			case "ADDED", "REMOVED":
 				fill = []int{235, 235, 235}
 			}
-			table(pdf, tr, widths, []string{it.Name, rating(it.FromRating, it.FromToRepair), rating(it.ToRating, it.ToToRepair),
-				changeWords[it.Change], comment}, fill)
+			cells := []string{it.Name, rating(it.FromRating, it.FromToRepair), rating(it.ToRating, it.ToToRepair), changeWords[it.Change], comment}
+			if len(it.FromPhotos)+len(it.ToPhotos) > 0 {
+				keep(pdf, rowHeight(pdf, tr, widths, cells)+pairHeight+1) // the row with its first photos
+			}
+			table(pdf, tr, widths, cells, fill)
 			if len(it.FromPhotos)+len(it.ToPhotos) > 0 {
 				photoPairs(pdf, tr, thumbs, it.FromPhotos, it.ToPhotos)
 			}
 		}
 		if len(same) > 0 {
-			table(pdf, tr, []float64{190}, []string{fmt.Sprintf("Sin cambio (%d): %s", len(same), strings.Join(same, ", "))}, nil)
+			var names []string
+			for _, it := range same {
+				names = append(names, it.Name)
+			}
+			table(pdf, tr, []float64{190}, []string{fmt.Sprintf("Sin cambio (%d): %s", len(same), strings.Join(names, ", "))}, nil)
+			unchangedPhotos(pdf, tr, thumbs, same)
 		}
+		run.table = nil
 	}
 	acknowledgement(pdf, tr, c.Required)
-	digestTable(pdf, tr, photos)
+	digestTable(pdf, tr, run, photos)
 	if err := ctx.Err(); err != nil {
 		return nil, cut(err)
 	}
@@ -175,11 +201,11 @@ func changeRank(it ComparedItem) int {
 }
 
 // changesFirst splits a room's items into its changes, most argued over
-// first (otherwise in the room's order), and the names of those unchanged.
-func changesFirst(items []ComparedItem) (changed []ComparedItem, same []string) {
+// first (otherwise in the room's order), and those unchanged.
+func changesFirst(items []ComparedItem) (changed, same []ComparedItem) {
 	for _, it := range items {
 		if changeRank(it) == 5 {
-			same = append(same, it.Name)
+			same = append(same, it)
 		} else {
 			changed = append(changed, it)
 		}
@@ -201,6 +227,76 @@ func acknowledgement(pdf *fpdf.Fpdf, tr func(string) string, required []string) 
 	pdf.MultiCell(0, 5, tr("Las partes han revisado esta comparación y declaran que registra el estado del inmueble "+
 		"en cada inventario. Firma, nombre y fecha:"), "", "L", false)
 	signatureLines(pdf, tr, 16, partyPlaces(required)...)
+}
+
+// comparisonLegend says how to read the tables: the ratings, the mark R,
+// the dash and the shading.
+func comparisonLegend(pdf *fpdf.Fpdf, tr func(string) string) {
+	scale := ""
+	for r := 1; r <= 5; r++ {
+		scale += fmt.Sprintf("%d = %s; ", r, ratingWords[r])
+	}
+	pdf.SetFont("Helvetica", "I", 8)
+	pdf.MultiCell(0, 4, tr("Antes y Después: la calificación del elemento en cada inventario, de 1 a 5 ("+strings.TrimSuffix(scale, "; ")+
+		"). R: el inventario lo marcó para reparar. \"-\": el elemento no está en ese inventario. Filas sombreadas: "+
+		"de rojo, empeoró; de verde, mejoró; de gris, nuevo o ya no está. De cada elemento sin cambio se muestra una foto de antes."), "", "L", false)
+	pdf.SetFont("Helvetica", "", 10)
+}
+
+// signedBy names a side's signers, after its signature date: "; firmado
+// por el agente Ana Gómez y el propietario Luis Pérez".
+func signedBy(signers []Signer) string {
+	roles := map[string]string{"AGENT": "el agente", "OWNER": "el propietario", "TENANT": "el arrendatario"}
+	var names []string
+	for _, s := range signers {
+		name := s.Name
+		if name == "" {
+			name = "(nombre no registrado)"
+		}
+		names = append(names, roles[s.Party]+" "+name)
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return ", por " + names[0]
+	}
+	return ", por " + strings.Join(names[:len(names)-1], ", ") + " y " + names[len(names)-1]
+}
+
+// unchangedPhotos draws, under a room's unchanged items, one photo of each
+// as the earlier inventory recorded it, captioned with the item and the
+// file: what was there before stays proven without its own row.
+func unchangedPhotos(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, same []ComparedItem) {
+	const w, h, caption = 28.0, 21.0, 5.4
+	y, n := pdf.GetY()+1, 0
+	for _, it := range same {
+		if len(it.FromPhotos) == 0 {
+			continue
+		}
+		if n%6 == 0 {
+			if n > 0 {
+				y += h + caption + 2
+			}
+			if y+h+caption > 279 {
+				pdf.AddPage() // its room's heading repeated above
+				y = pdf.GetY() + 1
+			}
+		}
+		x := 12 + float64(n%6)*30
+		p := it.FromPhotos[0]
+		thumbs.draw(pdf, tr, p.Reference, x, y, w, h)
+		pdf.SetFont("Helvetica", "", 5.5)
+		for l, line := range []string{it.Name, "antes: " + p.Reference} {
+			pdf.SetXY(x, y+h+0.3+float64(l)*2.5)
+			pdf.CellFormat(w, 2.5, tr(fit(pdf, tr, line, w)), "", 0, "L", false, 0, "")
+		}
+		n++
+	}
+	if n > 0 {
+		pdf.SetXY(10, y+h+caption+2)
+	}
+	pdf.SetFont("Helvetica", "", 9)
 }
 
 // rating is "4/5", with the to-repair flag, or "-" where the item is not.
@@ -225,6 +321,9 @@ func joinNonEmpty(a, b, sep string) string {
 	return a + sep + b
 }
 
+// pairHeight is the height of a row of photoPairs.
+const pairHeight = 21.0 + 3.5 + 2
+
 // photoPairs draws an item's photos before and after as thumbnails, the
 // before ones in the left half of the page and the after ones in the right,
 // each captioned under it with its side and its file's name.
@@ -232,9 +331,7 @@ func photoPairs(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, before, 
 	const w, h, caption, column = 28.0, 21.0, 3.5, 85.0
 	rows := max(len(before), len(after))
 	for i := range rows {
-		if pdf.GetY()+h+caption+3 > 280 {
-			pdf.AddPage()
-		}
+		keep(pdf, pairHeight)
 		y := pdf.GetY()
 		for side, photos := range [][]Photo{before, after} {
 			x := 15.0 + float64(side)*(column+10)

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -128,5 +129,134 @@ func TestTheComparisonLeadsWithWhatChangedAndCaptionsEachPhoto(t *testing.T) {
 	}
 	if xMax, _ := strconv.ParseFloat(long[1], 64); xMax > middle {
 		t.Errorf("the long file name's caption runs to x=%.0f pt, past the middle of the page (%.0f)", xMax, middle)
+	}
+}
+
+// The comparison explains its table (the ratings, R, the dash), counts
+// each change in the number it agrees with, names who signed each side,
+// and keeps one photo of before under the collapsed unchanged items,
+// captioned with its item right under it and listed with its SHA-256.
+func TestTheComparisonExplainsItselfAndKeepsABeforePhotoOfWhatDidNotChange(t *testing.T) {
+	needPoppler(t)
+	c := comparison(t)
+	c.From.Signers = []report.Signer{{Party: "AGENT", Name: "Ana Gómez"}, {Party: "OWNER", Name: "Luis Pérez"}}
+	c.To.Signers = []report.Signer{{Party: "AGENT", Name: "Ana Gómez"}, {Party: "OWNER"}, {Party: "TENANT", Name: "Marta Ruiz"}}
+	door := report.Photo{Reference: "puerta.jpg", SHA256: strings.Repeat("cd", 32), Thumbnail: thumb(t, 120)}
+	c.Environments[0].Items[0].FromPhotos = []report.Photo{door, {Reference: "puerta-2.jpg", Thumbnail: thumb(t, 10)}}
+	c.Environments[0].Items[0].ToPhotos = []report.Photo{{Reference: "puerta-despues.jpg", Thumbnail: thumb(t, 10)}}
+	data, err := report.RenderComparison(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := pdfFile(t, data)
+	text := layoutText(t, file)
+	for _, want := range []string{
+		"Elementos: 2 sin cambio, 1 empeoró, 1 mejoró, 1 nuevo, 1 ya no está; 2 por reparar desde entonces",
+		"de 1 a 5 (1 = muy malo; 2 = malo; 3 = regular; 4 = bueno; 5 = muy bueno). R: el inventario lo marcó para reparar.",
+		"(2024-01-30 15:00 UTC), por el agente Ana Gómez y el propietario Luis Pérez",
+		"por el agente Ana Gómez, el propietario (nombre no registrado) y el arrendatario Marta Ruiz",
+		"Sin cambio (2): Puerta, Zócalo", "puerta.jpg " + door.SHA256,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, text)
+		}
+	}
+	for _, notWanted := range []string{"puerta-2.jpg", "puerta-despues.jpg"} {
+		if strings.Contains(text, notWanted) {
+			t.Errorf("the comparison shows %s: one photo of before an unchanged item, no more", notWanted)
+		}
+	}
+	// The caption "Puerta" over "antes: puerta.jpg", the photo above it.
+	all := words(t, file)
+	found := false
+	for i, w := range all {
+		if w.text != "antes:" || all[i+1].text != "puerta.jpg" {
+			continue
+		}
+		found = true
+		var item *word
+		for j := range all {
+			if all[j].text == "Puerta" && all[j].page == w.page && all[j].yMin < w.yMin && all[j].yMin > w.yMin-8 && all[j].xMin == w.xMin {
+				item = &all[j]
+			}
+		}
+		if item == nil {
+			t.Errorf("caption %v: no \"Puerta\" right above it", w)
+			continue
+		}
+		if blank(pageImage(t, file, w.page), item.xMin+10, item.yMin-10) {
+			t.Errorf("caption %v: the page above it is blank, not the door's photo", item)
+		}
+	}
+	if !found {
+		t.Errorf("no caption \"antes: puerta.jpg\"")
+	}
+
+	c.Summary = report.Summary{Unchanged: 1, Worse: 2, Better: 2, Added: 2, Removed: 2}
+	data, err = report.RenderComparison(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Elementos: 1 sin cambio, 2 empeoraron, 2 mejoraron, 2 nuevos, 2 ya no están"; !strings.Contains(layoutText(t, pdfFile(t, data)), want) {
+		t.Errorf("the comparison lacks %q", want)
+	}
+}
+
+// A room whose table runs on to other pages repeats its heading and the
+// column names at the top of each, above its rows; and no item's row is
+// left at a page's foot without its photos.
+func TestTheComparisonRepeatsItsHeadingsAfterAPageBreak(t *testing.T) {
+	needPoppler(t)
+	c := comparison(t)
+	room := &c.Environments[0]
+	for i := range 30 {
+		room.Items = append(room.Items, report.ComparedItem{Name: fmt.Sprintf("Baldosa %d", i+1), Change: "WORSE", FromRating: intp(4), ToRating: intp(2),
+			FromPhotos: []report.Photo{{Reference: fmt.Sprintf("baldosa-%d.jpg", i+1), Thumbnail: thumb(t, uint8(i*7))}}})
+	}
+	data, err := report.RenderComparison(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := words(t, pdfFile(t, data))
+	pages := all[len(all)-1].page
+	if pages < 3 {
+		t.Fatalf("%d pages: the test wants the room across at least two page breaks", pages)
+	}
+	for page := 2; page <= pages; page++ {
+		var heading, columns, firstRow, firstCaption *word
+		for i := range all {
+			w := &all[i]
+			switch {
+			case w.page != page:
+			case w.text == "(continuación)" && heading == nil && line(all, page, w.yMin, 0, 600) == "Sala (nivel 1) (continuación)":
+				heading = w
+			case w.text == "Elemento" && columns == nil:
+				columns = w
+			case strings.HasPrefix(w.text, "Baldosa") || w.text == "Ventanal" || w.text == "Techo":
+				if firstRow == nil || w.yMin < firstRow.yMin {
+					firstRow = w
+				}
+			case w.text == "antes:":
+				if firstCaption == nil || w.yMin < firstCaption.yMin {
+					firstCaption = w
+				}
+			}
+		}
+		if firstRow == nil {
+			continue // past the room: the acknowledgement and the photo list
+		}
+		if heading == nil || columns == nil {
+			t.Errorf("page %d: the room runs on without its heading (%v) or its column names (%v)", page, heading, columns)
+			continue
+		}
+		if !(heading.yMin < columns.yMin && columns.yMin < firstRow.yMin) {
+			t.Errorf("page %d: heading %v, column names %v, first row %v: not in this order down the page", page, heading, columns, firstRow)
+		}
+		if cols := line(all, page, columns.yMin, 0, 600); cols != "Elemento Antes Después Cambio Comentarios (antes / después)" {
+			t.Errorf("page %d: column names %q", page, cols)
+		}
+		if firstCaption != nil && firstCaption.yMin < firstRow.yMin {
+			t.Errorf("page %d: a photo (%v) above the page's first row (%v), cut from its item", page, firstCaption, firstRow)
+		}
 	}
 }

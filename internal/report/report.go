@@ -104,7 +104,7 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	}
 	pdf := newDocument("Inventario "+inv.ID, date)
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
-	pages(pdf, tr, fmt.Sprintf("%s %s, %s · inventario %s", inv.PropertyCode, inv.Address, inv.City, short(inv.ID)))
+	run := pages(pdf, tr, fmt.Sprintf("%s %s, %s · inventario %s", inv.PropertyCode, inv.Address, inv.City, short(inv.ID)))
 	pdf.AddPage()
 
 	pdf.SetFont("Helvetica", "B", 16)
@@ -120,8 +120,8 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	pdf.SetFont("Helvetica", "", 10)
 	lines := []string{
 		"Inventario: " + inv.ID,
-		fmt.Sprintf("Inmueble: %s %s, %s, %s (%s, %d nivel(es))", inv.PropertyCode, inv.Address, inv.Neighborhood, inv.City, inv.PropertyType, inv.PropertyLevels),
-		fmt.Sprintf("Canon de arrendamiento: %s %s", inv.RentalPrice, inv.Currency),
+		"Inmueble: " + property(inv),
+		"Canon de arrendamiento: " + money(inv.RentalPrice, inv.Currency),
 		"Creado: " + stamp(inv.CreatedAt, inv.Zone),
 	}
 	for _, l := range lines {
@@ -129,42 +129,56 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	}
 	legend(pdf, tr)
 	widths := []float64{40, 28, 22, 18, 82}
+	columns := []string{"Elemento", "Material", "Calificación", "Reparar", "Comentario"}
 	var photos []Photo
+	var shown [][][]shownPhoto // by room and item
 	for _, env := range inv.Environments {
+		var room [][]shownPhoto
 		for _, it := range env.Items {
-			photos = append(photos, it.Photos...)
+			var item []shownPhoto
+			for _, p := range it.Photos {
+				photos = append(photos, p)
+				item = append(item, shownPhoto{Photo: p, number: len(photos), room: env.Name, item: it.Name})
+			}
+			room = append(room, item)
 		}
+		shown = append(shown, room)
 	}
 	thumbs, err := newSprite(ctx, pdf, photos)
 	if err != nil {
 		return nil, err
 	}
-	for _, env := range inv.Environments {
+	for r, env := range inv.Environments {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
 		}
-		pdf.Ln(4)
-		pdf.SetFont("Helvetica", "B", 12)
-		pdf.CellFormat(0, 8, tr(fmt.Sprintf("%s (nivel %d)", env.Name, env.Level)), "B", 1, "L", false, 0, "")
+		title := fmt.Sprintf("%s (nivel %d)", env.Name, env.Level)
+		roomHeading(pdf, tr, title)
 		pdf.SetFont("Helvetica", "", 9)
 		if env.Description != "" {
 			pdf.MultiCell(0, 5, tr(env.Description), "", "L", false)
 		}
-		heading(pdf, tr, widths, []string{"Elemento", "Material", "Calificación", "Reparar", "Comentario"})
-		for _, it := range env.Items {
+		heading(pdf, tr, widths, columns)
+		run.table = func() { continuedHeading(pdf, tr, title, widths, columns) }
+		for i, it := range env.Items {
 			repair := "no"
 			var fill []int
 			if it.ToRepair {
 				repair, fill = "sí", []int{250, 215, 210}
 			}
-			table(pdf, tr, widths, []string{it.Name, it.Material, fmt.Sprintf("%d/5", it.Rating), repair, it.Description}, fill)
+			cells := []string{it.Name, it.Material, fmt.Sprintf("%d/5", it.Rating), repair, it.Description}
 			if len(it.Photos) > 0 {
-				photoRow(pdf, tr, thumbs, it.Photos)
+				keep(pdf, rowHeight(pdf, tr, widths, cells)+photoHeight+1)
+			}
+			table(pdf, tr, widths, cells, fill)
+			if len(it.Photos) > 0 {
+				photoRow(pdf, tr, thumbs, shown[r][i])
 			}
 		}
+		run.table = nil
 	}
 	signatures(pdf, tr, inv)
-	digestTable(pdf, tr, photos)
+	photoIndex(pdf, tr, run, slices.Concat(slices.Concat(shown...)...))
 	certificate(pdf, tr, inv)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
@@ -189,8 +203,16 @@ func newDocument(title string, date time.Time) *fpdf.Fpdf {
 	return pdf
 }
 
-// pages puts header on top of every page and "página N de M" at its foot.
-func pages(pdf *fpdf.Fpdf, tr func(string) string, header string) {
+// running is what a page repeats at its top besides its header: while a
+// room's table runs, its heading and column names (table, when set), so
+// that rows a page break carried over never need the page before to be
+// read.
+type running struct{ table func() }
+
+// pages puts header on top of every page, and what the running table
+// repeats, and "página N de M" at its foot.
+func pages(pdf *fpdf.Fpdf, tr func(string) string, header string) *running {
+	run := &running{}
 	pdf.AliasNbPages("{nb}")
 	pdf.SetHeaderFunc(func() {
 		pdf.SetFont("Helvetica", "", 8)
@@ -198,12 +220,51 @@ func pages(pdf *fpdf.Fpdf, tr func(string) string, header string) {
 		pdf.CellFormat(0, 5, tr(header), "B", 1, "L", false, 0, "")
 		pdf.SetTextColor(0, 0, 0)
 		pdf.Ln(2)
+		if run.table != nil {
+			run.table() // fpdf restores the font and colours after the header
+		}
 	})
 	pdf.SetFooterFunc(func() {
 		pdf.SetY(-13)
 		pdf.SetFont("Helvetica", "", 8)
 		pdf.CellFormat(0, 5, tr(fmt.Sprintf("página %d de {nb}", pdf.PageNo())), "", 0, "C", false, 0, "")
 	})
+	return run
+}
+
+// roomHeading starts a room: on the next page when its heading would not
+// have its column names and a first row under it on this one.
+func roomHeading(pdf *fpdf.Fpdf, tr func(string) string, title string) {
+	if pdf.GetY()+4+8+2*9 > 279 {
+		pdf.AddPage()
+	}
+	pdf.Ln(4)
+	pdf.SetFont("Helvetica", "B", 12)
+	pdf.CellFormat(0, 8, tr(title), "B", 1, "L", false, 0, "")
+}
+
+// continuedHeading is a room's heading and column names again, on a page
+// its table runs on to.
+func continuedHeading(pdf *fpdf.Fpdf, tr func(string) string, title string, widths []float64, columns []string) {
+	pdf.SetFont("Helvetica", "B", 10)
+	pdf.CellFormat(0, 6, tr(title+" (continuación)"), "B", 1, "L", false, 0, "")
+	heading(pdf, tr, widths, columns)
+}
+
+// property is the property's line: code, address, neighbourhood and city,
+// then its type and levels as a person writes them.
+func property(inv Inventory) string {
+	var place []string
+	for _, s := range []string{strings.TrimSpace(inv.PropertyCode + " " + inv.Address), inv.Neighborhood, inv.City} {
+		if s != "" {
+			place = append(place, s)
+		}
+	}
+	line := strings.Join(place, ", ")
+	if kind := propertyKind(inv.PropertyType, inv.PropertyLevels); kind != "" {
+		line += " (" + kind + ")"
+	}
+	return line
 }
 
 // heading draws a table's row of column names.
@@ -216,15 +277,8 @@ func heading(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, names []s
 // that would not fit goes whole to the next page.
 func table(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, cells []string, fill []int) {
 	const lineHeight = 4.5
-	pdf.SetFont("Helvetica", "", 8)
-	lines := 1
-	for i, c := range cells {
-		lines = max(lines, len(pdf.SplitLines([]byte(tr(c)), widths[i]-2)))
-	}
-	height := float64(lines) * lineHeight
-	if pdf.GetY()+height > 279 {
-		pdf.AddPage()
-	}
+	height := rowHeight(pdf, tr, widths, cells)
+	keep(pdf, height)
 	x, y := pdf.GetX(), pdf.GetY()
 	if fill != nil {
 		pdf.SetFillColor(fill[0], fill[1], fill[2])
@@ -238,25 +292,78 @@ func table(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, cells []str
 	pdf.SetXY(10, y+height)
 }
 
-// photoRow draws an item's photos as a row of thumbnails under it.
-func photoRow(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, photos []Photo) {
-	const w, h = 28.0, 21.0
-	if pdf.GetY()+h+2 > 279 {
+// shownPhoto is a photo of the signed report as its caption and the photo
+// list at the end both name it: its number in the report (from 1, in the
+// order of rooms and items), its room and its item, and the start of its
+// SHA-256, so that a printed photo is matched to its file's digest.
+type shownPhoto struct {
+	Photo
+	number     int
+	room, item string
+}
+
+// name is "Foto 7".
+func (p shownPhoto) name() string { return fmt.Sprintf("Foto %d", p.number) }
+
+// place is "Sala · Puerta".
+func (p shownPhoto) place() string { return p.room + " · " + p.item }
+
+// digestStart is the first characters of the photo's SHA-256, as its
+// caption prints them.
+func (p shownPhoto) digestStart() string {
+	if p.SHA256 == "" {
+		return "sin SHA-256"
+	}
+	return p.SHA256[:min(len(p.SHA256), 8)]
+}
+
+// rowHeight is the height table gives a row of these cells.
+func rowHeight(pdf *fpdf.Fpdf, tr func(string) string, widths []float64, cells []string) float64 {
+	const lineHeight = 4.5
+	pdf.SetFont("Helvetica", "", 8)
+	lines := 1
+	for i, c := range cells {
+		lines = max(lines, len(pdf.SplitLines([]byte(tr(c)), widths[i]-2)))
+	}
+	return float64(lines) * lineHeight
+}
+
+// keep starts a new page unless height fits on this one: what must be read
+// together (a row and the first of its photos) is not cut apart.
+func keep(pdf *fpdf.Fpdf, height float64) {
+	if pdf.GetY()+height > 279 {
+		pdf.AddPage()
+	}
+}
+
+// photoHeight is the height of a row of photos with their captions.
+const photoHeight = 21.0 + 5.4 + 2
+
+// photoRow draws an item's photos as a row of thumbnails under it, each
+// captioned under itself: "Foto 7 · 3fa2b1c9", and its room and item.
+func photoRow(pdf *fpdf.Fpdf, tr func(string) string, thumbs *sprite, photos []shownPhoto) {
+	const w, h, caption = 28.0, 21.0, 5.4
+	if pdf.GetY()+h+caption+2 > 279 {
 		pdf.AddPage()
 	}
 	y := pdf.GetY() + 1
 	for i, p := range photos {
 		x := 12 + float64(i%6)*30
 		if i > 0 && i%6 == 0 {
-			y += h + 2
-			if y+h > 279 {
+			y += h + caption + 2
+			if y+h+caption > 279 {
 				pdf.AddPage()
 				y = pdf.GetY() + 1
 			}
 		}
 		thumbs.draw(pdf, tr, p.Reference, x, y, w, h)
+		pdf.SetFont("Helvetica", "", 5.5)
+		for l, line := range []string{p.name() + " · " + p.digestStart(), p.place()} {
+			pdf.SetXY(x, y+h+0.3+float64(l)*2.5)
+			pdf.CellFormat(w, 2.5, tr(fit(pdf, tr, line, w)), "", 0, "L", false, 0, "")
+		}
 	}
-	pdf.SetXY(10, y+h+2)
+	pdf.SetXY(10, y+h+caption+2)
 }
 
 // ratingWords say what each rating means, as the legend gives them.
@@ -278,7 +385,7 @@ func legend(pdf *fpdf.Fpdf, tr func(string) string) {
 // each signed, when the inventory was fully signed, how, and its approval
 // code.
 func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
-	if pdf.GetY()+50 > 279 {
+	if pdf.GetY()+68 > 279 {
 		pdf.AddPage()
 	}
 	pdf.Ln(6)
@@ -300,15 +407,15 @@ func signatures(pdf *fpdf.Fpdf, tr func(string) string, inv Inventory) {
 		if !slices.Contains(required, p.party) && p.signed.IsZero() {
 			continue
 		}
-		lines = append(lines, "Firma del "+p.role+": "+signer(p.name)+stamp(p.signed, inv.Zone))
+		lines = append(lines, "Firma del "+p.role+": "+signer(p.name)+stamp(p.signed, inv.Zone)+way(inv.Certificate, p.party))
 		if slices.Contains(required, p.party) {
 			places = append(places, signaturePlace{caption: party(upperFirst(p.role), p.name), drawn: inv.Drawings[p.party]})
 		}
 	}
-	lines = append(lines, "Fecha de firma: "+stamp(inv.SignatureDate, inv.Zone)+remote(inv.RemoteSigned),
+	lines = append(lines, "Fecha de firma: "+stamp(inv.SignatureDate, inv.Zone)+remote(inv.RemoteSigned && !eachWayKnown(inv)),
 		"Código de aprobación: "+inv.ApprovalCode)
 	for _, l := range lines {
-		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
+		pdf.MultiCell(0, 6, tr(l), "", "L", false) // a signer's long name and how they signed wrap
 	}
 	signatureLines(pdf, tr, 14, places...)
 }
@@ -416,23 +523,61 @@ func party(role, name string) string {
 }
 
 // digestTable lists each embedded photo's file name and SHA-256.
-func digestTable(pdf *fpdf.Fpdf, tr func(string) string, photos []Photo) {
+func digestTable(pdf *fpdf.Fpdf, tr func(string) string, run *running, photos []Photo) {
 	if len(photos) == 0 {
 		return
 	}
-	pdf.Ln(6)
-	pdf.SetFont("Helvetica", "B", 12)
-	pdf.CellFormat(0, 8, tr("Fotografías: SHA-256 de cada archivo"), "B", 1, "L", false, 0, "")
+	digestHeading(pdf, tr, run)
+	defer func() { run.table = nil }()
 	for _, p := range photos {
 		pdf.SetFont("Helvetica", "", 7)
-		digest := p.SHA256
-		if digest == "" {
-			digest = "(no registrado)"
-		}
 		pdf.CellFormat(70, 4, tr(p.Reference), "", 0, "L", false, 0, "")
-		pdf.SetFont("Courier", "", 7)
-		pdf.CellFormat(0, 4, digest, "", 1, "L", false, 0, "")
+		digestCell(pdf, p, 7)
 	}
+}
+
+// photoIndex lists the signed report's photos as their captions name them
+// (number, room and item), each with its file's name and SHA-256.
+func photoIndex(pdf *fpdf.Fpdf, tr func(string) string, run *running, photos []shownPhoto) {
+	if len(photos) == 0 {
+		return
+	}
+	digestHeading(pdf, tr, run)
+	defer func() { run.table = nil }()
+	for _, p := range photos {
+		// A file named by its id (36 characters and its extension) fits
+		// whole beside the digest.
+		pdf.SetFont("Helvetica", "", 7)
+		pdf.CellFormat(12, 4, tr(p.name()), "", 0, "L", false, 0, "")
+		pdf.CellFormat(40, 4, tr(fit(pdf, tr, p.place(), 39)), "", 0, "L", false, 0, "")
+		pdf.SetFont("Helvetica", "", 6)
+		pdf.CellFormat(48, 4, tr(fit(pdf, tr, p.Reference, 47)), "", 0, "L", false, 0, "")
+		digestCell(pdf, p.Photo, 6.5)
+	}
+}
+
+// digestHeading starts the photo list, and has the pages it runs on to
+// say what they continue.
+func digestHeading(pdf *fpdf.Fpdf, tr func(string) string, run *running) {
+	const title = "Fotografías: SHA-256 de cada archivo"
+	keep(pdf, 6+8+3*4) // the heading with its first rows
+	pdf.Ln(6)
+	pdf.SetFont("Helvetica", "B", 12)
+	pdf.CellFormat(0, 8, tr(title), "B", 1, "L", false, 0, "")
+	run.table = func() {
+		pdf.SetFont("Helvetica", "B", 10)
+		pdf.CellFormat(0, 6, tr(title+" (continuación)"), "B", 1, "L", false, 0, "")
+	}
+}
+
+// digestCell ends a row of the photo list with the photo's SHA-256.
+func digestCell(pdf *fpdf.Fpdf, p Photo, size float64) {
+	digest := p.SHA256
+	if digest == "" {
+		digest = "(no registrado)"
+	}
+	pdf.SetFont("Courier", "", size)
+	pdf.CellFormat(0, 4, digest, "", 1, "L", false, 0, "")
 }
 
 // short is the first block of an id, enough to tell documents apart in a
@@ -444,6 +589,45 @@ func short(id string) string {
 	return id
 }
 
+// way is how party signed, as its signature's line ends: remotely (from a
+// link, or through the service) or in person; nothing where the record
+// does not say (a signature an import brought).
+func way(certificate []Attestation, party string) string {
+	for _, a := range certificate {
+		switch {
+		case a.Party != party:
+		case a.Method == "LINK":
+			return ", firma remota desde un enlace"
+		case a.Method == "CREDENTIAL" && a.Remote:
+			return ", firma remota"
+		case a.Method == "CREDENTIAL":
+			return ", firma en persona"
+		}
+	}
+	return ""
+}
+
+// eachWayKnown reports whether each signature's line says how it was made:
+// then the signature date no longer says "(firma remota)" for them all,
+// which an imported record's, knowing no more, still does.
+func eachWayKnown(inv Inventory) bool {
+	signed := 0
+	for _, t := range []time.Time{inv.AgentSigned, inv.OwnerSigned, inv.TenantSigned} {
+		if !t.IsZero() {
+			signed++
+		}
+	}
+	known := 0
+	for _, a := range inv.Certificate {
+		if way(inv.Certificate, a.Party) != "" {
+			known++
+		}
+	}
+	return signed > 0 && known == signed
+}
+
+// remote is the signature date's mark for a record that says only that
+// the inventory was signed remotely, not by whom.
 func remote(yes bool) string {
 	if yes {
 		return " (firma remota)"

@@ -3,12 +3,15 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +224,161 @@ func TestPhotosNotShownSayWhy(t *testing.T) {
 		"r0-i0-p0.jpg " + fmt.Sprintf("%064x", 0)} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Each signature's line says how that party signed: remotely from a link,
+// remotely through the service, or in person; the signature date no
+// longer says "(firma remota)" for them all. An imported record, which
+// knows only that the inventory was signed remotely, still says so there.
+func TestEachSignatureSaysWhetherItWasRemote(t *testing.T) {
+	needPoppler(t)
+	inv := inventory(t, 1, 1)
+	inv.Required = []string{"AGENT", "OWNER", "TENANT"}
+	inv.AgentName, inv.OwnerName, inv.TenantName = "Ana Gómez", "Luis Pérez", "Marta Ruiz"
+	inv.TenantSigned = inv.OwnerSigned
+	inv.Certificate = []report.Attestation{
+		{Party: "AGENT", Name: "Ana Gómez", Method: "LINK", Remote: true, At: inv.AgentSigned},
+		{Party: "OWNER", Name: "Luis Pérez", Method: "CREDENTIAL", At: inv.OwnerSigned},
+		{Party: "TENANT", Name: "Marta Ruiz", Method: "CREDENTIAL", Remote: true, At: inv.TenantSigned},
+	}
+	data, err := report.Render(context.Background(), inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := layoutText(t, pdfFile(t, data))
+	for _, want := range []string{
+		"Firma del agente: Ana Gómez, 2025-03-04 09:00 America/Bogota (2025-03-04 14:00 UTC), firma remota desde un enlace",
+		"Firma del propietario: Luis Pérez, 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC), firma en persona",
+		"Firma del arrendatario: Marta Ruiz, 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC), firma remota Fecha de firma",
+		"Fecha de firma: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC) Código de aprobación",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+
+	imported := inventory(t, 1, 1) // remote, and no certificate
+	data, err = report.Render(context.Background(), imported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = layoutText(t, pdfFile(t, data))
+	for _, want := range []string{"Firma del agente: 2025-03-04 09:00 America/Bogota (2025-03-04 14:00 UTC) Firma del propietario",
+		"Fecha de firma: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC) (firma remota)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the imported record's report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Each photo is captioned right under itself with its number, the first
+// characters of its SHA-256, its room and its item, and the photo list at
+// the end names it the same way beside its whole SHA-256: a printed photo
+// is matched to its file on any page. Read back with pdftotext -bbox, and
+// the pages rendered (pdftoppm) to see the photo above each caption.
+func TestEachPhotoIsCaptionedAsThePhotoListNamesIt(t *testing.T) {
+	needPoppler(t)
+	inv := inventory(t, 3, 9)
+	digests := map[string]string{} // reference → SHA-256
+	for _, env := range inv.Environments {
+		for _, it := range env.Items {
+			for i := range it.Photos {
+				sum := sha256.Sum256([]byte(it.Photos[i].Reference))
+				it.Photos[i].SHA256 = hex.EncodeToString(sum[:])
+				digests[it.Photos[i].Reference] = it.Photos[i].SHA256
+			}
+		}
+	}
+	data, err := report.Render(context.Background(), inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := pdfFile(t, data)
+
+	// The list: "Foto 7 Habitación 1 · Elemento 4 r0-i3-p0.jpg <SHA-256>".
+	type listed struct{ place, reference, digest string }
+	list := map[string]listed{}
+	for _, m := range regexp.MustCompile(`Foto (\d+) ([^·]+ · .+?) (r\d+-i\d+-p\d+\.jpg) ([0-9a-f]{64})`).FindAllStringSubmatch(layoutText(t, file), -1) {
+		list[m[1]] = listed{m[2], m[3], m[4]}
+	}
+	if len(list) != len(digests) {
+		t.Fatalf("the photo list names %d photos, want %d", len(list), len(digests))
+	}
+	for n, l := range list {
+		if digests[l.reference] != l.digest {
+			t.Errorf("Foto %s: listed with %s, its SHA-256 is %s", n, l.digest, digests[l.reference])
+		}
+	}
+
+	// The captions: "Foto 7 · 1a2b3c4d" over "Habitación 1 · Elemento 4".
+	all := words(t, file)
+	images := map[int]image.Image{}
+	captions := 0
+	for i := 0; i+3 < len(all); i++ {
+		w := all[i]
+		if w.text != "Foto" || all[i+2].text != "·" || !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(all[i+3].text) {
+			continue
+		}
+		captions++
+		n, start := all[i+1].text, all[i+3].text
+		l, ok := list[n]
+		switch {
+		case !ok:
+			t.Errorf("caption %v: Foto %s is not in the photo list", w, n)
+			continue
+		case !strings.HasPrefix(l.digest, start):
+			t.Errorf("caption %v: SHA-256 starting %s; the list gives %s", w, start, l.digest)
+		}
+		// The second line, as wide as the photo (28 mm).
+		next := all[i+4]
+		if place := line(all, w.page, next.yMin, w.xMin, w.xMin+28*72/25.4); next.yMin <= w.yMin || place != l.place {
+			t.Errorf("caption %v: place %q under it; the list gives %q", w, place, l.place)
+		}
+		if images[w.page] == nil {
+			images[w.page] = pageImage(t, file, w.page)
+		}
+		if blank(images[w.page], w.xMin+10, w.yMin-10) {
+			t.Errorf("caption %v: the page above it is blank, not its photo", w)
+		}
+	}
+	if captions != len(digests) {
+		t.Errorf("%d captions, want one a photo (%d)", captions, len(digests))
+	}
+	if len(images) < 2 {
+		t.Errorf("the photos are on %d pages: the test wants them across a page break", len(images))
+	}
+}
+
+// Money is printed as a person in Colombia writes it, from the decimal's
+// text, and the property's type and levels as a sentence would say them.
+func TestMoneyAndLevelsReadAsPeopleWriteThem(t *testing.T) {
+	needPoppler(t)
+	for _, tc := range []struct {
+		price, currency, kind string
+		levels                int
+		want                  []string
+	}{
+		{"1800000.00", "COP", "Local", 2, []string{"Canon de arrendamiento: $ 1.800.000 COP", "Cali (Local de 2 niveles)"}},
+		{"2500000.50", "COP", "Casa", 1, []string{"Canon de arrendamiento: $ 2.500.000,50 COP", "Cali (Casa de 1 nivel)"}},
+		{"9999999999999.99", "USD", "Apartamento", 3, []string{"Canon de arrendamiento: $ 9.999.999.999.999,99 USD", "(Apartamento de 3 niveles)"}},
+		{"950.00", "EUR", "Bodega", 0, []string{"Canon de arrendamiento: € 950 EUR", "Cali (Bodega)"}},
+	} {
+		inv := inventory(t, 1, 1)
+		inv.RentalPrice, inv.Currency, inv.PropertyType, inv.PropertyLevels = tc.price, tc.currency, tc.kind, tc.levels
+		data, err := report.Render(context.Background(), inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := layoutText(t, pdfFile(t, data))
+		for _, want := range tc.want {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s %s: the report lacks %q:\n%.600s", tc.price, tc.currency, want, text)
+			}
+		}
+		if strings.Contains(text, "nivel(es)") {
+			t.Errorf("%s: the report still says nivel(es)", tc.kind)
 		}
 	}
 }

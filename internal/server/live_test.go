@@ -748,3 +748,62 @@ func TestAClientThatStopsAnsweringPingsIsDropped(t *testing.T) {
 		t.Fatalf("a client that never answers pings: %d pings, then %v after %s; want it dropped within about 300 ms", pings, readErr, time.Since(start))
 	}
 }
+
+// A party's signature event tells that signature as it was made, over
+// graphql-ws: the agent who signed remotely is remote in AGENT_SIGNED
+// whatever the inventory is when the event is sent (its isRemoteSigned is
+// set once it is fully signed); the owner who signed in person is not;
+// other events tell no signature.
+func TestASignatureEventSaysWhetherThatSignatureWasRemote(t *testing.T) {
+	one := newInstance(t, testdb.DemoRecords.URL(t), server.Options{})
+	prop := aPropertyOf(t, one.st, datagen.DemoCompanies[0])
+	c, err := dialLive(t, one.srv.URL, map[string]any{"X-Company-Id": company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.subscribe("1", `subscription($property: ID) { inventoryEvents(propertyId: $property) {
+		kind signature { party signerName remote method } } }`, map[string]any{"property": prop})
+	time.Sleep(100 * time.Millisecond) // the subscription is registered
+	id := createOn(t, one.srv, prop)
+	sign := `mutation($input: SignInventoryInput!) { signInventory(input: $input) { inventory { id } } }`
+	one.srv.MustData(t, company, sign, map[string]any{"input": map[string]any{"inventoryId": id, "party": "AGENT", "signerName": "Ana Gómez", "remote": true}}, &struct{}{})
+	one.srv.MustData(t, company, sign, map[string]any{"input": map[string]any{"inventoryId": id, "party": "OWNER", "signerName": "Luis Pérez"}}, &struct{}{})
+
+	type signature struct {
+		Party, SignerName, Method string
+		Remote                    bool
+	}
+	got := map[string]*signature{}
+	for range 4 { // created, the agent's, the owner's, fully signed
+		m, err := c.next(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Data struct {
+				InventoryEvents struct {
+					Kind      string
+					Signature *signature
+				}
+			}
+			Errors []apitest.Error
+		}
+		if err := json.Unmarshal(m.Payload, &res); err != nil || len(res.Errors) > 0 {
+			t.Fatalf("next: %s (%v)", m.Payload, err)
+		}
+		ev := res.Data.InventoryEvents
+		got[ev.Kind] = ev.Signature
+	}
+	want := map[string]*signature{"INVENTORY_CREATED": nil, "FULLY_SIGNED": nil,
+		"AGENT_SIGNED": {Party: "AGENT", SignerName: "Ana Gómez", Method: "CREDENTIAL", Remote: true},
+		"OWNER_SIGNED": {Party: "OWNER", SignerName: "Luis Pérez", Method: "CREDENTIAL"}}
+	for kind, w := range want {
+		g, ok := got[kind]
+		switch {
+		case !ok:
+			t.Errorf("no %s event", kind)
+		case (g == nil) != (w == nil) || g != nil && *g != *w:
+			t.Errorf("%s: signature %+v; want %+v", kind, g, w)
+		}
+	}
+}

@@ -73,12 +73,13 @@ func (s *Service) enqueue(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) 
 	if !wanted && !repairs {
 		return nil
 	}
-	inv, err := summary(ctx, tx, ev)
+	inv, signature, err := summary(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
 	if wanted {
-		deliver(kind, payload(ev, kind, inv, nil), subscribedTo(endpoints, kind))
+		body := payload(ev, kind, inv, nil, signature)
+		deliver(kind, body, subscribedTo(endpoints, kind))
 	}
 	if repairs {
 		// Read in the event's transaction: the repair list as this
@@ -92,7 +93,7 @@ func (s *Service) enqueue(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) 
 			if c.Kind == live.Repaired {
 				k = RepairRepaired
 			}
-			deliver(k, payload(ev, k, inv, c), subscribedTo(endpoints, k))
+			deliver(k, payload(ev, k, inv, c, nil), subscribedTo(endpoints, k))
 		}
 	}
 	if len(creates) == 0 {
@@ -161,6 +162,21 @@ type EventData struct {
 	Version   *int              `json:"version,omitempty"`
 	By        *string           `json:"by,omitempty"`
 	Inventory *InventorySummary `json:"inventory,omitempty"`
+	// Signature is the signature an AGENT_SIGNED, OWNER_SIGNED or
+	// TENANT_SIGNED event tells of, as it was made: whether it was remote
+	// is known then, while the inventory's isRemoteSigned is set once it
+	// is fully signed.
+	Signature *PartySignature `json:"signature,omitempty"`
+}
+
+// PartySignature is one party's signature, as GraphQL's
+// Inventory.signatures lists it.
+type PartySignature struct {
+	Party      records.Party           `json:"party"`
+	SignerName *string                 `json:"signerName,omitempty"`
+	SignedAt   time.Time               `json:"signedAt"`
+	Remote     bool                    `json:"remote"`
+	Method     records.SignatureMethod `json:"method"`
 }
 
 // InventorySummary is the inventory as the event's transaction left it.
@@ -176,30 +192,36 @@ type InventorySummary struct {
 }
 
 // summary is ev's inventory as ev's transaction leaves it (nil when it is
-// gone), read once for all of the event's deliveries.
-func summary(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) (*InventorySummary, error) {
-	if w, ok := records.WrittenIn(ctx, ev.InventoryID); ok {
+// gone), read once for all of the event's deliveries, and for a party's
+// signature event that signature.
+func summary(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) (*InventorySummary, *PartySignature, error) {
+	party, signs := records.SignedIn(ev.Kind)
+	if w, ok := records.WrittenIn(ctx, ev.InventoryID); ok && !signs {
 		return &InventorySummary{ID: ev.InventoryID, PropertyID: w.PropertyID, Version: w.Version, IsSigned: w.IsSigned,
-			SignatureDate: w.SignatureDate, PDFSHA256: w.PDFSha256, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
+			SignatureDate: w.SignatureDate, PDFSHA256: w.PDFSha256, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil, nil
 	}
 	inv, err := tx.Inventory.Get(ctx, ev.InventoryID)
 	switch {
 	case ent.IsNotFound(err):
-		return nil, nil
+		return nil, nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("webhooks: the inventory of an event: %w", err)
+		return nil, nil, fmt.Errorf("webhooks: the inventory of an event: %w", err)
+	}
+	var signature *PartySignature
+	if s := records.SignatureOf(inv, party); signs && s != nil {
+		signature = &PartySignature{Party: s.Party, SignerName: s.SignerName, SignedAt: s.SignedAt, Remote: s.Remote, Method: s.Method}
 	}
 	return &InventorySummary{ID: inv.ID, PropertyID: inv.PropertyID, Version: inv.Version, IsSigned: inv.IsSigned,
-		SignatureDate: inv.SignatureDate, PDFSHA256: inv.PdfSha256, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt}, nil
+		SignatureDate: inv.SignatureDate, PDFSHA256: inv.PdfSha256, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt}, signature, nil
 }
 
 // payload is ev's body as kind, with its inventory as the write made it
-// (whatever a later write does before the delivery). A repair's change
-// names its item and city.
-func payload(ev *ent.RecordEvent, kind Kind, inv *InventorySummary, repair *live.RepairEvent) []byte {
+// (whatever a later write does before the delivery), and the signature a
+// party's signature event made. A repair's change names its item and city.
+func payload(ev *ent.RecordEvent, kind Kind, inv *InventorySummary, repair *live.RepairEvent, signature *PartySignature) []byte {
 	p := Payload{Type: kind.Type(), Timestamp: ev.At.UTC(), Data: EventData{Cursor: strconv.FormatInt(ev.ID, 10), Kind: kind,
 		CompanyID: ev.CompanyID, PropertyID: ev.PropertyID, InventoryID: ev.InventoryID, ItemID: ev.ItemID, PhotoID: ev.PhotoID,
-		Version: ev.Version, By: ev.Actor, Inventory: inv}}
+		Version: ev.Version, By: ev.Actor, Inventory: inv, Signature: signature}}
 	if repair != nil {
 		p.Data.ItemID, p.Data.PhotoID, p.Data.City = repair.ItemID, nil, repair.City
 	}

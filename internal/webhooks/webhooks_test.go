@@ -839,3 +839,48 @@ func TestACreatedInventorysPayloadIsTheInventoryAsStored(t *testing.T) {
 		t.Errorf("payload's inventory %s; stored %s", gotJSON, wantJSON)
 	}
 }
+
+// A party's signature event tells that signature as it was made: the agent
+// who signed remotely is reported remote in AGENT_SIGNED, before the
+// inventory is fully signed (when its isRemoteSigned is set), and the
+// owner who signed in person is not; FULLY_SIGNED tells no one signature.
+func TestASignatureEventSaysWhetherThatSignatureWasRemote(t *testing.T) {
+	st := testdb.DemoRecords.Open(t)
+	svc := service(t, st)
+	ctx := tenant.WithCompany(context.Background(), datagen.DemoCompanies[0])
+	rcv := newReceiver(t, nil)
+	_, secret, err := svc.Create(ctx, webhooks.NewEndpoint{URL: rcv.URL + "/hook", Events: []webhooks.Kind{"AGENT_SIGNED", "OWNER_SIGNED", "FULLY_SIGNED"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	rcv.secret = secret
+	rcv.mu.Unlock()
+	inv := unsigned(t, st, ctx)
+	rs := records.NewService(st.Client, st, slog.New(slog.DiscardHandler), nil, nil, false)
+	for _, s := range []records.Signing{{InventoryID: inv.ID, Party: records.Agent, SignerName: "Ana Gómez", Remote: true},
+		{InventoryID: inv.ID, Party: records.Owner, SignerName: "Luis Pérez"}} {
+		if _, err := rs.Sign(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, "the three deliveries", func() bool { return len(rcv.deliveries()) >= 3 })
+	byKind := map[webhooks.Kind]webhooks.EventData{}
+	for _, r := range rcv.deliveries() {
+		if r.err != nil {
+			t.Fatalf("delivery %s: %v", r.id, r.err)
+		}
+		byKind[r.payload.Data.Kind] = r.payload.Data
+	}
+	agent, owner, full := byKind["AGENT_SIGNED"], byKind["OWNER_SIGNED"], byKind["FULLY_SIGNED"]
+	if s := agent.Signature; s == nil || s.Party != records.Agent || !s.Remote || s.Method != records.ByCredential ||
+		s.SignerName == nil || *s.SignerName != "Ana Gómez" || s.SignedAt.IsZero() || agent.Inventory == nil || agent.Inventory.IsSigned {
+		t.Errorf("AGENT_SIGNED: signature %+v, inventory %+v; want the agent's, remote, on an inventory not yet signed", s, agent.Inventory)
+	}
+	if s := owner.Signature; s == nil || s.Party != records.Owner || s.Remote || s.SignerName == nil || *s.SignerName != "Luis Pérez" {
+		t.Errorf("OWNER_SIGNED: signature %+v; want the owner's, in person", s)
+	}
+	if full.Signature != nil {
+		t.Errorf("FULLY_SIGNED: signature %+v; want none", full.Signature)
+	}
+}
