@@ -3,43 +3,22 @@ package graph_test
 import (
 	"context"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/device"
 	"github.com/google/uuid"
 
 	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/internal/browsertest"
 	"github.com/propertyrecords/inventory/internal/drawing"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
-
-// chromium is the browser the signing page is tested in: Debian's, which
-// .ci/run installs as it does poppler-utils. Without it the test is skipped
-// on a developer's machine and fails in CI.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("Chromium is not installed: CI must test the signing page in a browser (.ci/run installs Debian's chromium)")
-	}
-	t.Skip("Chromium is not installed: the signing page is not tested in a browser")
-	return ""
-}
 
 // TestATenantSignsOnAPhoneInChromium: the whole of issue 36's promise, in
 // a real browser at a phone's size. The agent and the owner have signed a
@@ -52,7 +31,7 @@ func chromium(t *testing.T) string {
 // SHA-256 the page showed; the signed PDF names the tenant and certifies
 // the signature, drawn.
 func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
-	browser := chromium(t)
+	browsertest.Chromium(t) // skipped without it, before the records are made
 	w := newLinkWrites(t, server.Options{})
 	moveOut := w.tree(uuid.NewString(), 2, 2)
 	moveOut["inventoryType"] = "DESOCUPACION"
@@ -72,41 +51,11 @@ func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
 	}
 	link := w.mustLink(t, made.ID, "TENANT", "Marta Ruiz")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.UserDataDir(browserProfile(t)))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTime()
-
-	// Every request the page makes, and every complaint of the console.
-	var mu sync.Mutex
-	var requested, complaints []string
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requested = append(requested, ev.Request.URL)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.LevelError || ev.Entry.Level == log.LevelWarning {
-				complaints = append(complaints, ev.Entry.Text)
-			}
-		case *runtime.EventExceptionThrown:
-			complaints = append(complaints, ev.ExceptionDetails.Error())
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				complaints = append(complaints, "console.error")
-			}
-		}
-	})
+	ctx, browser := browsertest.Start(t, 90*time.Second)
 
 	var shownDigest, photoSrc, title string
 	var padVisible bool
 	if err := chromedp.Run(ctx,
-		network.Enable(), log.Enable(), runtime.Enable(),
 		chromedp.Emulate(device.Pixel5),
 		// A phone in Colombia: the page in Spanish.
 		network.SetExtraHTTPHeaders(network.Headers{"Accept-Language": "es-CO,es;q=0.9"}),
@@ -176,16 +125,14 @@ func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
 		t.Fatalf("after signing the page says %q, shows the drawing %q", signedText, drawnPath)
 	}
 
-	mu.Lock()
-	for _, u := range requested {
+	for _, u := range browser.Requested() {
 		if !strings.HasPrefix(u, w.srv.URL+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page asked for %s: it must ask nothing of any other server", u)
 		}
 	}
-	for _, c := range complaints {
+	for _, c := range browser.Complaints() {
 		t.Errorf("the browser complained: %s", c)
 	}
-	mu.Unlock()
 
 	// The record: signed by the three, the tenant from the link, with the
 	// drawing and the document the page showed.
@@ -219,28 +166,6 @@ func TestATenantSignsOnAPhoneInChromium(t *testing.T) {
 	if strings.Contains(text, "BORRADOR") {
 		t.Error("the signed PDF says it is a draft")
 	}
-}
-
-// browserProfile is a folder for Chromium's profile, removed after the
-// test. Not t.TempDir: Chromium's helper processes may still write to it
-// for a moment after the browser is stopped, and t.TempDir fails the test
-// when its folder cannot be removed at once.
-func browserProfile(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "chromium-profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 20 {
-			if os.RemoveAll(dir) == nil {
-				return
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		t.Logf("Chromium's profile %s is left behind: it could not be removed", dir)
-	})
-	return dir
 }
 
 func deref(s *string) string {

@@ -55,6 +55,13 @@ var LiveQuery string
 //go:embed signing.js
 var signingPanel string
 
+// livePanel is the IDE's Live events panel (a GraphiQL plugin): a
+// property's events, every one received, followed by a subscription of its
+// own while the tabs run. Inlined in the page as the Signing links panel is.
+//
+//go:embed live.js
+var livePanel string
+
 // LiveVariables are the live tab's variables: the capture tab's property.
 func LiveVariables(ex Examples) map[string]any {
 	property := "<a property id>"
@@ -150,6 +157,13 @@ func CaptureVariables(ex Examples) map[string]any {
 	}, "party": "TENANT", "signerName": "Marta Ruiz"}
 }
 
+// liveConfig is what the Live events panel is started with: the live tab's
+// document (the server's copy), whose subscription it holds, and the
+// capture tab's property, which it follows unless the tab names another.
+func liveConfig(ex Examples) map[string]any {
+	return map[string]any{"document": LiveQuery, "propertyId": LiveVariables(ex)["propertyId"]}
+}
+
 var page = template.Must(template.New("ide").Parse(pageHTML))
 
 // signingConfig is what the Signing links panel is started with: where it
@@ -163,10 +177,11 @@ func signingConfig(endpoint string) map[string]any {
 
 // contentSecurityPolicy lets the browser load scripts, styles and data only
 // from this server (GraphiQL's fonts are inline data: URLs). page.html starts
-// GraphiQL, and defines the Signing links panel, with inline scripts, hence
-// script-src's 'unsafe-inline'; the panel's requests go to the endpoint
-// (connect-src 'self'), and its link opens the signing page by navigation,
-// which the policy does not govern.
+// GraphiQL, and defines the Signing links and Live events panels, with
+// inline scripts, hence script-src's 'unsafe-inline'; the panels' requests
+// and subscriptions go to the endpoint (connect-src 'self', which takes
+// this server's WebSocket too), and the signing link opens the signing
+// page by navigation, which the policy does not govern.
 // frame-ancestors 'none' forbids framing the page: the IDE sends queries with
 // the company header it holds, and a page of another site that framed it
 // could get a user to click through one (clickjacking).
@@ -178,7 +193,8 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-inl
 // (withCredential), an Authorization header for the user to paste a key or
 // token into. Its second tab compares two inventories, its third follows a
 // property's writes live, and its fourth makes and signs one, with the
-// Signing links panel beside it for the parties who sign from a link:
+// Signing links panel beside it for the parties who sign from a link and
+// the Live events panel listing the writes while the tabs run:
 // examples, asked at the first page served, names the records they open on;
 // placeholders stand in for those it finds none of.
 func Page(endpoint string, company uuid.UUID, withCredential bool, examples func(context.Context) Examples) http.Handler {
@@ -206,7 +222,8 @@ func Page(endpoint string, company uuid.UUID, withCredential bool, examples func
 			"ComparisonQuery": ComparisonQuery, "ComparisonVariables": string(variables),
 			"CaptureQuery": CaptureQuery, "CaptureVariables": string(capture),
 			"LiveQuery": LiveQuery, "LiveVariables": string(liveVariables),
-			"SigningPanel": template.JS(signingPanel), "SigningConfig": signingConfig(endpoint)})
+			"SigningPanel": template.JS(signingPanel), "SigningConfig": signingConfig(endpoint),
+			"LivePanel": template.JS(livePanel), "LiveConfig": liveConfig(ex)})
 		if err != nil {
 			panic(err) // the template and its data are fixed at build time
 		}

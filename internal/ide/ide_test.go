@@ -131,8 +131,8 @@ func TestThePagesScriptsParse(t *testing.T) {
 	}
 	_, page := render(t)
 	scripts := regexp.MustCompile(`(?s)<script>(.*?)</script>`).FindAllStringSubmatch(page, -1)
-	if len(scripts) != 2 {
-		t.Fatalf("the page has %d inline scripts, want the panel and the start", len(scripts))
+	if len(scripts) != 3 {
+		t.Fatalf("the page has %d inline scripts, want the two panels and the start", len(scripts))
 	}
 	for i, s := range scripts {
 		file := filepath.Join(t.TempDir(), "script.js")
@@ -142,5 +142,27 @@ func TestThePagesScriptsParse(t *testing.T) {
 		if out, err := exec.Command(node, "--check", file).CombinedOutput(); err != nil {
 			t.Errorf("inline script %d does not parse: %v\n%s", i, err, out)
 		}
+	}
+}
+
+// The page inlines the Live events panel, started with the live tab's
+// document and the page's own fetcher: nothing from elsewhere, nothing the
+// policy would block, no request but the fetcher's.
+func TestThePageHasTheLivePanel(t *testing.T) {
+	_, page := render(t)
+	for _, want := range []string{"<script>" + livePanel + "</script>", `livePlugin({"document":`, "}, fetcher)]", `<link rel="icon" href="/favicon.ico">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	if m := externalRef.FindString(livePanel); m != "" {
+		t.Errorf("the panel names an outside address: %s", m)
+	}
+	if strings.Contains(strings.ToLower(livePanel), "</script") || strings.Contains(livePanel, "eval(") || strings.Contains(livePanel, "new Function") ||
+		strings.Contains(livePanel, "fetch(") || strings.Contains(livePanel, "WebSocket") {
+		t.Errorf("the panel's script would end the page's script element early, needs 'unsafe-eval', or connects other than through the page's fetcher")
+	}
+	if !strings.Contains(LiveQuery, "subscription Live(") || !strings.Contains(livePanel, "operationName: 'Live'") {
+		t.Errorf("the panel runs an operation the live document does not have")
 	}
 }

@@ -154,6 +154,7 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 		return ideExamples(tenant.WithCompany(ctx, opts.IDECompany), st, log)
 	}))
 	mux.Handle("GET /ide/", ide.Assets())
+	mux.Handle("GET /favicon.ico", ide.Favicon())
 	// The signed PDFs not kept yet are made in the background, one rendering
 	// of each for a signature and the downloads that come meanwhile.
 	// Each signature keeps the SHA-256 of the draft it signed (keeper's).
@@ -310,14 +311,15 @@ func requestTimeout(opts Options) time.Duration {
 }
 
 // openPatterns are the endpoints anyone may call, credential or not: health
-// and readiness, metrics, the IDE page and its assets, the OpenAPI document,
+// and readiness, metrics, the IDE page, its assets and its icon (browsers
+// ask for /favicon.ico with no header), the OpenAPI document,
 // signed photo URLs (their signature is the credential: browsers load
 // them in img tags, which send no header), and the signature links' pages
 // (their token is the credential: the signer has no other). Matched by the pattern that
 // serves the request, so that no spelling of a path, and no base URL set
 // under an open prefix, opens another endpoint.
 var openPatterns = map[string]bool{
-	"GET /{$}": true, "GET /ide/": true, "GET /healthz": true, "GET /readyz": true, "GET /metrics": true,
+	"GET /{$}": true, "GET /ide/": true, "GET /favicon.ico": true, "GET /healthz": true, "GET /readyz": true, "GET /metrics": true,
 	"/openapi.json": true, files.PhotoPath + "{reference}": true,
 	"GET " + signpage.Path + "{token}": true, "POST " + signpage.Path + "{token}": true,
 	"GET " + signpage.Path + "{token}/draft.pdf": true, "GET " + signpage.PadScript: true,
