@@ -90,6 +90,11 @@ type Event struct {
 	Version *int
 	// By is who made a change: the credential's name, or the command.
 	By *string
+	// recorded is the change's record event's id: the order its writes
+	// committed in, which tells apart two changes of one millisecond (the
+	// precision times are kept to); 0 for the events read from the
+	// inventory's own columns.
+	recorded int64
 }
 
 // The bounds of a timeline: the events of a property's most recent
@@ -175,7 +180,7 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 	for _, ev := range changed {
 		l.loaded[ev.PropertyID] = append(l.loaded[ev.PropertyID], &Event{At: ev.At.UTC(), Kind: changes[ev.Kind],
 			InventoryID: ev.InventoryID, InventoryType: types[ev.InventoryID], ItemID: ev.ItemID, PhotoID: ev.PhotoID,
-			Version: ev.Version, By: ev.Actor})
+			Version: ev.Version, By: ev.Actor, recorded: ev.ID})
 	}
 	counted := map[uuid.UUID]int{}
 	for _, inv := range invs { // newest first within a property
@@ -186,10 +191,20 @@ func Of(ctx context.Context, client *ent.Client, property uuid.UUID) ([]*Event, 
 	}
 	for _, id := range ids {
 		slices.SortStableFunc(l.loaded[id], func(a, b *Event) int {
-			return cmp.Or(a.At.Compare(b.At), cmp.Compare(order[a.Kind], order[b.Kind]), cmp.Compare(a.InventoryID.String(), b.InventoryID.String()))
+			return cmp.Or(a.At.Compare(b.At), bothRecorded(a, b), cmp.Compare(order[a.Kind], order[b.Kind]),
+				cmp.Compare(a.InventoryID.String(), b.InventoryID.String()))
 		})
 	}
 	return l.loaded[property], nil
+}
+
+// bothRecorded orders two recorded changes of one instant as they were
+// written; 0 when either was read from an inventory's columns.
+func bothRecorded(a, b *Event) int {
+	if a.recorded == 0 || b.recorded == 0 {
+		return 0
+	}
+	return cmp.Compare(a.recorded, b.recorded)
 }
 
 func events(inv *ent.Inventory) []*Event {
