@@ -76,9 +76,12 @@ func LiveVariables(ex Examples) map[string]any {
 type Examples struct {
 	// From and To are two inventories of one property, for the comparison.
 	From, To uuid.UUID
-	// Property and Material are a property and a material of the company,
-	// for the inventory the capture tab makes.
+	// Property is a property of the company, for the inventory the
+	// capture tab makes; Materials are catalogue materials by name, for
+	// its items (a floor of ceramic, a window of glass), and Material any
+	// one, for an item whose own is not in the catalogue.
 	Property, Material uuid.UUID
+	Materials          map[string]uuid.UUID
 }
 
 // captureInventory is the id of the inventory the capture tab makes: fixed,
@@ -137,13 +140,26 @@ func captureInventories() map[string]string {
 // inventory to make (required by DefaultRequired), and the party and name
 // a signing link is requested for (the tenant's, whom the default leaves
 // out: tick TENANT in the panel to require them).
+// The materials of the capture tab's items, by their catalogue names.
+const (
+	FloorMaterial  = "Cerámica"
+	WindowMaterial = "Vidrio"
+)
+
 func CaptureVariables(ex Examples) map[string]any {
-	property, material := "<a property id>", "<a material id>"
+	property := "<a property id>"
 	if ex.Property != uuid.Nil {
 		property = ex.Property.String()
 	}
-	if ex.Material != uuid.Nil {
-		material = ex.Material.String()
+	// Each item of the material it is made of, where the catalogue has it.
+	material := func(name string) string {
+		if id, ok := ex.Materials[name]; ok {
+			return id.String()
+		}
+		if ex.Material != uuid.Nil {
+			return ex.Material.String()
+		}
+		return "<a material id>"
 	}
 	id := CaptureInventoryFor(DefaultRequired).String()
 	return map[string]any{"id": id, "input": map[string]any{
@@ -151,8 +167,8 @@ func CaptureVariables(ex Examples) map[string]any {
 		"rentalPrice": "1800000", "currency": "COP",
 		"requiredSignatures": append([]string(nil), DefaultRequired...),
 		"environments": []any{map[string]any{"name": "Sala", "level": 1, "items": []any{
-			map[string]any{"name": "Piso", "materialId": material, "rating": 5, "toRepair": false, "description": "Sin novedad", "order": 0},
-			map[string]any{"name": "Ventana", "materialId": material, "rating": 2, "toRepair": true, "description": "Vidrio rayado", "order": 1},
+			map[string]any{"name": "Piso", "materialId": material(FloorMaterial), "rating": 5, "toRepair": false, "description": "Sin novedad", "order": 0},
+			map[string]any{"name": "Ventana", "materialId": material(WindowMaterial), "rating": 2, "toRepair": true, "description": "Vidrio rayado", "order": 1},
 		}}},
 	}, "party": "TENANT", "signerName": "Marta Ruiz"}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/google/uuid"
+
 	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/internal/compare"
 	"github.com/propertyrecords/inventory/internal/ide"
 	"github.com/propertyrecords/inventory/internal/store"
@@ -27,6 +30,12 @@ func ideExamples(ctx context.Context, st *store.Store, log *slog.Logger) ide.Exa
 	}
 	if it, err := st.Client.Item.Query().Where(item.HasMaterial()).WithMaterial().First(ctx); err == nil && it.Edges.Material != nil {
 		ex.Material = it.Edges.Material.ID
+	}
+	if ms, err := st.Client.Material.Query().Where(material.NameIn(ide.FloorMaterial, ide.WindowMaterial)).All(ctx); err == nil {
+		ex.Materials = map[string]uuid.UUID{}
+		for _, m := range ms {
+			ex.Materials[m.Name] = m.ID
+		}
 	}
 	return ex
 }
