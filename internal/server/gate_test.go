@@ -161,7 +161,7 @@ func TestOperationsOverAWebSocketPassTheGateOfRequests(t *testing.T) {
 	t.Run("budget", func(t *testing.T) {
 		one := newInstance(t, url, server.Options{Auth: auth.APIKey, Verifier: keys,
 			Share:  fairshare.NewQueue(server.ShareOptions(st, 0, store.DefaultAcquireTimeout)),
-			Budget: fairshare.NewBudget(100_000, 100)})
+			Budget: fairshare.NewBudget(120_000, 100)})
 		ide, err := os.ReadFile("../ide/example.graphql")
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func TestOperationsOverAWebSocketPassTheGateOfRequests(t *testing.T) {
 			codes = append(codes, codeOf(errs))
 		}
 		if codes[0] != "" || codes[1] != "" || codes[2] != "RATE_LIMITED" {
-			t.Errorf("three operations of 39,148 on a budget of 100,000: codes %q; want two served, then RATE_LIMITED", codes)
+			t.Errorf("three operations of about 51,000 on a budget of 120,000: codes %q; want two served, then RATE_LIMITED", codes)
 		}
 	})
 
