@@ -257,8 +257,8 @@ func (Inventory) Annotations() []schema.Annotation {
 		entsql.Checks(map[string]string{
 			"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL)" +
 				" OR (NOT is_signed AND NOT is_remote_signed AND approval_code IS NULL AND signature_date IS NULL))",
-			"inventory_type_code":   "(inventory_type BETWEEN 0 AND 3)",
-			"inventory_price_range": "(rental_price >= 0 AND rental_price < 10000000000000)",
+			"inventory_type_code":     "(inventory_type BETWEEN 0 AND 3)",
+			"inventory_price_range":   "(rental_price >= 0 AND rental_price < 10000000000000)",
 			"inventory_deposit_range": "(deposit IS NULL OR (deposit >= 0 AND deposit < 10000000000000))",
 		}),
 	}
