@@ -4,6 +4,7 @@ package ent
 
 import (
 	"github.com/propertyrecords/inventory/ent/apikey"
+	"github.com/propertyrecords/inventory/ent/company"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -24,7 +25,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 11)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 12)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -47,6 +48,22 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[1] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   company.Table,
+			Columns: company.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeUUID,
+				Column: company.FieldID,
+			},
+		},
+		Type: "Company",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			company.FieldName:      {Type: field.TypeString, Column: company.FieldName},
+			company.FieldCreatedAt: {Type: field.TypeTime, Column: company.FieldCreatedAt},
+			company.FieldUpdatedAt: {Type: field.TypeTime, Column: company.FieldUpdatedAt},
+		},
+	}
+	graph.Nodes[2] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   environment.Table,
 			Columns: environment.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -64,7 +81,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			environment.FieldOrder:       {Type: field.TypeInt, Column: environment.FieldOrder},
 		},
 	}
-	graph.Nodes[2] = &sqlgraph.Node{
+	graph.Nodes[3] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   inventory.Table,
 			Columns: inventory.Columns,
@@ -79,6 +96,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldPropertyID:             {Type: field.TypeUUID, Column: inventory.FieldPropertyID},
 			inventory.FieldInventoryType:          {Type: field.TypeInt, Column: inventory.FieldInventoryType},
 			inventory.FieldRentalPrice:            {Type: field.TypeOther, Column: inventory.FieldRentalPrice},
+			inventory.FieldDeposit:                {Type: field.TypeOther, Column: inventory.FieldDeposit},
 			inventory.FieldCurrency:               {Type: field.TypeString, Column: inventory.FieldCurrency},
 			inventory.FieldIsSigned:               {Type: field.TypeBool, Column: inventory.FieldIsSigned},
 			inventory.FieldIsRemoteSigned:         {Type: field.TypeBool, Column: inventory.FieldIsRemoteSigned},
@@ -112,7 +130,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			inventory.FieldTenantSignatureDrawing: {Type: field.TypeString, Column: inventory.FieldTenantSignatureDrawing},
 		},
 	}
-	graph.Nodes[3] = &sqlgraph.Node{
+	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   item.Table,
 			Columns: item.Columns,
@@ -133,7 +151,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			item.FieldToRepair:      {Type: field.TypeBool, Column: item.FieldToRepair},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   material.Table,
 			Columns: material.Columns,
@@ -147,7 +165,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			material.FieldName: {Type: field.TypeString, Column: material.FieldName},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   photo.Table,
 			Columns: photo.Columns,
@@ -164,7 +182,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			photo.FieldSha256:           {Type: field.TypeString, Column: photo.FieldSha256},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   property.Table,
 			Columns: property.Columns,
@@ -187,7 +205,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			property.FieldCreatedAt:    {Type: field.TypeTime, Column: property.FieldCreatedAt},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   recordevent.Table,
 			Columns: recordevent.Columns,
@@ -209,7 +227,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			recordevent.FieldActor:       {Type: field.TypeString, Column: recordevent.FieldActor},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signaturerequest.Table,
 			Columns: signaturerequest.Columns,
@@ -237,7 +255,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signaturerequest.FieldConsentVersion:   {Type: field.TypeString, Column: signaturerequest.FieldConsentVersion},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -261,7 +279,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldUpdatedAt:   {Type: field.TypeTime, Column: webhookdelivery.FieldUpdatedAt},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -490,6 +508,61 @@ func (f *APIKeyFilter) WhereRevokedAt(p entql.TimeP) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *CompanyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CompanyQuery builder.
+func (_q *CompanyQuery) Filter() *CompanyFilter {
+	return &CompanyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CompanyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CompanyMutation builder.
+func (m *CompanyMutation) Filter() *CompanyFilter {
+	return &CompanyFilter{config: m.config, predicateAdder: m}
+}
+
+// CompanyFilter provides a generic filtering capability at runtime for CompanyQuery.
+type CompanyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CompanyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql [16]byte predicate on the id field.
+func (f *CompanyFilter) WhereID(p entql.ValueP) {
+	f.Where(p.Field(company.FieldID))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *CompanyFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(company.FieldName))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *CompanyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(company.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *CompanyFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(company.FieldUpdatedAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *EnvironmentQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -518,7 +591,7 @@ type EnvironmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EnvironmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -616,7 +689,7 @@ type InventoryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *InventoryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -645,6 +718,11 @@ func (f *InventoryFilter) WhereInventoryType(p entql.IntP) {
 // WhereRentalPrice applies the entql other predicate on the rental_price field.
 func (f *InventoryFilter) WhereRentalPrice(p entql.OtherP) {
 	f.Where(p.Field(inventory.FieldRentalPrice))
+}
+
+// WhereDeposit applies the entql other predicate on the deposit field.
+func (f *InventoryFilter) WhereDeposit(p entql.OtherP) {
+	f.Where(p.Field(inventory.FieldDeposit))
 }
 
 // WhereCurrency applies the entql string predicate on the currency field.
@@ -859,7 +937,7 @@ type ItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -981,7 +1059,7 @@ type MaterialFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaterialFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1040,7 +1118,7 @@ type PhotoFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PhotoFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1114,7 +1192,7 @@ type PropertyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PropertyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1218,7 +1296,7 @@ type RecordEventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RecordEventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1303,7 +1381,7 @@ type SignatureRequestFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SignatureRequestFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1418,7 +1496,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1513,7 +1591,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

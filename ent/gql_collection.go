@@ -195,6 +195,11 @@ func (_q *InventoryQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 				selectedFields = append(selectedFields, inventory.FieldRentalPrice)
 				fieldSeen[inventory.FieldRentalPrice] = struct{}{}
 			}
+		case "deposit":
+			if _, ok := fieldSeen[inventory.FieldDeposit]; !ok {
+				selectedFields = append(selectedFields, inventory.FieldDeposit)
+				fieldSeen[inventory.FieldDeposit] = struct{}{}
+			}
 		case "currency":
 			if _, ok := fieldSeen[inventory.FieldCurrency]; !ok {
 				selectedFields = append(selectedFields, inventory.FieldCurrency)

@@ -30,6 +30,8 @@ type Inventory struct {
 	InventoryType inventorytype.Type `json:"inventory_type,omitempty"`
 	// Monthly rental price, an exact decimal with two places, in currency.
 	RentalPrice decimal.Decimal `json:"rental_price,omitempty"`
+	// The security deposit the tenant paid, an exact decimal with two places, in currency; absent when none was recorded.
+	Deposit *decimal.Decimal `json:"deposit,omitempty"`
 	// ISO 4217 code of rental_price.
 	Currency string `json:"currency,omitempty"`
 	// Whether both parties signed; a signed inventory has a signed PDF.
@@ -135,7 +137,7 @@ func (e InventoryEdges) EnvironmentsOrErr() ([]*Environment, error) {
 
 // scanInventoryRow holds the scan destinations of one Inventory row in a single allocation.
 type scanInventoryRow struct {
-	values                 [36]any
+	values                 [37]any
 	ID                     uuid.UUID
 	CompanyID              uuid.UUID
 	PropertyID             uuid.UUID
@@ -195,6 +197,8 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 			values[i] = &row.InventoryType
 		case inventory.FieldRentalPrice:
 			values[i] = &row.RentalPrice
+		case inventory.FieldDeposit:
+			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case inventory.FieldCurrency:
 			values[i] = &row.Currency
 		case inventory.FieldIsSigned:
@@ -301,6 +305,13 @@ func (_m *Inventory) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field rental_price", values[i])
 			} else if value != nil {
 				_m.RentalPrice = *value
+			}
+		case inventory.FieldDeposit:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field deposit", values[i])
+			} else if value.Valid {
+				_m.Deposit = new(decimal.Decimal)
+				*_m.Deposit = *value.S.(*decimal.Decimal)
 			}
 		case inventory.FieldCurrency:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -564,6 +575,11 @@ func (_m *Inventory) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("rental_price=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RentalPrice))
+	builder.WriteString(", ")
+	if v := _m.Deposit; v != nil {
+		builder.WriteString("deposit=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("currency=")
 	builder.WriteString(_m.Currency)

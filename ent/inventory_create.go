@@ -49,6 +49,20 @@ func (_c *InventoryCreate) SetRentalPrice(v decimal.Decimal) *InventoryCreate {
 	return _c
 }
 
+// SetDeposit sets the "deposit" field.
+func (_c *InventoryCreate) SetDeposit(v decimal.Decimal) *InventoryCreate {
+	_c.mutation.SetDeposit(v)
+	return _c
+}
+
+// SetNillableDeposit sets the "deposit" field if the given value is not nil.
+func (_c *InventoryCreate) SetNillableDeposit(v *decimal.Decimal) *InventoryCreate {
+	if v != nil {
+		_c.SetDeposit(*v)
+	}
+	return _c
+}
+
 // SetCurrency sets the "currency" field.
 func (_c *InventoryCreate) SetCurrency(v string) *InventoryCreate {
 	_c.mutation.SetCurrency(v)
@@ -815,6 +829,10 @@ func (_c *InventoryCreate) createSpec() (*Inventory, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RentalPrice(); ok {
 		_spec.SetField(inventory.FieldRentalPrice, field.TypeOther, value)
 		_node.RentalPrice = value
+	}
+	if value, ok := _c.mutation.Deposit(); ok {
+		_spec.SetField(inventory.FieldDeposit, field.TypeOther, value)
+		_node.Deposit = &value
 	}
 	if value, ok := _c.mutation.Currency(); ok {
 		_spec.SetField(inventory.FieldCurrency, field.TypeString, value)

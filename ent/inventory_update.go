@@ -67,6 +67,26 @@ func (_u *InventoryUpdate) SetNillableRentalPrice(v *decimal.Decimal) *Inventory
 	return _u
 }
 
+// SetDeposit sets the "deposit" field.
+func (_u *InventoryUpdate) SetDeposit(v decimal.Decimal) *InventoryUpdate {
+	_u.mutation.SetDeposit(v)
+	return _u
+}
+
+// SetNillableDeposit sets the "deposit" field if the given value is not nil.
+func (_u *InventoryUpdate) SetNillableDeposit(v *decimal.Decimal) *InventoryUpdate {
+	if v != nil {
+		_u.SetDeposit(*v)
+	}
+	return _u
+}
+
+// ClearDeposit clears the value of the "deposit" field.
+func (_u *InventoryUpdate) ClearDeposit() *InventoryUpdate {
+	_u.mutation.ClearDeposit()
+	return _u
+}
+
 // SetCurrency sets the "currency" field.
 func (_u *InventoryUpdate) SetCurrency(v string) *InventoryUpdate {
 	_u.mutation.SetCurrency(v)
@@ -800,6 +820,12 @@ func (_u *InventoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.RentalPrice(); ok {
 		_spec.SetField(inventory.FieldRentalPrice, field.TypeOther, value)
 	}
+	if value, ok := _u.mutation.Deposit(); ok {
+		_spec.SetField(inventory.FieldDeposit, field.TypeOther, value)
+	}
+	if _u.mutation.DepositCleared() {
+		_spec.ClearField(inventory.FieldDeposit, field.TypeOther)
+	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(inventory.FieldCurrency, field.TypeString, value)
 	}
@@ -1047,6 +1073,26 @@ func (_u *InventoryUpdateOne) SetNillableRentalPrice(v *decimal.Decimal) *Invent
 	if v != nil {
 		_u.SetRentalPrice(*v)
 	}
+	return _u
+}
+
+// SetDeposit sets the "deposit" field.
+func (_u *InventoryUpdateOne) SetDeposit(v decimal.Decimal) *InventoryUpdateOne {
+	_u.mutation.SetDeposit(v)
+	return _u
+}
+
+// SetNillableDeposit sets the "deposit" field if the given value is not nil.
+func (_u *InventoryUpdateOne) SetNillableDeposit(v *decimal.Decimal) *InventoryUpdateOne {
+	if v != nil {
+		_u.SetDeposit(*v)
+	}
+	return _u
+}
+
+// ClearDeposit clears the value of the "deposit" field.
+func (_u *InventoryUpdateOne) ClearDeposit() *InventoryUpdateOne {
+	_u.mutation.ClearDeposit()
 	return _u
 }
 
@@ -1812,6 +1858,12 @@ func (_u *InventoryUpdateOne) sqlSave(ctx context.Context) (_node *Inventory, er
 	}
 	if value, ok := _u.mutation.RentalPrice(); ok {
 		_spec.SetField(inventory.FieldRentalPrice, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.Deposit(); ok {
+		_spec.SetField(inventory.FieldDeposit, field.TypeOther, value)
+	}
+	if _u.mutation.DepositCleared() {
+		_spec.ClearField(inventory.FieldDeposit, field.TypeOther)
 	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(inventory.FieldCurrency, field.TypeString, value)

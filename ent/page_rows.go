@@ -28,6 +28,29 @@ func (_q *APIKeyQuery) keepPastPage(assign func([]string, []any) error) func([]s
 // EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
 // connection page fetches one row past the page to tell whether another
 // follows, and needs nothing of that row but the row itself.
+func (_q *CompanyQuery) EagerLoadFirst(n int) *CompanyQuery {
+	_q.pageRows = n
+	return _q
+}
+
+// keepPastPage assigns the rows of the page with assign, and the one past it
+// to _q.pastPage.
+func (_q *CompanyQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
+	rows := 0
+	return func(columns []string, values []any) error {
+		rows++
+		if rows <= _q.pageRows {
+			return assign(columns, values)
+		}
+		node := &Company{config: _q.config}
+		_q.pastPage = node
+		return node.assignValues(columns, values)
+	}
+}
+
+// EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
+// connection page fetches one row past the page to tell whether another
+// follows, and needs nothing of that row but the row itself.
 func (_q *EnvironmentQuery) EagerLoadFirst(n int) *EnvironmentQuery {
 	_q.pageRows = n
 	return _q

@@ -14,6 +14,8 @@ type Tx struct {
 	config
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Company is the client for interacting with the Company builders.
+	Company *CompanyClient
 	// Environment is the client for interacting with the Environment builders.
 	Environment *EnvironmentClient
 	// Inventory is the client for interacting with the Inventory builders.
@@ -166,6 +168,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
+	tx.Company = NewCompanyClient(tx.config)
 	tx.Environment = NewEnvironmentClient(tx.config)
 	tx.Inventory = NewInventoryClient(tx.config)
 	tx.Item = NewItemClient(tx.config)

@@ -154,6 +154,46 @@ func (x *directExec) _CancelSignatureRequestPayload(ctx context.Context, sel ast
 	return nil
 }
 
+func (x *directExec) _Company(ctx context.Context, sel ast.SelectionSet, obj *ent.Company) error {
+	fields, err := x.fields.Of(sel, companyImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"Company\"")
+		case "id":
+			v := obj.ID
+			if v == uuid.Nil {
+				return direct.ErrFallback
+			}
+			x.w.UUID(v)
+		case "name":
+			v := obj.Name
+			x.w.String(v)
+		case "updatedAt":
+			v := obj.UpdatedAt
+			x.w.Set(scalar.AppendTime(x.w.Bytes(), v))
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
 func (x *directExec) _ComparedPhoto(ctx context.Context, sel ast.SelectionSet, obj *ent.Photo) error {
 	fields, err := x.fields.Of(sel, comparedPhotoImplementors)
 	if err != nil {
@@ -705,6 +745,16 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 		case "rentalPrice":
 			v := obj.RentalPrice
 			x.w.Set(scalar.AppendDecimal(x.w.Bytes(), v))
+		case "deposit":
+			v := obj.Deposit
+			if v == nil {
+				x.w.Null()
+			} else {
+				{
+					v := *v
+					x.w.Set(scalar.AppendDecimal(x.w.Bytes(), v))
+				}
+			}
 		case "currency":
 			v := obj.Currency
 			x.w.String(v)
@@ -2906,6 +2956,35 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 					return err
 				}
 			}
+		case "company":
+			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, nil)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := x.Resolvers.Query().Company(ctx)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark57 := x.w.Len()
+				if err := x._Company(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark57)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
 		case "inventoryComparison":
 			ctx, fc, err := x.contexts.Of(ctx, "Query", field, true, true, x.field_Query_inventoryComparison_args)
 			if err != nil {
@@ -3096,26 +3175,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at62, invalid62 := x.path.Enter(), false
+				at63, invalid63 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i62, e62 := range v {
-					x.path.Index(at62, i62)
-					x.w.Comma(i62)
-					if e62 == nil {
+				for i63, e63 := range v {
+					x.path.Index(at63, i63)
+					x.w.Comma(i63)
+					if e63 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "WebhookEndpoint!", 1)
 						x.w.Null()
-						invalid62 = true
+						invalid63 = true
 					} else {
-						if err := x._WebhookEndpoint(ctx, field.Selections, e62); err == direct.ErrNull {
-							invalid62 = true
+						if err := x._WebhookEndpoint(ctx, field.Selections, e63); err == direct.ErrNull {
+							invalid63 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at62)
+				x.path.Leave(at63)
 				x.w.Byte(']')
-				if invalid62 {
+				if invalid63 {
 					invalid = true
 				}
 			}
@@ -3324,9 +3403,9 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark66 := x.w.Len()
+				mark67 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark66)
+					x.w.Truncate(mark67)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -3387,26 +3466,26 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 				x.w.Null()
 				invalid = true
 			} else {
-				at67, invalid67 := x.path.Enter(), false
+				at68, invalid68 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i67, e67 := range v {
-					x.path.Index(at67, i67)
-					x.w.Comma(i67)
-					if e67 == nil {
+				for i68, e68 := range v {
+					x.path.Index(at68, i68)
+					x.w.Comma(i68)
+					if e68 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "Item!", 1)
 						x.w.Null()
-						invalid67 = true
+						invalid68 = true
 					} else {
-						if err := x._Item(ctx, field.Selections, e67); err == direct.ErrNull {
-							invalid67 = true
+						if err := x._Item(ctx, field.Selections, e68); err == direct.ErrNull {
+							invalid68 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at67)
+				x.path.Leave(at68)
 				x.w.Byte(']')
-				if invalid67 {
+				if invalid68 {
 					invalid = true
 				}
 			}
@@ -3940,20 +4019,20 @@ func (x *directExec) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet,
 				x.w.Null()
 				invalid = true
 			} else {
-				at72, invalid72 := x.path.Enter(), false
+				at73, invalid73 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i72, e72 := range v {
-					x.path.Index(at72, i72)
-					x.w.Comma(i72)
-					if err := x._WebhookAttempt(ctx, field.Selections, &e72); err == direct.ErrNull {
-						invalid72 = true
+				for i73, e73 := range v {
+					x.path.Index(at73, i73)
+					x.w.Comma(i73)
+					if err := x._WebhookAttempt(ctx, field.Selections, &e73); err == direct.ErrNull {
+						invalid73 = true
 					} else if err != nil {
 						return err
 					}
 				}
-				x.path.Leave(at72)
+				x.path.Leave(at73)
 				x.w.Byte(']')
-				if invalid72 {
+				if invalid73 {
 					invalid = true
 				}
 			}
@@ -3998,26 +4077,26 @@ func (x *directExec) _WebhookDeliveryPage(ctx context.Context, sel ast.Selection
 				x.w.Null()
 				invalid = true
 			} else {
-				at74, invalid74 := x.path.Enter(), false
+				at75, invalid75 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i74, e74 := range v {
-					x.path.Index(at74, i74)
-					x.w.Comma(i74)
-					if e74 == nil {
+				for i75, e75 := range v {
+					x.path.Index(at75, i75)
+					x.w.Comma(i75)
+					if e75 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookDeliveryPage", IsMethod: false, IsResolver: false}, "WebhookDelivery!", 1)
 						x.w.Null()
-						invalid74 = true
+						invalid75 = true
 					} else {
-						if err := x._WebhookDelivery(ctx, field.Selections, e74); err == direct.ErrNull {
-							invalid74 = true
+						if err := x._WebhookDelivery(ctx, field.Selections, e75); err == direct.ErrNull {
+							invalid75 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at74)
+				x.path.Leave(at75)
 				x.w.Byte(']')
-				if invalid74 {
+				if invalid75 {
 					invalid = true
 				}
 			}
@@ -4098,16 +4177,16 @@ func (x *directExec) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet,
 				x.w.Null()
 				invalid = true
 			} else {
-				at76, invalid76 := x.path.Enter(), false
+				at77, invalid77 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i76, e76 := range v {
-					x.path.Index(at76, i76)
-					x.w.Comma(i76)
-					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e76).MarshalGQL(x.w)
+				for i77, e77 := range v {
+					x.path.Index(at77, i77)
+					x.w.Comma(i77)
+					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e77).MarshalGQL(x.w)
 				}
-				x.path.Leave(at76)
+				x.path.Leave(at77)
 				x.w.Byte(']')
-				if invalid76 {
+				if invalid77 {
 					invalid = true
 				}
 			}

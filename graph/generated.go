@@ -125,6 +125,7 @@ type QueryResolver interface {
 	Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error)
 	Inventories(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.InventoryOrder, where *ent.InventoryWhereInput) (*ent.InventoryConnection, error)
 	Properties(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.PropertyOrder, where *ent.PropertyWhereInput) (*ent.PropertyConnection, error)
+	Company(ctx context.Context) (*ent.Company, error)
 	InventoryComparison(ctx context.Context, from uuid.UUID, to uuid.UUID) (*compare.Comparison, error)
 	InventoryPage(ctx context.Context, page int, pageSize int, where *ent.InventoryWhereInput, orderBy *ent.InventoryOrder) (*InventoryPage, error)
 	PropertyPage(ctx context.Context, page int, pageSize int, where *ent.PropertyWhereInput, orderBy *ent.PropertyOrder) (*PropertyPage, error)
@@ -289,7 +290,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "comparison.graphql" "ent.graphql" "live.graphql" "mutations.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql" "webhooks.graphql"
+//go:embed "company.graphql" "comparison.graphql" "ent.graphql" "live.graphql" "mutations.graphql" "records.graphql" "repairs.graphql" "scalars.graphql" "timeline.graphql" "webhooks.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -301,6 +302,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "company.graphql", Input: sourceData("company.graphql"), BuiltIn: false},
 	{Name: "comparison.graphql", Input: sourceData("comparison.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 	{Name: "live.graphql", Input: sourceData("live.graphql"), BuiltIn: false},
@@ -331,6 +333,18 @@ func (ec *executionContext) childFields_CancelSignatureRequestPayload(ctx contex
 		return ec.fieldContext_CancelSignatureRequestPayload_cancelled(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CancelSignatureRequestPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Company(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Company_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Company_name(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Company_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 }
 
 func (ec *executionContext) childFields_ComparedPhoto(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -451,6 +465,8 @@ func (ec *executionContext) childFields_Inventory(ctx context.Context, field gra
 		return ec.fieldContext_Inventory_inventoryType(ctx, field)
 	case "rentalPrice":
 		return ec.fieldContext_Inventory_rentalPrice(ctx, field)
+	case "deposit":
+		return ec.fieldContext_Inventory_deposit(ctx, field)
 	case "currency":
 		return ec.fieldContext_Inventory_currency(ctx, field)
 	case "isSigned":
@@ -1964,6 +1980,75 @@ func (ec *executionContext) fieldContext_CancelSignatureRequestPayload_cancelled
 	return graphql.NewScalarFieldContext("CancelSignatureRequestPayload", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Company_id(ctx context.Context, field graphql.CollectedField, obj *ent.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Company_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Company_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Company", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Company_name(ctx context.Context, field graphql.CollectedField, obj *ent.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Company_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Company_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Company", field, false, false, "String")
+}
+
+func (ec *executionContext) _Company_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Company_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Company_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Company", field, false, false, "Time")
+}
+
 func (ec *executionContext) _ComparedPhoto_id(ctx context.Context, field graphql.CollectedField, obj *ent.Photo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2869,6 +2954,29 @@ func (ec *executionContext) _Inventory_rentalPrice(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Inventory_rentalPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Decimal")
+}
+
+func (ec *executionContext) _Inventory_deposit(ctx context.Context, field graphql.CollectedField, obj *ent.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Inventory_deposit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deposit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Inventory_deposit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Inventory", field, false, false, "Decimal")
 }
 
@@ -6838,6 +6946,38 @@ func (ec *executionContext) fieldContext_Query_properties(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_company(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_company(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Company(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Company) graphql.Marshaler {
+			return ec.marshalOCompany2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐCompany(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Company(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_inventoryComparison(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10054,7 +10194,7 @@ func (ec *executionContext) unmarshalInputCreateInventoryInput(ctx context.Conte
 		asMap["requiredSignatures"] = []any{"AGENT", "OWNER"}
 	}
 
-	fieldsInOrder := [...]string{"id", "propertyId", "inventoryType", "rentalPrice", "currency", "environments", "requiredSignatures"}
+	fieldsInOrder := [...]string{"id", "propertyId", "inventoryType", "rentalPrice", "deposit", "currency", "environments", "requiredSignatures"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10089,6 +10229,13 @@ func (ec *executionContext) unmarshalInputCreateInventoryInput(ctx context.Conte
 				return it, err
 			}
 			it.RentalPrice = data
+		case "deposit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deposit"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Deposit = data
 		case "currency":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -12807,7 +12954,7 @@ func (ec *executionContext) unmarshalInputUpdateInventoryInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "inventoryType", "rentalPrice", "currency", "environments"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "inventoryType", "rentalPrice", "deposit", "currency", "environments"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12842,6 +12989,13 @@ func (ec *executionContext) unmarshalInputUpdateInventoryInput(ctx context.Conte
 				return it, err
 			}
 			it.RentalPrice = data
+		case "deposit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deposit"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Deposit = data
 		case "currency":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -13035,6 +13189,50 @@ func (ec *executionContext) _CancelSignatureRequestPayload(ctx context.Context, 
 			out.Values[i] = graphql.MarshalString("CancelSignatureRequestPayload")
 		case "cancelled":
 			out.Values[i] = ec._CancelSignatureRequestPayload_cancelled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+		return withoutDeferred(fields, out)
+	}
+
+	return out
+}
+
+var companyImplementors = []string{"Company"}
+
+func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, obj *ent.Company) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, companyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Company")
+		case "id":
+			out.Values[i] = ec._Company_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Company_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Company_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -13458,6 +13656,11 @@ func (ec *executionContext) _Inventory(ctx context.Context, sel ast.SelectionSet
 		case "rentalPrice":
 			out.Values[i] = ec._Inventory_rentalPrice(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deposit":
+			out.Values[i] = ec._Inventory_deposit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currency":
@@ -14768,6 +14971,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_properties(ctx, field)
+				})
+		case "company":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_company(ctx, field)
 				})
 		case "inventoryComparison":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -16989,6 +17198,13 @@ func (ec *executionContext) marshalOCancelSignatureRequestPayload2ᚖgithubᚗco
 		return graphql.Null
 	}
 	return ec._CancelSignatureRequestPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCompany2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋentᚐCompany(ctx context.Context, sel ast.SelectionSet, v *ent.Company) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Company(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOCreateInventoryPayload2ᚖgithubᚗcomᚋpropertyrecordsᚋinventoryᚋgraphᚐInventoryPayload(ctx context.Context, sel ast.SelectionSet, v *InventoryPayload) graphql.Marshaler {

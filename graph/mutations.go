@@ -23,6 +23,7 @@ type CreateInventoryInput struct {
 	PropertyID    uuid.UUID           `json:"propertyId"`
 	InventoryType inventorytype.Type  `json:"inventoryType"`
 	RentalPrice   decimal.Decimal     `json:"rentalPrice"`
+	Deposit       *decimal.Decimal    `json:"deposit"`
 	Currency      string              `json:"currency"`
 	Environments  []*EnvironmentInput `json:"environments"`
 	// RequiredSignatures has its default in the schema ([AGENT, OWNER]).
@@ -35,6 +36,7 @@ type UpdateInventoryInput struct {
 	ExpectedVersion int                 `json:"expectedVersion"`
 	InventoryType   *inventorytype.Type `json:"inventoryType"`
 	RentalPrice     *decimal.Decimal    `json:"rentalPrice"`
+	Deposit         *decimal.Decimal    `json:"deposit"`
 	Currency        *string             `json:"currency"`
 	// Environments is nil when not given: the tree stays.
 	Environments []*EnvironmentInput `json:"environments"`
@@ -124,7 +126,7 @@ type InventoryPayload struct {
 // tree is the inventory the input describes.
 func (in *CreateInventoryInput) tree() *records.Inventory {
 	inv := &records.Inventory{PropertyID: in.PropertyID, Type: in.InventoryType, RentalPrice: in.RentalPrice,
-		Currency: in.Currency, Environments: environments(in.Environments), RequiredSignatures: in.RequiredSignatures}
+		Deposit: in.Deposit, Currency: in.Currency, Environments: environments(in.Environments), RequiredSignatures: in.RequiredSignatures}
 	if in.ID != nil {
 		inv.ID = *in.ID
 	}
@@ -134,7 +136,7 @@ func (in *CreateInventoryInput) tree() *records.Inventory {
 // change is the change the input describes.
 func (in *UpdateInventoryInput) change() *records.Change {
 	ch := &records.Change{ID: in.ID, ExpectedVersion: in.ExpectedVersion, Type: in.InventoryType,
-		RentalPrice: in.RentalPrice, Currency: in.Currency}
+		RentalPrice: in.RentalPrice, Deposit: in.Deposit, Currency: in.Currency}
 	if in.Environments != nil {
 		envs := environments(in.Environments)
 		ch.Environments = &envs

@@ -26,6 +26,8 @@ type comparedSide struct {
 	InventoryTypeName  string     `json:"inventoryTypeName"`
 	CreatedAt          time.Time  `json:"createdAt"`
 	SignatureDate      *time.Time `json:"signatureDate"`
+	Deposit            *string    `json:"deposit"`
+	Currency           string     `json:"currency"`
 	RequiredSignatures []string   `json:"requiredSignatures"`
 	Signatures         []struct {
 		Party      string  `json:"party"`
@@ -64,7 +66,7 @@ func (c comparisonRecord) report(ctx context.Context, store *files.Store) (repor
 		return *s
 	}
 	side := func(s comparedSide) report.Side {
-		out := report.Side{ID: s.ID, TypeName: s.InventoryTypeName, CreatedAt: s.CreatedAt}
+		out := report.Side{ID: s.ID, TypeName: s.InventoryTypeName, CreatedAt: s.CreatedAt, Deposit: text(s.Deposit), Currency: s.Currency}
 		if s.SignatureDate != nil {
 			out.SignatureDate = *s.SignatureDate
 		}
@@ -122,6 +124,9 @@ func (a *API) inventoryComparisonPDF(w http.ResponseWriter, r *http.Request, p *
 	// Call: the comparison, refused and scoped as B4's.
 	ctx := tenant.WithCompany(r.Context(), company)
 	var out struct {
+		Company *struct {
+			Name string `json:"name"`
+		} `json:"company"`
 		InventoryComparison comparisonRecord `json:"inventoryComparison"`
 	}
 	if err := a.run(ctx, "b4_inventory_comparison_pdf", map[string]any{"from": from.String(), "to": to.String()}, &out); err != nil {
@@ -136,6 +141,9 @@ func (a *API) inventoryComparisonPDF(w http.ResponseWriter, r *http.Request, p *
 		return err
 	}
 	doc.Zone = a.zone
+	if out.Company != nil {
+		doc.CompanyName = out.Company.Name
+	}
 	data, err := report.RenderComparison(ctx, doc)
 	if err != nil {
 		return err

@@ -19,7 +19,9 @@ import (
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/transfer"
 	"github.com/propertyrecords/inventory/internal/verify"
 	"github.com/propertyrecords/inventory/internal/webhooks"
@@ -31,7 +33,8 @@ var (
 	importCommand   = command{name: "import", args: "FILE|-", summary: "loads inventories from newline-delimited JSON (docs/import-format.md)", reportsProgress: true}
 	exportCommand   = command{name: "export", args: "[FILE]", summary: "writes one company's inventories as newline-delimited JSON"}
 	verifyCommand   = command{name: "verify", summary: "re-hashes every stored PDF and photo against its recorded SHA-256 and lists files no record names; exits 1 on any changed or missing; --repair removes strays over an hour old"}
-	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, verifyCommand, apikeyCommand, healthcheckCommand}
+	companyCommand  = command{name: "company", summary: "names a management company (--id UUID --name NAME): the name both PDFs print and GraphQL's company answers"}
+	commands        = []command{serveCommand, migrateCommand, generateCommand, importCommand, exportCommand, verifyCommand, companyCommand, apikeyCommand, healthcheckCommand}
 )
 
 // openStore opens and migrates the configured database.
@@ -415,5 +418,39 @@ func exportCmd(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	fmt.Fprintf(std.errOut, "exported %d inventories of company %s\n", n, id)
+	return nil
+}
+
+func companyCmd(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	var company, name string
+	cmd := companyCommand
+	cmd.flags = func(fs *flag.FlagSet) {
+		fs.StringVar(&company, "id", "", "UUID of the company (required)")
+		fs.StringVar(&name, "name", "", "its name, 1 to 200 characters, as its reports print it (required)")
+	}
+	cfg, rest, err := parseCommandConfig(cmd, args, getenv, std.errOut)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("company takes no arguments, got %q: quote a name of several words", rest)
+	}
+	id, err := uuid.Parse(company)
+	if err != nil {
+		return fmt.Errorf("--id: want the company's UUID, got %q", company)
+	}
+	if err := records.ValidateCompanyName("--name", name); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, std)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx = tenant.Unrestricted(ctx, "inventoryd company: naming a company")
+	if err := records.NameCompany(ctx, st.Client, id, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(std.out, "company %s is named %q\n", id, name)
 	return nil
 }

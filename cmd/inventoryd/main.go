@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, std std
 		err = exportCmd(ctx, args, getenv, std)
 	case verifyCommand.name:
 		err = verifyCmd(ctx, args, getenv, std)
+	case companyCommand.name:
+		err = companyCmd(ctx, args, getenv, std)
 	case apikeyCommand.name:
 		err = apikeyCmd(ctx, args, getenv, std)
 	case healthcheckCommand.name:

@@ -9,6 +9,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/apikey"
+	"github.com/propertyrecords/inventory/ent/company"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -103,6 +104,33 @@ func (f TraverseAPIKey) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.APIKeyQuery", q)
+}
+
+// The CompanyFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CompanyFunc func(context.Context, *ent.CompanyQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CompanyFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CompanyQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CompanyQuery", q)
+}
+
+// The TraverseCompany type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCompany func(context.Context, *ent.CompanyQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCompany) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCompany) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CompanyQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CompanyQuery", q)
 }
 
 // The EnvironmentFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -380,6 +408,8 @@ func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
+	case *ent.CompanyQuery:
+		return &query[*ent.CompanyQuery, predicate.Company, company.OrderOption]{typ: ent.TypeCompany, tq: q}, nil
 	case *ent.EnvironmentQuery:
 		return &query[*ent.EnvironmentQuery, predicate.Environment, environment.OrderOption]{typ: ent.TypeEnvironment, tq: q}, nil
 	case *ent.InventoryQuery:

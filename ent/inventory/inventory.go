@@ -24,6 +24,8 @@ const (
 	FieldInventoryType = "inventory_type"
 	// FieldRentalPrice holds the string denoting the rental_price field in the database.
 	FieldRentalPrice = "rental_price"
+	// FieldDeposit holds the string denoting the deposit field in the database.
+	FieldDeposit = "deposit"
 	// FieldCurrency holds the string denoting the currency field in the database.
 	FieldCurrency = "currency"
 	// FieldIsSigned holds the string denoting the is_signed field in the database.
@@ -115,6 +117,7 @@ var Columns = []string{
 	FieldPropertyID,
 	FieldInventoryType,
 	FieldRentalPrice,
+	FieldDeposit,
 	FieldCurrency,
 	FieldIsSigned,
 	FieldIsRemoteSigned,
@@ -259,6 +262,11 @@ func ByInventoryType(opts ...sql.OrderTermOption) OrderOption {
 // ByRentalPrice orders the results by the rental_price field.
 func ByRentalPrice(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRentalPrice, opts...).ToFunc()
+}
+
+// ByDeposit orders the results by the deposit field.
+func ByDeposit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDeposit, opts...).ToFunc()
 }
 
 // ByCurrency orders the results by the currency field.

@@ -79,6 +79,11 @@ func RentalPrice(v decimal.Decimal) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldRentalPrice, v))
 }
 
+// Deposit applies equality check predicate on the "deposit" field. It's identical to DepositEQ.
+func Deposit(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldDeposit, v))
+}
+
 // Currency applies equality check predicate on the "currency" field. It's identical to CurrencyEQ.
 func Currency(v string) predicate.Inventory {
 	return predicate.Inventory(sql.FieldEQ(FieldCurrency, v))
@@ -386,6 +391,56 @@ func RentalPriceLT(v decimal.Decimal) predicate.Inventory {
 // RentalPriceLTE applies the LTE predicate on the "rental_price" field.
 func RentalPriceLTE(v decimal.Decimal) predicate.Inventory {
 	return predicate.Inventory(sql.FieldLTE(FieldRentalPrice, v))
+}
+
+// DepositEQ applies the EQ predicate on the "deposit" field.
+func DepositEQ(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldEQ(FieldDeposit, v))
+}
+
+// DepositNEQ applies the NEQ predicate on the "deposit" field.
+func DepositNEQ(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNEQ(FieldDeposit, v))
+}
+
+// DepositIn applies the In predicate on the "deposit" field.
+func DepositIn(vs ...decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldIn(FieldDeposit, vs...))
+}
+
+// DepositNotIn applies the NotIn predicate on the "deposit" field.
+func DepositNotIn(vs ...decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotIn(FieldDeposit, vs...))
+}
+
+// DepositGT applies the GT predicate on the "deposit" field.
+func DepositGT(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGT(FieldDeposit, v))
+}
+
+// DepositGTE applies the GTE predicate on the "deposit" field.
+func DepositGTE(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldGTE(FieldDeposit, v))
+}
+
+// DepositLT applies the LT predicate on the "deposit" field.
+func DepositLT(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLT(FieldDeposit, v))
+}
+
+// DepositLTE applies the LTE predicate on the "deposit" field.
+func DepositLTE(v decimal.Decimal) predicate.Inventory {
+	return predicate.Inventory(sql.FieldLTE(FieldDeposit, v))
+}
+
+// DepositIsNil applies the IsNil predicate on the "deposit" field.
+func DepositIsNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldIsNull(FieldDeposit))
+}
+
+// DepositNotNil applies the NotNil predicate on the "deposit" field.
+func DepositNotNil() predicate.Inventory {
+	return predicate.Inventory(sql.FieldNotNull(FieldDeposit))
 }
 
 // CurrencyEQ applies the EQ predicate on the "currency" field.

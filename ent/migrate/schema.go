@@ -33,6 +33,19 @@ var (
 			},
 		},
 	}
+	// CompaniesColumns holds the columns for the "companies" table.
+	CompaniesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "name", Type: field.TypeString, Size: 200},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// CompaniesTable holds the schema information for the "companies" table.
+	CompaniesTable = &schema.Table{
+		Name:       "companies",
+		Columns:    CompaniesColumns,
+		PrimaryKey: []*schema.Column{CompaniesColumns[0]},
+	}
 	// EnvironmentsColumns holds the columns for the "environments" table.
 	EnvironmentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeUUID},
@@ -70,6 +83,7 @@ var (
 		{Name: "company_id", Type: field.TypeUUID},
 		{Name: "inventory_type", Type: field.TypeInt},
 		{Name: "rental_price", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(15,2)", "sqlite3": "numeric"}},
+		{Name: "deposit", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(15,2)", "sqlite3": "numeric"}},
 		{Name: "currency", Type: field.TypeString, Default: "COP"},
 		{Name: "is_signed", Type: field.TypeBool, Default: false},
 		{Name: "is_remote_signed", Type: field.TypeBool, Default: false},
@@ -111,7 +125,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "inventories_properties_inventories",
-				Columns:    []*schema.Column{InventoriesColumns[35]},
+				Columns:    []*schema.Column{InventoriesColumns[36]},
 				RefColumns: []*schema.Column{PropertiesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -125,17 +139,17 @@ var (
 			{
 				Name:    "inventory_company_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[9], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_sort_date_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[10], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[11], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_sort_date_desc_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[11], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[12], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_rental_price_id",
@@ -150,27 +164,27 @@ var (
 			{
 				Name:    "inventory_property_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[35], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[36], InventoriesColumns[9], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_signature_date",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[9]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[10]},
 			},
 			{
 				Name:    "inventory_company_id_inventory_type_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[2], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[2], InventoriesColumns[9], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_is_signed_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[5], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[6], InventoriesColumns[9], InventoriesColumns[0]},
 			},
 			{
 				Name:    "inventory_company_id_is_remote_signed_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[6], InventoriesColumns[8], InventoriesColumns[0]},
+				Columns: []*schema.Column{InventoriesColumns[1], InventoriesColumns[7], InventoriesColumns[9], InventoriesColumns[0]},
 			},
 		},
 	}
@@ -432,6 +446,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		CompaniesTable,
 		EnvironmentsTable,
 		InventoriesTable,
 		ItemsTable,
@@ -446,6 +461,9 @@ var (
 )
 
 func init() {
+	CompaniesTable.Annotation = &entsql.Annotation{
+		Table: "companies",
+	}
 	EnvironmentsTable.ForeignKeys[0].RefTable = InventoriesTable
 	EnvironmentsTable.Annotation = &entsql.Annotation{}
 	EnvironmentsTable.Annotation.Checks = map[string]string{
@@ -454,6 +472,7 @@ func init() {
 	InventoriesTable.ForeignKeys[0].RefTable = PropertiesTable
 	InventoriesTable.Annotation = &entsql.Annotation{}
 	InventoriesTable.Annotation.Checks = map[string]string{
+		"inventory_deposit_range":     "(deposit IS NULL OR (deposit >= 0 AND deposit < 10000000000000))",
 		"inventory_price_range":       "(rental_price >= 0 AND rental_price < 10000000000000)",
 		"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL) OR (NOT is_signed AND NOT is_remote_signed AND approval_code IS NULL AND signature_date IS NULL))",
 		"inventory_type_code":         "(inventory_type BETWEEN 0 AND 3)",

@@ -135,6 +135,30 @@ func (f APIKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.APIKeyMutation", m)
 }
 
+// The CompanyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CompanyQueryRuleFunc func(context.Context, *ent.CompanyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CompanyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CompanyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CompanyQuery", q)
+}
+
+// The CompanyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CompanyMutationRuleFunc func(context.Context, *ent.CompanyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CompanyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CompanyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CompanyMutation", m)
+}
+
 // The EnvironmentQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type EnvironmentQueryRuleFunc func(context.Context, *ent.EnvironmentQuery) error
@@ -412,6 +436,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return q.Filter(), nil
+	case *ent.CompanyQuery:
+		return q.Filter(), nil
 	case *ent.EnvironmentQuery:
 		return q.Filter(), nil
 	case *ent.InventoryQuery:
@@ -440,6 +466,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 func mutationFilter(m ent.Mutation) (Filter, error) {
 	switch m := m.(type) {
 	case *ent.APIKeyMutation:
+		return m.Filter(), nil
+	case *ent.CompanyMutation:
 		return m.Filter(), nil
 	case *ent.EnvironmentMutation:
 		return m.Filter(), nil

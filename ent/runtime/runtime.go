@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent/apikey"
+	"github.com/propertyrecords/inventory/ent/company"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -61,6 +62,45 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.DefaultID holds the default value on creation for the id field.
 	apikey.DefaultID = apikeyDescID.Default.(func() uuid.UUID)
+	company.Policy = privacy.NewPolicies(schema.Company{})
+	company.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := company.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	companyFields := schema.Company{}.Fields()
+	_ = companyFields
+	// companyDescName is the schema descriptor for name field.
+	companyDescName := companyFields[1].Descriptor()
+	// company.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	company.NameValidator = func() func(string) error {
+		validators := companyDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// companyDescCreatedAt is the schema descriptor for created_at field.
+	companyDescCreatedAt := companyFields[2].Descriptor()
+	// company.DefaultCreatedAt holds the default value on creation for the created_at field.
+	company.DefaultCreatedAt = companyDescCreatedAt.Default.(func() time.Time)
+	// companyDescUpdatedAt is the schema descriptor for updated_at field.
+	companyDescUpdatedAt := companyFields[3].Descriptor()
+	// company.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	company.DefaultUpdatedAt = companyDescUpdatedAt.Default.(func() time.Time)
+	// company.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	company.UpdateDefaultUpdatedAt = companyDescUpdatedAt.UpdateDefault.(func() time.Time)
 	environmentMixin := schema.Environment{}.Mixin()
 	environment.Policy = privacy.NewPolicies(environmentMixin[0], schema.Environment{})
 	environment.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -142,115 +182,115 @@ func init() {
 	// inventory.InventoryTypeValidator is a validator for the "inventory_type" field. It is called by the builders before save.
 	inventory.InventoryTypeValidator = inventoryDescInventoryType.Validators[0].(func(int) error)
 	// inventoryDescCurrency is the schema descriptor for currency field.
-	inventoryDescCurrency := inventoryFields[4].Descriptor()
+	inventoryDescCurrency := inventoryFields[5].Descriptor()
 	// inventory.DefaultCurrency holds the default value on creation for the currency field.
 	inventory.DefaultCurrency = inventoryDescCurrency.Default.(string)
 	// inventory.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	inventory.CurrencyValidator = inventoryDescCurrency.Validators[0].(func(string) error)
 	// inventoryDescIsSigned is the schema descriptor for is_signed field.
-	inventoryDescIsSigned := inventoryFields[5].Descriptor()
+	inventoryDescIsSigned := inventoryFields[6].Descriptor()
 	// inventory.DefaultIsSigned holds the default value on creation for the is_signed field.
 	inventory.DefaultIsSigned = inventoryDescIsSigned.Default.(bool)
 	// inventoryDescIsRemoteSigned is the schema descriptor for is_remote_signed field.
-	inventoryDescIsRemoteSigned := inventoryFields[6].Descriptor()
+	inventoryDescIsRemoteSigned := inventoryFields[7].Descriptor()
 	// inventory.DefaultIsRemoteSigned holds the default value on creation for the is_remote_signed field.
 	inventory.DefaultIsRemoteSigned = inventoryDescIsRemoteSigned.Default.(bool)
 	// inventoryDescApprovalCode is the schema descriptor for approval_code field.
-	inventoryDescApprovalCode := inventoryFields[7].Descriptor()
+	inventoryDescApprovalCode := inventoryFields[8].Descriptor()
 	// inventory.ApprovalCodeValidator is a validator for the "approval_code" field. It is called by the builders before save.
 	inventory.ApprovalCodeValidator = inventoryDescApprovalCode.Validators[0].(func(string) error)
 	// inventoryDescCreatedAt is the schema descriptor for created_at field.
-	inventoryDescCreatedAt := inventoryFields[8].Descriptor()
+	inventoryDescCreatedAt := inventoryFields[9].Descriptor()
 	// inventory.DefaultCreatedAt holds the default value on creation for the created_at field.
 	inventory.DefaultCreatedAt = inventoryDescCreatedAt.Default.(func() time.Time)
 	// inventoryDescSignatureSortDate is the schema descriptor for signature_sort_date field.
-	inventoryDescSignatureSortDate := inventoryFields[10].Descriptor()
+	inventoryDescSignatureSortDate := inventoryFields[11].Descriptor()
 	// inventory.DefaultSignatureSortDate holds the default value on creation for the signature_sort_date field.
 	inventory.DefaultSignatureSortDate = inventoryDescSignatureSortDate.Default.(func() time.Time)
 	// inventoryDescSignatureSortDateDesc is the schema descriptor for signature_sort_date_desc field.
-	inventoryDescSignatureSortDateDesc := inventoryFields[11].Descriptor()
+	inventoryDescSignatureSortDateDesc := inventoryFields[12].Descriptor()
 	// inventory.DefaultSignatureSortDateDesc holds the default value on creation for the signature_sort_date_desc field.
 	inventory.DefaultSignatureSortDateDesc = inventoryDescSignatureSortDateDesc.Default.(func() time.Time)
 	// inventoryDescPdfSha256 is the schema descriptor for pdf_sha256 field.
-	inventoryDescPdfSha256 := inventoryFields[13].Descriptor()
+	inventoryDescPdfSha256 := inventoryFields[14].Descriptor()
 	// inventory.PdfSha256Validator is a validator for the "pdf_sha256" field. It is called by the builders before save.
 	inventory.PdfSha256Validator = inventoryDescPdfSha256.Validators[0].(func(string) error)
 	// inventoryDescVersion is the schema descriptor for version field.
-	inventoryDescVersion := inventoryFields[15].Descriptor()
+	inventoryDescVersion := inventoryFields[16].Descriptor()
 	// inventory.DefaultVersion holds the default value on creation for the version field.
 	inventory.DefaultVersion = inventoryDescVersion.Default.(int)
 	// inventory.VersionValidator is a validator for the "version" field. It is called by the builders before save.
 	inventory.VersionValidator = inventoryDescVersion.Validators[0].(func(int) error)
 	// inventoryDescAgentSignerName is the schema descriptor for agent_signer_name field.
-	inventoryDescAgentSignerName := inventoryFields[17].Descriptor()
+	inventoryDescAgentSignerName := inventoryFields[18].Descriptor()
 	// inventory.AgentSignerNameValidator is a validator for the "agent_signer_name" field. It is called by the builders before save.
 	inventory.AgentSignerNameValidator = inventoryDescAgentSignerName.Validators[0].(func(string) error)
 	// inventoryDescAgentSignedRemotely is the schema descriptor for agent_signed_remotely field.
-	inventoryDescAgentSignedRemotely := inventoryFields[18].Descriptor()
+	inventoryDescAgentSignedRemotely := inventoryFields[19].Descriptor()
 	// inventory.DefaultAgentSignedRemotely holds the default value on creation for the agent_signed_remotely field.
 	inventory.DefaultAgentSignedRemotely = inventoryDescAgentSignedRemotely.Default.(bool)
 	// inventoryDescOwnerSignerName is the schema descriptor for owner_signer_name field.
-	inventoryDescOwnerSignerName := inventoryFields[19].Descriptor()
+	inventoryDescOwnerSignerName := inventoryFields[20].Descriptor()
 	// inventory.OwnerSignerNameValidator is a validator for the "owner_signer_name" field. It is called by the builders before save.
 	inventory.OwnerSignerNameValidator = inventoryDescOwnerSignerName.Validators[0].(func(string) error)
 	// inventoryDescOwnerSignedRemotely is the schema descriptor for owner_signed_remotely field.
-	inventoryDescOwnerSignedRemotely := inventoryFields[20].Descriptor()
+	inventoryDescOwnerSignedRemotely := inventoryFields[21].Descriptor()
 	// inventory.DefaultOwnerSignedRemotely holds the default value on creation for the owner_signed_remotely field.
 	inventory.DefaultOwnerSignedRemotely = inventoryDescOwnerSignedRemotely.Default.(bool)
 	// inventoryDescTenantSignerName is the schema descriptor for tenant_signer_name field.
-	inventoryDescTenantSignerName := inventoryFields[22].Descriptor()
+	inventoryDescTenantSignerName := inventoryFields[23].Descriptor()
 	// inventory.TenantSignerNameValidator is a validator for the "tenant_signer_name" field. It is called by the builders before save.
 	inventory.TenantSignerNameValidator = inventoryDescTenantSignerName.Validators[0].(func(string) error)
 	// inventoryDescTenantSignedRemotely is the schema descriptor for tenant_signed_remotely field.
-	inventoryDescTenantSignedRemotely := inventoryFields[23].Descriptor()
+	inventoryDescTenantSignedRemotely := inventoryFields[24].Descriptor()
 	// inventory.DefaultTenantSignedRemotely holds the default value on creation for the tenant_signed_remotely field.
 	inventory.DefaultTenantSignedRemotely = inventoryDescTenantSignedRemotely.Default.(bool)
 	// inventoryDescRequiredSignatures is the schema descriptor for required_signatures field.
-	inventoryDescRequiredSignatures := inventoryFields[24].Descriptor()
+	inventoryDescRequiredSignatures := inventoryFields[25].Descriptor()
 	// inventory.DefaultRequiredSignatures holds the default value on creation for the required_signatures field.
 	inventory.DefaultRequiredSignatures = inventoryDescRequiredSignatures.Default.(string)
 	// inventory.RequiredSignaturesValidator is a validator for the "required_signatures" field. It is called by the builders before save.
 	inventory.RequiredSignaturesValidator = inventoryDescRequiredSignatures.Validators[0].(func(string) error)
 	// inventoryDescAgentSignedWith is the schema descriptor for agent_signed_with field.
-	inventoryDescAgentSignedWith := inventoryFields[25].Descriptor()
+	inventoryDescAgentSignedWith := inventoryFields[26].Descriptor()
 	// inventory.AgentSignedWithValidator is a validator for the "agent_signed_with" field. It is called by the builders before save.
 	inventory.AgentSignedWithValidator = inventoryDescAgentSignedWith.Validators[0].(func(string) error)
 	// inventoryDescOwnerSignedWith is the schema descriptor for owner_signed_with field.
-	inventoryDescOwnerSignedWith := inventoryFields[26].Descriptor()
+	inventoryDescOwnerSignedWith := inventoryFields[27].Descriptor()
 	// inventory.OwnerSignedWithValidator is a validator for the "owner_signed_with" field. It is called by the builders before save.
 	inventory.OwnerSignedWithValidator = inventoryDescOwnerSignedWith.Validators[0].(func(string) error)
 	// inventoryDescTenantSignedWith is the schema descriptor for tenant_signed_with field.
-	inventoryDescTenantSignedWith := inventoryFields[27].Descriptor()
+	inventoryDescTenantSignedWith := inventoryFields[28].Descriptor()
 	// inventory.TenantSignedWithValidator is a validator for the "tenant_signed_with" field. It is called by the builders before save.
 	inventory.TenantSignedWithValidator = inventoryDescTenantSignedWith.Validators[0].(func(string) error)
 	// inventoryDescSignedByLink is the schema descriptor for signed_by_link field.
-	inventoryDescSignedByLink := inventoryFields[28].Descriptor()
+	inventoryDescSignedByLink := inventoryFields[29].Descriptor()
 	// inventory.DefaultSignedByLink holds the default value on creation for the signed_by_link field.
 	inventory.DefaultSignedByLink = inventoryDescSignedByLink.Default.(string)
 	// inventory.SignedByLinkValidator is a validator for the "signed_by_link" field. It is called by the builders before save.
 	inventory.SignedByLinkValidator = inventoryDescSignedByLink.Validators[0].(func(string) error)
 	// inventoryDescAgentSignedDocument is the schema descriptor for agent_signed_document field.
-	inventoryDescAgentSignedDocument := inventoryFields[29].Descriptor()
+	inventoryDescAgentSignedDocument := inventoryFields[30].Descriptor()
 	// inventory.AgentSignedDocumentValidator is a validator for the "agent_signed_document" field. It is called by the builders before save.
 	inventory.AgentSignedDocumentValidator = inventoryDescAgentSignedDocument.Validators[0].(func(string) error)
 	// inventoryDescOwnerSignedDocument is the schema descriptor for owner_signed_document field.
-	inventoryDescOwnerSignedDocument := inventoryFields[30].Descriptor()
+	inventoryDescOwnerSignedDocument := inventoryFields[31].Descriptor()
 	// inventory.OwnerSignedDocumentValidator is a validator for the "owner_signed_document" field. It is called by the builders before save.
 	inventory.OwnerSignedDocumentValidator = inventoryDescOwnerSignedDocument.Validators[0].(func(string) error)
 	// inventoryDescTenantSignedDocument is the schema descriptor for tenant_signed_document field.
-	inventoryDescTenantSignedDocument := inventoryFields[31].Descriptor()
+	inventoryDescTenantSignedDocument := inventoryFields[32].Descriptor()
 	// inventory.TenantSignedDocumentValidator is a validator for the "tenant_signed_document" field. It is called by the builders before save.
 	inventory.TenantSignedDocumentValidator = inventoryDescTenantSignedDocument.Validators[0].(func(string) error)
 	// inventoryDescAgentSignatureDrawing is the schema descriptor for agent_signature_drawing field.
-	inventoryDescAgentSignatureDrawing := inventoryFields[32].Descriptor()
+	inventoryDescAgentSignatureDrawing := inventoryFields[33].Descriptor()
 	// inventory.AgentSignatureDrawingValidator is a validator for the "agent_signature_drawing" field. It is called by the builders before save.
 	inventory.AgentSignatureDrawingValidator = inventoryDescAgentSignatureDrawing.Validators[0].(func(string) error)
 	// inventoryDescOwnerSignatureDrawing is the schema descriptor for owner_signature_drawing field.
-	inventoryDescOwnerSignatureDrawing := inventoryFields[33].Descriptor()
+	inventoryDescOwnerSignatureDrawing := inventoryFields[34].Descriptor()
 	// inventory.OwnerSignatureDrawingValidator is a validator for the "owner_signature_drawing" field. It is called by the builders before save.
 	inventory.OwnerSignatureDrawingValidator = inventoryDescOwnerSignatureDrawing.Validators[0].(func(string) error)
 	// inventoryDescTenantSignatureDrawing is the schema descriptor for tenant_signature_drawing field.
-	inventoryDescTenantSignatureDrawing := inventoryFields[34].Descriptor()
+	inventoryDescTenantSignatureDrawing := inventoryFields[35].Descriptor()
 	// inventory.TenantSignatureDrawingValidator is a validator for the "tenant_signature_drawing" field. It is called by the builders before save.
 	inventory.TenantSignatureDrawingValidator = inventoryDescTenantSignatureDrawing.Validators[0].(func(string) error)
 	// inventoryDescID is the schema descriptor for id field.

@@ -26,6 +26,9 @@ const (
 	// MaxSignerNameRunes bounds a signer's name, printed on the PDF's
 	// signature line, and the actor an event names.
 	MaxSignerNameRunes = 200
+	// MaxCompanyNameRunes bounds a management company's name, printed at
+	// the top of its reports.
+	MaxCompanyNameRunes = 200
 )
 
 // maxRunes is the validator of a text column kept as text (no varchar(n)

@@ -44,6 +44,12 @@ func (Inventory) Fields() []ent.Field {
 			Comment("Monthly rental price, an exact decimal with two places, in currency.").
 			SchemaType(map[string]string{dialect.Postgres: "numeric(15,2)", dialect.SQLite: "numeric"}).
 			Annotations(entgql.Type("Decimal"), entgql.OrderField("RENTAL_PRICE"), entgql.Skip(entgql.SkipWhereInput)),
+		// Optional: inventories made before it was kept, and those of no
+		// tenancy (a pre-visit), have none.
+		field.Other("deposit", decimal.Decimal{}).Optional().Nillable().
+			Comment("The security deposit the tenant paid, an exact decimal with two places, in currency; absent when none was recorded.").
+			SchemaType(map[string]string{dialect.Postgres: "numeric(15,2)", dialect.SQLite: "numeric"}).
+			Annotations(entgql.Type("Decimal"), entgql.Skip(entgql.SkipWhereInput)),
 		field.String("currency").Default("COP").Match(regexp.MustCompile(`^[A-Z]{3}$`)).
 			Comment("ISO 4217 code of rental_price."),
 		field.Bool("is_signed").Default(false).Comment("Whether both parties signed; a signed inventory has a signed PDF."),
@@ -251,8 +257,9 @@ func (Inventory) Annotations() []schema.Annotation {
 		entsql.Checks(map[string]string{
 			"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL)" +
 				" OR (NOT is_signed AND NOT is_remote_signed AND approval_code IS NULL AND signature_date IS NULL))",
-			"inventory_type_code":   "(inventory_type BETWEEN 0 AND 3)",
-			"inventory_price_range": "(rental_price >= 0 AND rental_price < 10000000000000)",
+			"inventory_type_code":     "(inventory_type BETWEEN 0 AND 3)",
+			"inventory_price_range":   "(rental_price >= 0 AND rental_price < 10000000000000)",
+			"inventory_deposit_range": "(deposit IS NULL OR (deposit >= 0 AND deposit < 10000000000000))",
 		}),
 	}
 }

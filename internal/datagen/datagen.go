@@ -58,6 +58,10 @@ var DemoCompanies = []uuid.UUID{
 	uuid.MustParse("22222222-2222-4222-8222-222222222222"),
 }
 
+// DemoCompanyNames are the demo companies' names, in the order of
+// DemoCompanies: what their reports print at the top.
+var DemoCompanyNames = []string{"Inmobiliaria Los Andes S.A.S.", "Administraciones del Valle Ltda."}
+
 // Validate refuses sizes the generator cannot honour.
 func (s Size) Validate() error {
 	switch {
@@ -188,6 +192,9 @@ type generator struct {
 	seed         uint64
 	checked      bool // refuseReload has run
 	ownCompanies bool // OwnCompanies
+	// companyName is the name of the company being generated, "" for one
+	// of the dataset's own (which has none).
+	companyName string
 	// codesAfter is the highest number of the company's INM-NNNN property
 	// codes already in the database: the new properties number on from it.
 	codesAfter int
@@ -208,8 +215,12 @@ func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
 	}
 	for c := 0; c < size.Companies; c++ {
 		company := g.id() // drawn either way, so the ids after it are the same
+		g.companyName = ""
 		if c < len(DemoCompanies) && !g.ownCompanies {
-			company = DemoCompanies[c]
+			company, g.companyName = DemoCompanies[c], DemoCompanyNames[c]
+			if err := records.NameCompany(ctx, g.tx.Client(), company, g.companyName); err != nil {
+				return Stats{}, err
+			}
 		}
 		if err := g.numberCodesAfterExisting(ctx, company); err != nil {
 			return Stats{}, err
@@ -363,6 +374,12 @@ func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory,
 	created := after.Add(time.Duration(g.between(1, 400*24*3600)) * time.Second)
 	tree := &records.Inventory{ID: id, CompanyID: company, PropertyID: property, Type: kind,
 		RentalPrice: decimal.New(int64(g.between(16, 120))*50_000, 0), Currency: "COP", CreatedAt: created}
+	if kind == inventorytype.Colocacion || kind == inventorytype.Desocupacion {
+		// A tenancy's inventories record its deposit: a month's rent, as
+		// is usual (and no draw, so the rest of the dataset is unchanged).
+		deposit := tree.RentalPrice
+		tree.Deposit = &deposit
+	}
 	if g.stats.Inventories%3 != 2 { // two in three are signed
 		agent := created.Add(time.Duration(g.between(3600, 10*24*3600)) * time.Second)
 		owner := agent.Add(time.Duration(g.between(60, 3*24*3600)) * time.Second)
@@ -386,6 +403,10 @@ func (g *generator) inventory(company, property uuid.UUID, doc report.Inventory,
 	if s := tree.Signature; g.files != nil && kind.Valid() && s.Signed {
 		doc.ID, doc.TypeName, doc.Currency, doc.CreatedAt = id.String(), kind.Name(), "COP", created
 		doc.RentalPrice = tree.RentalPrice.StringFixed(2)
+		doc.CompanyName, doc.Deposit = g.companyName, ""
+		if tree.Deposit != nil {
+			doc.Deposit = tree.Deposit.StringFixed(2)
+		}
 		doc.AgentSigned, doc.OwnerSigned, doc.SignatureDate = *s.Agent, *s.Owner, *s.Date
 		doc.ApprovalCode, doc.RemoteSigned = *s.ApprovalCode, s.Remote
 		if sum := g.storePDF(doc); sum != "" {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/propertyrecords/inventory/ent"
 )
@@ -13,7 +14,7 @@ import (
 func FromEnt(inv *ent.Inventory) *Inventory {
 	out := &Inventory{
 		ID: inv.ID, CompanyID: inv.CompanyID, PropertyID: inv.PropertyID, Type: inv.InventoryType,
-		RentalPrice: inv.RentalPrice, Currency: inv.Currency, CreatedAt: inv.CreatedAt,
+		RentalPrice: inv.RentalPrice, Deposit: inv.Deposit, Currency: inv.Currency, CreatedAt: inv.CreatedAt,
 		Signature: Signature{Signed: inv.IsSigned, Remote: inv.IsRemoteSigned, ApprovalCode: inv.ApprovalCode,
 			Date: inv.SignatureDate, Agent: inv.AgentSignatureDate, Owner: inv.OwnerSignatureDate, Tenant: inv.TenantSignatureDate,
 			PDFSha256: inv.PdfSha256},
@@ -38,7 +39,7 @@ func FromEnt(inv *ent.Inventory) *Inventory {
 }
 
 // SameContent reports whether a and b hold the same content as a create
-// states it: property, type, price, currency, the parties required to
+// states it: property, type, price, deposit, currency, the parties required to
 // sign, and the environments and items with their ids. What a create does not state (the signed state,
 // photos, dates) is not compared: a create sent again after the inventory
 // was signed, or given photos, is still the same create. Children are
@@ -46,6 +47,7 @@ func FromEnt(inv *ent.Inventory) *Inventory {
 // the order a tree lists them.
 func SameContent(a, b *Inventory) bool {
 	return a.ID == b.ID && a.PropertyID == b.PropertyID && a.Type == b.Type && a.RentalPrice.Equal(b.RentalPrice) &&
+		sameAmount(a.Deposit, b.Deposit) &&
 		a.Currency == b.Currency && StoredParties(a.RequiredSignatures) == StoredParties(b.RequiredSignatures) &&
 		sameEnvironments(a.Environments, b.Environments, false)
 }
@@ -112,4 +114,9 @@ func sameTime(a, b time.Time) bool {
 
 func sameTimes(a, b *time.Time) bool {
 	return a == b || a != nil && b != nil && sameTime(*a, *b)
+}
+
+// sameAmount compares optional amounts by value: 1800000.5 is 1800000.50.
+func sameAmount(a, b *decimal.Decimal) bool {
+	return a == b || a != nil && b != nil && a.Equal(*b)
 }

@@ -4,7 +4,7 @@ package records
 // mutation's input (environments[1].items[0].rating), as front ends bind
 // errors to their form's fields. The generator's errors use them too.
 var APINames = &Names{
-	ID: "id", PropertyID: "propertyId", Type: "inventoryType", RentalPrice: "rentalPrice", Currency: "currency",
+	ID: "id", PropertyID: "propertyId", Type: "inventoryType", RentalPrice: "rentalPrice", Deposit: "deposit", Currency: "currency",
 	Signed: "isSigned", RemoteSigned: "isRemoteSigned", ApprovalCode: "approvalCode", SignatureDate: "signatureDate", PDF: "pdfSha256",
 	RequiredSignatures: "requiredSignatures",
 	Environments:       "environments", EnvironmentID: "id", EnvironmentName: "name", EnvironmentDescription: "description",

@@ -27,7 +27,10 @@ type Inventory struct {
 	ID, CompanyID, PropertyID uuid.UUID
 	Type                      inventorytype.Type
 	RentalPrice               decimal.Decimal
-	Currency                  string
+	// Deposit is the security deposit, in Currency; nil when none was
+	// recorded.
+	Deposit  *decimal.Decimal
+	Currency string
 	// CreatedAt is the creation date; zero is now.
 	CreatedAt time.Time
 	// Signature is the signed state; the zero value is unsigned.

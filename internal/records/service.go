@@ -188,7 +188,10 @@ type Change struct {
 	ExpectedVersion int
 	Type            *inventorytype.Type
 	RentalPrice     *decimal.Decimal
-	Currency        *string
+	// Deposit, when set, is the new deposit: a deposit once recorded is
+	// corrected, never removed.
+	Deposit  *decimal.Decimal
+	Currency *string
 	// Environments replace the tree: an environment or item with the id of
 	// one of the inventory's keeps that record (an item its photos); the
 	// others are removed, their photos with them. Without an id, a record
@@ -222,6 +225,9 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 	if ch.RentalPrice != nil {
 		inv.RentalPrice = *ch.RentalPrice
 	}
+	if ch.Deposit != nil {
+		inv.Deposit = ch.Deposit
+	}
 	if ch.Currency != nil {
 		inv.Currency = *ch.Currency
 	}
@@ -244,7 +250,7 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 	}
 	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		up := tx.Inventory.Update().Where(inventory.ID(inv.ID), inventory.Version(ch.ExpectedVersion)).
-			SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetCurrency(inv.Currency)
+			SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetNillableDeposit(inv.Deposit).SetCurrency(inv.Currency)
 		if n, err := up.Save(ctx); err != nil || n == 0 {
 			return cmpErr(err, stale(inv.ID, ch.ExpectedVersion)) // changed since it was read above
 		}

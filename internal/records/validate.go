@@ -27,7 +27,7 @@ import (
 // of an element by a dot: Environments "environments" and Rating "rating"
 // make environments[1].items[0].rating.
 type Names struct {
-	ID, PropertyID, Type, RentalPrice, Currency                string
+	ID, PropertyID, Type, RentalPrice, Deposit, Currency       string
 	Signed, RemoteSigned, ApprovalCode, SignatureDate, PDF     string
 	RequiredSignatures                                         string
 	Environments, EnvironmentID, EnvironmentName               string
@@ -43,7 +43,7 @@ type Names struct {
 // ISO 4217 code, a SHA-256 in hex): its refusal says the pattern.
 const byPattern = 0
 
-// maxPrice bounds rental prices as the database does (numeric(15,2), and a
+// maxPrice bounds rental prices and deposits as the database does (numeric(15,2), and a
 // CHECK that SQLite's 15 significant digits round-trip).
 var maxPrice = decimal.New(1, 13)
 
@@ -58,7 +58,10 @@ func Validate(inv *Inventory, levels int, names *Names) *apperr.Error {
 	if c.ok() && inventorytype.Validate(int(inv.Type)) != nil {
 		c.fail(names.Type, "%d is not a code from 0 to 3", int(inv.Type))
 	}
-	c.price(inv.RentalPrice)
+	c.price(names.RentalPrice, inv.RentalPrice)
+	if inv.Deposit != nil {
+		c.price(names.Deposit, *inv.Deposit)
+	}
 	c.text(names.Currency, inv.Currency, byPattern, inventory.CurrencyValidator)
 	c.signature(&inv.Signature)
 	c.parties(inv.RequiredSignatures)
@@ -159,13 +162,15 @@ func (c *checker) required(field, s string, maxRunes int, validator func(string)
 	c.text(field, s, maxRunes, validator)
 }
 
-func (c *checker) price(d decimal.Decimal) {
+// price checks an amount of money (the rental price, the deposit): the
+// database's bounds, and cents at most.
+func (c *checker) price(field string, d decimal.Decimal) {
 	switch {
 	case !c.ok():
 	case d.IsNegative() || d.GreaterThanOrEqual(maxPrice):
-		c.fail(c.names.RentalPrice, "%s is out of range: from 0 to 9999999999999.99", d)
+		c.fail(field, "%s is out of range: from 0 to 9999999999999.99", d)
 	case !d.Equal(d.Round(2)):
-		c.fail(c.names.RentalPrice, "%s has more than two decimal places", d)
+		c.fail(field, "%s has more than two decimal places", d)
 	}
 }
 

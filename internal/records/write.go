@@ -11,7 +11,7 @@ import (
 func NewInventory(c *ent.Client, inv *Inventory) *ent.InventoryCreate {
 	s := &inv.Signature
 	create := c.Inventory.Create().SetID(inv.ID).SetCompanyID(inv.CompanyID).SetPropertyID(inv.PropertyID).
-		SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetCurrency(inv.Currency).
+		SetInventoryType(inv.Type).SetRentalPrice(inv.RentalPrice).SetNillableDeposit(inv.Deposit).SetCurrency(inv.Currency).
 		SetIsSigned(s.Signed).SetIsRemoteSigned(s.Remote).SetNillableApprovalCode(s.ApprovalCode).
 		SetNillableSignatureDate(s.Date).SetNillableAgentSignatureDate(s.Agent).
 		SetNillableOwnerSignatureDate(s.Owner).SetNillableTenantSignatureDate(s.Tenant).SetNillablePdfSha256(s.PDFSha256).

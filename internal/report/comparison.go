@@ -15,6 +15,9 @@ import (
 // Comparison is what the comparison report shows: two inventories of a
 // property side by side.
 type Comparison struct {
+	// CompanyName is the management company's, printed at the top; ""
+	// while the company has none.
+	CompanyName  string
 	Property     string // its address line
 	From, To     Side
 	Summary      Summary
@@ -30,9 +33,12 @@ type Comparison struct {
 
 // Side is one of the two inventories.
 type Side struct {
-	ID, TypeName  string
-	CreatedAt     time.Time
-	SignatureDate time.Time
+	ID, TypeName string
+	// Deposit is its security deposit, decimal text in Currency; "" when
+	// none was recorded.
+	Deposit, Currency string
+	CreatedAt         time.Time
+	SignatureDate     time.Time
 	// Signers are who signed it, in the order AGENT, OWNER, TENANT.
 	Signers []Signer
 }
@@ -87,6 +93,7 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 	run := pages(pdf, tr, header)
 	pdf.AddPage()
 
+	companyName(pdf, tr, c.CompanyName)
 	pdf.SetFont("Helvetica", "B", 16)
 	pdf.CellFormat(0, 10, tr("Comparación de inventarios"), "", 1, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
@@ -98,8 +105,11 @@ func RenderComparison(ctx context.Context, c Comparison) ([]byte, error) {
 			plural(c.Summary.Better, "mejoró", "mejoraron"), plural(c.Summary.Added, "nuevo", "nuevos"),
 			plural(c.Summary.Removed, "ya no está", "ya no están")}, ", ") +
 			fmt.Sprintf("; %d por reparar desde entonces", c.Summary.NewlyToRepair),
+		deposits(c.From, c.To),
 	} {
-		pdf.MultiCell(0, 6, tr(l), "", "L", false)
+		if l != "" {
+			pdf.MultiCell(0, 6, tr(l), "", "L", false)
+		}
 	}
 	comparisonLegend(pdf, tr)
 	widths := []float64{44, 20, 20, 24, 82}
@@ -362,4 +372,20 @@ func fit(pdf *fpdf.Fpdf, tr func(string) string, s string, width float64) string
 		}
 	}
 	return string(r[:4]) + "…"
+}
+
+// deposits is the header's deposit line: the deposit the two inventories
+// record (the move-in's, typically), both where they differ, "" where
+// neither records one.
+func deposits(from, to Side) string {
+	amount := func(s Side) string { return money(s.Deposit, s.Currency) }
+	switch {
+	case from.Deposit == "" && to.Deposit == "":
+		return ""
+	case to.Deposit == "", from.Deposit == to.Deposit && from.Currency == to.Currency:
+		return "Depósito: " + amount(from)
+	case from.Deposit == "":
+		return "Depósito: " + amount(to)
+	}
+	return fmt.Sprintf("Depósito: %s antes, %s después", amount(from), amount(to))
 }

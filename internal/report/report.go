@@ -18,9 +18,15 @@ import (
 
 // Inventory is what the report shows.
 type Inventory struct {
-	ID           string
-	TypeName     string
-	RentalPrice  string
+	// CompanyName is the management company's, printed at the top; ""
+	// while the company has none.
+	CompanyName string
+	ID          string
+	TypeName    string
+	RentalPrice string
+	// Deposit is the security deposit, decimal text in Currency; "" when
+	// none was recorded.
+	Deposit      string
 	Currency     string
 	CreatedAt    time.Time
 	AgentSigned  time.Time
@@ -107,6 +113,7 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 	run := pages(pdf, tr, fmt.Sprintf("%s %s, %s · inventario %s", inv.PropertyCode, inv.Address, inv.City, short(inv.ID)))
 	pdf.AddPage()
 
+	companyName(pdf, tr, inv.CompanyName)
 	pdf.SetFont("Helvetica", "B", 16)
 	pdf.CellFormat(0, 10, tr("Inventario de "+inv.TypeName), "", 1, "L", false, 0, "")
 	if inv.SignatureDate.IsZero() {
@@ -122,8 +129,11 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 		"Inventario: " + inv.ID,
 		"Inmueble: " + property(inv),
 		"Canon de arrendamiento: " + money(inv.RentalPrice, inv.Currency),
-		"Creado: " + stamp(inv.CreatedAt, inv.Zone),
 	}
+	if inv.Deposit != "" {
+		lines = append(lines, "Depósito: "+money(inv.Deposit, inv.Currency))
+	}
+	lines = append(lines, "Creado: "+stamp(inv.CreatedAt, inv.Zone))
 	for _, l := range lines {
 		pdf.CellFormat(0, 6, tr(l), "", 1, "L", false, 0, "")
 	}
@@ -188,6 +198,16 @@ func Render(ctx context.Context, inv Inventory) ([]byte, error) {
 		return nil, fmt.Errorf("report: rendering inventory %s: %w", inv.ID, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// companyName prints the management company's name above a report's title,
+// where it has one (a report of a company without a name renders as before).
+func companyName(pdf *fpdf.Fpdf, tr func(string) string, name string) {
+	if name == "" {
+		return
+	}
+	pdf.SetFont("Helvetica", "B", 12)
+	pdf.MultiCell(0, 6, tr(name), "", "L", false)
 }
 
 // newDocument is an A4 document whose bytes depend on its content only:

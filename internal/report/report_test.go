@@ -66,6 +66,7 @@ func inventory(t *testing.T, rooms, items int) report.Inventory {
 // each embedded photo's SHA-256.
 func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 	inv := inventory(t, 6, 12)
+	inv.CompanyName, inv.Deposit = "Inmobiliaria Los Andes S.A.S.", "1800000.50"
 	first, err := report.Render(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func TestReportsAreStableAndSayWhatWasSigned(t *testing.T) {
 		"Firma del propietario: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC)",
 		"Fecha de firma: 2025-03-04 10:00 America/Bogota (2025-03-04 15:00 UTC) (firma remota)",
 		"Calificación de 1 a 5: 1 = muy malo; 2 = malo; 3 = regular; 4 = bueno; 5 = muy bueno. Reparar \"sí\", en una fila sombreada de rojo: el elemento debe repararse.", "Código de aprobación: APR-123456", "Agente Propietario",
-		"INM-0007 Calle 5 # 10-20, Cali", "página 1 de", "r5-i11-p1.jpg " + fmt.Sprintf("%064x", 5*1000+11*10+1)} {
+		"INM-0007 Calle 5 # 10-20, Cali", "página 1 de", "Inmobiliaria Los Andes S.A.S. Inventario de desocupación", "Depósito: $ 1.800.000,50 COP", "r5-i11-p1.jpg " + fmt.Sprintf("%064x", 5*1000+11*10+1)} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/company"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/signaturerequest"
 	"github.com/propertyrecords/inventory/internal/drawing"
@@ -38,10 +40,14 @@ func document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 	}
 	doc := report.Inventory{
 		ID: inv.ID.String(), TypeName: inv.InventoryType.Name(), RentalPrice: inv.RentalPrice.StringFixed(2),
+		Deposit:  amount(inv.Deposit),
 		Currency: inv.Currency, CreatedAt: inv.CreatedAt.UTC(), AgentSigned: utc(inv.AgentSignatureDate),
 		OwnerSigned: utc(inv.OwnerSignatureDate), AgentName: text(inv.AgentSignerName), OwnerName: text(inv.OwnerSignerName),
 		TenantSigned: utc(inv.TenantSignatureDate), TenantName: text(inv.TenantSignerName), Required: strings.Split(inv.RequiredSignatures, ","),
 		SignatureDate: utc(inv.SignatureDate), ApprovalCode: text(inv.ApprovalCode), RemoteSigned: inv.IsRemoteSigned,
+	}
+	if doc.CompanyName, err = CompanyName(ctx, client, inv.CompanyID); err != nil {
+		return report.Inventory{}, nil, err
 	}
 	if doc.Certificate, err = certificate(ctx, client, inv); err != nil {
 		return report.Inventory{}, nil, err
@@ -74,6 +80,28 @@ func document(ctx context.Context, client *ent.Client, store *files.Store, id uu
 		}
 	}
 	return doc, inv, Thumbnails(ctx, store, photos)
+}
+
+// CompanyName is the name of company id as its reports print it: "" while
+// it has none.
+func CompanyName(ctx context.Context, client *ent.Client, id uuid.UUID) (string, error) {
+	c, err := client.Company.Query().Where(company.ID(id)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return c.Name, nil
+}
+
+// amount is an optional amount as the report shows it: decimal text with
+// two places, "" when absent.
+func amount(d *decimal.Decimal) string {
+	if d == nil {
+		return ""
+	}
+	return d.StringFixed(2)
 }
 
 // drawings are the signatures inv's parties drew, by party. A drawing the

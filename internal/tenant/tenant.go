@@ -316,6 +316,35 @@ func Policy() entprivacy.Policy {
 	}
 }
 
+// OwnRowPolicy is the privacy policy of a company's own row (ent/schema
+// Company), whose id is the company: reads see the caller's row only, and
+// writes are refused except within Unrestricted (the operator's commands,
+// the import).
+func OwnRowPolicy() entprivacy.Policy {
+	return entprivacy.Policy{
+		Query:    entprivacy.QueryPolicy{filterByOwnID},
+		Mutation: entprivacy.MutationPolicy{entprivacy.AlwaysDenyRule()},
+	}
+}
+
+// idFilter is implemented by the entql filter of every schema.
+type idFilter interface {
+	WhereID(entql.ValueP)
+}
+
+var filterByOwnID = privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
+	id, err := CompanyFrom(ctx)
+	if err != nil {
+		return err
+	}
+	idf, ok := f.(idFilter)
+	if !ok {
+		return entprivacy.Denyf("tenant: %T has no id to filter on", f)
+	}
+	idf.WhereID(entql.ValueEQ(id))
+	return entprivacy.Skip
+})
+
 type writeKey struct{}
 
 // ForWriting returns ctx allowed to write its company's records: a create

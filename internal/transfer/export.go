@@ -12,12 +12,14 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/schema"
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/scalar"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
@@ -44,6 +46,15 @@ func (ex *Exporter) Export(ctx context.Context, company uuid.UUID, w io.Writer) 
 	out := bufio.NewWriter(w)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
+	// Every line names the company, where it has a name, so that any
+	// part of the file imported elsewhere brings it.
+	var name string
+	switch own, err := records.OwnCompany(ctx, ex.Client); {
+	case err != nil:
+		return 0, err
+	case own != nil:
+		name = own.Name
+	}
 	var after *ent.Inventory
 	n := 0
 	for {
@@ -67,7 +78,7 @@ func (ex *Exporter) Export(ctx context.Context, company uuid.UUID, w io.Writer) 
 			return n, err
 		}
 		for _, inv := range page {
-			rec, err := ex.record(ctx, inv)
+			rec, err := ex.record(ctx, inv, name)
 			if err != nil {
 				return n, err
 			}
@@ -83,7 +94,7 @@ func (ex *Exporter) Export(ctx context.Context, company uuid.UUID, w io.Writer) 
 	}
 }
 
-func (ex *Exporter) record(ctx context.Context, inv *ent.Inventory) (*Record, error) {
+func (ex *Exporter) record(ctx context.Context, inv *ent.Inventory, companyName string) (*Record, error) {
 	kind := inv.InventoryType.Code()
 	prop := inv.Edges.Property
 	levels := prop.Levels
@@ -92,7 +103,9 @@ func (ex *Exporter) record(ctx context.Context, inv *ent.Inventory) (*Record, er
 		CompanyID:           inv.CompanyID.String(), // the stored row's, not the one asked for
 		InventoryID:         inv.ID.String(),
 		InventoryType:       &kind,
+		CompanyName:         companyName,
 		RentalPrice:         inv.RentalPrice.StringFixed(2),
+		Deposit:             fixed(inv.Deposit),
 		Currency:            inv.Currency,
 		IsSigned:            inv.IsSigned,
 		IsRemoteSigned:      inv.IsRemoteSigned,
@@ -180,5 +193,14 @@ func formatOptional(t *time.Time) *string {
 		return nil
 	}
 	s := scalar.FormatTime(*t)
+	return &s
+}
+
+// fixed is an optional amount as the file writes it: two decimal places.
+func fixed(d *decimal.Decimal) *string {
+	if d == nil {
+		return nil
+	}
+	s := d.StringFixed(2)
 	return &s
 }

@@ -7,10 +7,16 @@ package transfer
 // Record is one line: an inventory with its property, environments, items
 // and photos.
 type Record struct {
-	CompanyID          string  `json:"CompanyId"`
-	InventoryID        string  `json:"InventoryId"`
-	InventoryType      *int    `json:"InventoryType"`
-	RentalPrice        string  `json:"RentalPrice"`
+	CompanyID string `json:"CompanyId"`
+	// CompanyName, when given, names the company (as `inventoryd company`
+	// does); an export writes it on every line of a named company.
+	CompanyName   string `json:"CompanyName,omitempty"`
+	InventoryID   string `json:"InventoryId"`
+	InventoryType *int   `json:"InventoryType"`
+	RentalPrice   string `json:"RentalPrice"`
+	// Deposit is decimal text, as RentalPrice; left out where none was
+	// recorded.
+	Deposit            *string `json:"Deposit,omitempty"`
 	Currency           string  `json:"Currency,omitempty"`
 	IsSigned           bool    `json:"IsSigned"`
 	IsRemoteSigned     bool    `json:"IsRemoteSigned"`

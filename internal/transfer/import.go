@@ -62,6 +62,9 @@ type Importer struct {
 	// (internal/jobs), makes them in a server; without it each photo is
 	// decoded here, as it is stored.
 	Thumbnails ThumbnailJobs
+
+	// named are the companies' names committed by this run's lines.
+	named map[uuid.UUID]string
 }
 
 // ThumbnailJobs inserts, in tx, the job that makes the missing thumbnails
@@ -405,6 +408,11 @@ func (im *Importer) writeOnce(ctx context.Context, p *plan) (did outcome, atComm
 				return err
 			}
 		}
+		if name := p.rec.CompanyName; name != "" && im.named[p.tree.CompanyID] != name {
+			if err := records.NameCompany(ctx, tx.Client(), p.tree.CompanyID, name); err != nil {
+				return &dbError{"the database refused the company's name", err}
+			}
+		}
 		wctx := ctx
 		if p.correcting {
 			wctx = freeze.Correct(ctx, p.tree.ID, fmt.Sprintf("import line %d, with --correct-signed", p.line))
@@ -423,6 +431,12 @@ func (im *Importer) writeOnce(ctx context.Context, p *plan) (did outcome, atComm
 	var de *dbError
 	switch {
 	case err == nil:
+		if name := p.rec.CompanyName; name != "" {
+			if im.named == nil {
+				im.named = map[uuid.UUID]string{}
+			}
+			im.named[p.tree.CompanyID] = name // committed: later lines naming it alike write nothing
+		}
 		return did, false, nil
 	case errors.As(err, &commit):
 		return 0, true, &dbError{"the database refused the record", commit.Err}
@@ -694,6 +708,7 @@ func upsertInventory(ctx context.Context, tx *ent.Tx, p *plan) (created bool, er
 	up := tx.Inventory.UpdateOneID(t.ID).
 		SetInventoryType(t.Type).SetRentalPrice(t.RentalPrice).SetCurrency(t.Currency).
 		SetIsSigned(s.Signed).SetIsRemoteSigned(s.Remote)
+	setOrClear(t.Deposit, up.SetDeposit, up.ClearDeposit)
 	setOrClear(s.ApprovalCode, up.SetApprovalCode, up.ClearApprovalCode)
 	setOrClear(s.Date, up.SetSignatureDate, up.ClearSignatureDate)
 	setOrClear(s.Agent, up.SetAgentSignatureDate, up.ClearAgentSignatureDate)

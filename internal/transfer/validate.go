@@ -28,7 +28,7 @@ func fromRule(err *apperr.Error) *fieldError {
 
 // names are the record's field names, for the paths of records' rules.
 var names = &records.Names{
-	ID: "InventoryId", PropertyID: "Property.PropertyId", Type: "InventoryType", RentalPrice: "RentalPrice", Currency: "Currency",
+	ID: "InventoryId", PropertyID: "Property.PropertyId", Type: "InventoryType", RentalPrice: "RentalPrice", Deposit: "Deposit", Currency: "Currency",
 	RequiredSignatures: "RequiredSignatures",
 	Signed:             "IsSigned", RemoteSigned: "IsRemoteSigned", ApprovalCode: "Approval_Code", SignatureDate: "SignatureDate", PDF: "PdfSha256",
 	Environments: "EnvironmentDiagnostics", EnvironmentID: "EnvironmentId", EnvironmentName: "EnvironmentName",
@@ -122,17 +122,17 @@ func (c *checker) optionalTime(field string, s *string) *time.Time {
 	return &t
 }
 
-func (c *checker) price(s string) decimal.Decimal {
+func (c *checker) price(field, s string) decimal.Decimal {
 	if !c.ok() {
 		return decimal.Decimal{}
 	}
 	if s == "" {
-		c.fail("RentalPrice", "missing: decimal text such as \"1500000.00\" is required")
+		c.fail(field, "missing: decimal text such as \"1500000.00\" is required")
 		return decimal.Decimal{}
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		c.fail("RentalPrice", "%s is not decimal text", apperr.Quote(s))
+		c.fail(field, "%s is not decimal text", apperr.Quote(s))
 	}
 	return d
 }
@@ -151,7 +151,16 @@ func check(rec *Record) (*plan, *fieldError) {
 	if c.ok() {
 		t.Type = inventorytype.Type(*rec.InventoryType)
 	}
-	t.RentalPrice = c.price(rec.RentalPrice)
+	t.RentalPrice = c.price("RentalPrice", rec.RentalPrice)
+	if rec.Deposit != nil {
+		d := c.price("Deposit", *rec.Deposit)
+		t.Deposit = &d
+	}
+	if c.ok() && rec.CompanyName != "" {
+		if err := records.ValidateCompanyName("CompanyName", rec.CompanyName); err != nil {
+			return p, fromRule(err)
+		}
+	}
 	if rec.Currency == "" {
 		rec.Currency = "COP"
 	}
