@@ -143,6 +143,8 @@ type scanInventoryRow struct {
 	PropertyID             uuid.UUID
 	InventoryType          sql.NullInt64
 	RentalPrice            decimal.Decimal
+	Deposit                sql.NullScanner
+	DepositValue           decimal.Decimal
 	Currency               sql.NullString
 	IsSigned               sql.NullBool
 	IsRemoteSigned         sql.NullBool
@@ -198,7 +200,8 @@ func (*Inventory) scanValues(columns []string) ([]any, error) {
 		case inventory.FieldRentalPrice:
 			values[i] = &row.RentalPrice
 		case inventory.FieldDeposit:
-			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
+			row.Deposit.S = &row.DepositValue
+			values[i] = &row.Deposit
 		case inventory.FieldCurrency:
 			values[i] = &row.Currency
 		case inventory.FieldIsSigned:

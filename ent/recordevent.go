@@ -41,15 +41,19 @@ type RecordEvent struct {
 
 // scanRecordEventRow holds the scan destinations of one RecordEvent row in a single allocation.
 type scanRecordEventRow struct {
-	values      [10]any
-	ID          sql.NullInt64
-	CompanyID   uuid.UUID
-	At          sql.NullTime
-	Kind        sql.NullString
-	PropertyID  uuid.UUID
-	InventoryID uuid.UUID
-	Version     sql.NullInt64
-	Actor       sql.NullString
+	values       [10]any
+	ID           sql.NullInt64
+	CompanyID    uuid.UUID
+	At           sql.NullTime
+	Kind         sql.NullString
+	PropertyID   uuid.UUID
+	InventoryID  uuid.UUID
+	ItemID       sql.NullScanner
+	ItemIDValue  uuid.UUID
+	PhotoID      sql.NullScanner
+	PhotoIDValue uuid.UUID
+	Version      sql.NullInt64
+	Actor        sql.NullString
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -76,9 +80,11 @@ func (*RecordEvent) scanValues(columns []string) ([]any, error) {
 		case recordevent.FieldInventoryID:
 			values[i] = &row.InventoryID
 		case recordevent.FieldItemID:
-			values[i] = &sql.NullScanner{S: new(uuid.UUID)}
+			row.ItemID.S = &row.ItemIDValue
+			values[i] = &row.ItemID
 		case recordevent.FieldPhotoID:
-			values[i] = &sql.NullScanner{S: new(uuid.UUID)}
+			row.PhotoID.S = &row.PhotoIDValue
+			values[i] = &row.PhotoID
 		case recordevent.FieldVersion:
 			values[i] = &row.Version
 		case recordevent.FieldActor:
