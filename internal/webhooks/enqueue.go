@@ -208,8 +208,10 @@ func summary(ctx context.Context, tx *ent.Tx, ev *ent.RecordEvent) (*InventorySu
 		return nil, nil, fmt.Errorf("webhooks: the inventory of an event: %w", err)
 	}
 	var signature *PartySignature
-	if s := records.SignatureOf(inv, party); s != nil {
-		signature = &PartySignature{Party: s.Party, SignerName: s.SignerName, SignedAt: s.SignedAt, Remote: s.Remote, Method: s.Method}
+	if signs {
+		if s := records.SignatureOf(inv, party); s != nil {
+			signature = &PartySignature{Party: s.Party, SignerName: s.SignerName, SignedAt: s.SignedAt, Remote: s.Remote, Method: s.Method}
+		}
 	}
 	return &InventorySummary{ID: inv.ID, PropertyID: inv.PropertyID, Version: inv.Version, IsSigned: inv.IsSigned,
 		SignatureDate: inv.SignatureDate, PDFSHA256: inv.PdfSha256, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt}, signature, nil
