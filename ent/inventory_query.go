@@ -435,6 +435,7 @@ func (_q *InventoryQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*In
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	_q.skipFrozenTrees(ctx, _spec)
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
@@ -544,6 +545,7 @@ func (_q *InventoryQuery) loadEnvironments(ctx context.Context, query *Environme
 
 func (_q *InventoryQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	_q.skipFrozenTrees(ctx, _spec)
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}

@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/server"
+	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
 // The queries of the PostGraphile comparison (bench/peers): the nested tree
@@ -34,11 +37,23 @@ const (
 // BenchmarkNestedTree measures, over real HTTP on the demo data, (a) the
 // nested tree of 3 inventories (about 70 items with their materials and
 // photos), (b) of 20, (c) a flat page of 20 with its count, and the IDE's
-// example query. The database is SQLite, or PostgreSQL when
-// TEST_DATABASE_URL is set. bench/peers compares the same queries with
-// PostGraphile 5.
+// example query, with the tree cache (kept: the signed trees come from it
+// after the first request) and without (plain). The database is SQLite, or
+// PostgreSQL when TEST_DATABASE_URL is set. bench/peers compares the same
+// queries with PostGraphile 5.
 func BenchmarkNestedTree(b *testing.B) {
-	srv, _ := demo(b)
+	st := testdb.DemoRecords.Open(b)
+	for _, cache := range []struct {
+		name  string
+		bytes int64
+	}{{"kept", 0}, {"plain", -1}} {
+		b.Run(cache.name, func(b *testing.B) {
+			benchNestedTree(b, apitest.NewServerWith(b, st, server.Options{Files: apitest.Files(b), TreeCacheBytes: cache.bytes}))
+		})
+	}
+}
+
+func benchNestedTree(b *testing.B, srv *apitest.Server) {
 	for _, bench := range []struct {
 		name, query string
 		first       int
@@ -118,7 +133,8 @@ const maxNestedTreeAllocs = 8_000
 // It counts allocations, which do not depend on the machine's load; how
 // fast the request is, BenchmarkNestedTree and bench/peers measure.
 func TestNestedTreeAllocations(t *testing.T) {
-	srv, _ := demo(t)
+	// Without the tree cache: the allocations of reading the trees.
+	srv := apitest.NewServerWith(t, testdb.DemoRecords.Open(t), server.Options{Files: apitest.Files(t), TreeCacheBytes: -1})
 	vars := map[string]any{"first": 3}
 	if res := srv.GraphQL(t, companyA, nestedTreeQuery, vars); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)

@@ -911,6 +911,14 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 				}
 			}
 		case "environments":
+			tree := keptTree(ctx, obj, field.Field)
+			if b := tree.Pinned(); b != nil {
+				if err := x.w.Append(b); err != nil {
+					return err
+				}
+				continue
+			}
+			tree.Start(ctx, x.w.Len())
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, false, x.field_Inventory_environments_args)
 			if err != nil {
 				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Inventory", IsMethod: true, IsResolver: false}, err); err != nil {
@@ -958,6 +966,7 @@ func (x *directExec) _Inventory(ctx context.Context, sel ast.SelectionSet, obj *
 					x.w.Null()
 				}
 			}
+			tree.Keep(ctx, x.w.Bytes())
 		case "requiredSignatures":
 			ctx, fc, err := x.contexts.Of(ctx, "Inventory", field, true, true, nil)
 			if err != nil {

@@ -33,6 +33,7 @@ func main() {
 	direct := directgen.New("graph/direct_generated.go", scalars, "github.com/propertyrecords/inventory/internal/scalar",
 		"github.com/propertyrecords/inventory/internal/tracing")
 	direct.ListSpan = "tracing.Resolver"
+	direct.Cached = map[string]string{"Inventory.environments": "keptTree"}
 	if err := api.Generate(cfg, api.AddPlugin(direct)); err != nil {
 		log.Fatalf("running gqlgen: %v", err)
 	}

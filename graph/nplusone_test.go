@@ -10,6 +10,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apitest"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/ide"
+	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -35,7 +36,9 @@ func TestNestedQueryCostsTheSameStatementsForAnySize(t *testing.T) {
 			if stats.Items != items {
 				t.Fatalf("loaded %d items, want %d", stats.Items, items)
 			}
-			srv := apitest.NewServer(t, st, nil)
+			// Without the tree cache, which would answer the second request's
+			// signed trees without the database (TestAKeptTreeSkipsTheDatabase).
+			srv := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), TreeCacheBytes: -1})
 
 			counter.Reset()
 			var first, got connection

@@ -35,6 +35,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/signedpdf"
 	"github.com/propertyrecords/inventory/internal/timeline"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/treecache"
 	"github.com/propertyrecords/inventory/internal/upload"
 	"github.com/propertyrecords/inventory/internal/webhooks"
 )
@@ -78,6 +79,9 @@ type ExecutorOptions struct {
 	// Webhooks keeps the webhook endpoints and makes the deliveries
 	// (internal/webhooks); nil: endpoints are kept, and no delivery is made.
 	Webhooks *webhooks.Service
+	// TreeCacheBytes bounds the signed inventories' trees kept in memory
+	// (internal/treecache); 0 or less: none is kept.
+	TreeCacheBytes int64
 }
 
 // DefaultEventReadTimeout is the server's default request deadline.
@@ -122,7 +126,7 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.Use(eventReads{timeout: cmp.Or(opts.EventReadTimeout, DefaultEventReadTimeout)})
 	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
-		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto}
+		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto, trees: treecache.New(schema.Schema(), opts.TreeCacheBytes)}
 }
 
 // eventReads bounds in time each field a subscription's event resolves
@@ -189,7 +193,12 @@ type Executor struct {
 	// maxPhotoBytes bounds a photo; a multipart request may be that and
 	// graphqlhttp.MaxRequestBytes more.
 	maxPhotoBytes int64
+	// trees keeps signed inventories' trees (nil: none).
+	trees *treecache.Cache
 }
+
+// TreeCache is the executor's cache of signed trees (nil: none).
+func (e *Executor) TreeCache() *treecache.Cache { return e.trees }
 
 // DispatchOperation runs an operation, whatever brought it (POST, GET,
 // multipart, @defer, SSE, a WebSocket, REST's in-process calls), as one
@@ -347,6 +356,7 @@ func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContex
 		return nil, nil, errFallback
 	}
 	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)
+	ctx = e.trees.Begin(ctx, opCtx)
 	defer func() {
 		if recover() != nil {
 			data, errs, err = nil, nil, errFallback

@@ -25,6 +25,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/signpage"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/treecache"
 	"github.com/propertyrecords/inventory/internal/upload"
 	"github.com/propertyrecords/inventory/internal/webhooks"
 	"github.com/propertyrecords/inventory/rest"
@@ -103,6 +104,9 @@ type Config struct {
 	BehindGateway string
 	// MaxPhotoBytes bounds a photo sent to addItemPhoto.
 	MaxPhotoBytes int64
+	// TreeCacheBytes bounds the signed inventories' trees kept in memory
+	// (0: none).
+	TreeCacheBytes int64
 	// Demo says whether an empty database gets the demo companies: on, off,
 	// or auto (on for SQLite, the zero-set-up run; off for PostgreSQL, a
 	// real database).
@@ -192,7 +196,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 	var replicaURLs, replicaMaxLag, replicaTimeout string
 	var maxResponseBytes, concurrentRequests, costBudget, costRestoreRate, accessLogSample string
 	var perCompany, perConnection, subscriptionBuffer, heartbeat, idle, recheck string
-	var timeZone, maxPhotoBytes string
+	var timeZone, maxPhotoBytes, treeCacheBytes string
 	var signingLinkTTL, signRate, trustedProxies string
 	var webhooksMaxEndpoints string
 	settings := []setting{
@@ -216,6 +220,7 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		{"shutdown-timeout", "INVENTORY_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String(), "then how long requests in flight may take before they are cut", &shutdownTimeout, true},
 		{"allowed-hosts", "INVENTORY_ALLOWED_HOSTS", "", "comma-separated Host names download URLs may name when --public-url is unset (loopback always)", &allowedHosts, true},
 		{"cors-origins", "INVENTORY_CORS_ORIGINS", "*", "comma-separated origins browser apps may call from (https://app.example.com); * any, none for no CORS", &corsOrigins, true},
+		{"tree-cache-bytes", "INVENTORY_TREE_CACHE_BYTES", strconv.Itoa(treecache.DefaultMaxBytes), "bytes of signed inventories' trees kept in memory for the queries that read them again (a signed tree never changes); 0 for none", &treeCacheBytes, true},
 		{"max-photo-bytes", "INVENTORY_MAX_PHOTO_BYTES", strconv.Itoa(upload.DefaultMaxPhotoBytes), "most bytes one photo sent to addItemPhoto may hold", &maxPhotoBytes, true},
 		{"writes", "INVENTORY_WRITES", "on", "whether clients may make and sign inventories (GraphQL mutations): on, or off for reads only", &cfg.Writes, true},
 		{"jobs", "INVENTORY_JOBS", "on", "whether this instance works the durable jobs (the signed PDFs, webhook deliveries, an import's thumbnails): on, or off to only insert them for another instance on the database", &cfg.Jobs, true},
@@ -400,6 +405,11 @@ func parseCommandConfig(cmd command, args []string, getenv func(string) string, 
 		if cfg.BehindGateway != "on" && cfg.BehindGateway != "off" {
 			return Config{}, nil, fmt.Errorf("behind gateway %q: use on or off", cfg.BehindGateway)
 		}
+		if n, err := strconv.ParseInt(treeCacheBytes, 10, 64); err != nil || n < 0 {
+			return Config{}, nil, fmt.Errorf("tree cache bytes %q: give a number of bytes, 0 for none", treeCacheBytes)
+		} else {
+			cfg.TreeCacheBytes = n
+		}
 		if n, err := strconv.ParseInt(maxPhotoBytes, 10, 64); err != nil || n < 1024 {
 			return Config{}, nil, fmt.Errorf("max photo bytes %q: give a number of bytes, at least 1024", maxPhotoBytes)
 		} else {
@@ -538,6 +548,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("writes", c.Writes),
 		slog.String("jobs", c.Jobs),
 		slog.Int64("max_photo_bytes", c.MaxPhotoBytes),
+		slog.Int64("tree_cache_bytes", c.TreeCacheBytes),
 		slog.String("audit_log", c.AuditLog),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("access_log", c.AccessLog),

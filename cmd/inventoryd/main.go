@@ -319,7 +319,7 @@ func (m *Main) Run(ctx context.Context) error {
 		IDECompany: ideCompany, RESTBaseURL: m.Config.RESTBaseURL, Files: m.files, PublicURL: m.Config.PublicURL,
 		RequestTimeout: m.Config.RequestTimeout, AllowedHosts: m.Config.AllowedHosts, Drain: m.drain,
 		CORSOrigins: m.Config.CORSOrigins, AccessLog: m.Config.AccessLog, AccessLogSample: m.Config.AccessLogSample,
-		MaxPhotoBytes: m.Config.MaxPhotoBytes, ReadOnly: m.Config.Writes == "off", TimeZone: m.Config.TimeZone,
+		MaxPhotoBytes: m.Config.MaxPhotoBytes, TreeCacheBytes: treeCacheOption(m.Config.TreeCacheBytes), ReadOnly: m.Config.Writes == "off", TimeZone: m.Config.TimeZone,
 		Metrics: instruments, SeparateMetrics: m.Config.MetricsAddr != "", Tracing: m.Tracing, Auth: m.Config.Auth, Verifier: verifier,
 		Limiter:           auth.NewSharedLimiter(m.Config.RateLimit, m.Config.RateBurst, m.shared),
 		Share:             share,
@@ -571,4 +571,13 @@ func (m *Main) verifier(ctx context.Context) (auth.Verifier, error) {
 func loopback(addr net.Addr) bool {
 	tcp, ok := addr.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
+}
+
+// treeCacheOption is the server's option for the configured bound: none is
+// negative there (0 means the default).
+func treeCacheOption(bytes int64) int64 {
+	if bytes == 0 {
+		return -1
+	}
+	return bytes
 }

@@ -253,6 +253,10 @@ func (Inventory) Annotations() []schema.Annotation {
 		schema.Comment("A signed (or not yet signed) record of the tangible assets of a property, room by room."),
 		entgql.QueryField().Description("The company's inventories, a Relay connection: filter with where, order with orderBy, page with first and after."),
 		entgql.RelayConnection(),
+		// A signed inventory's environments, and everything below them,
+		// never change (internal/freeze): their JSON may be kept
+		// (internal/treecache, ent/template/frozen_tree.tmpl).
+		FrozenTree{Edge: "Environments", Signed: "IsSigned", Version: "Version"},
 		// The database itself refuses a half-signed inventory.
 		entsql.Checks(map[string]string{
 			"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL)" +
@@ -263,3 +267,13 @@ func (Inventory) Annotations() []schema.Annotation {
 		}),
 	}
 }
+
+// FrozenTree marks a type whose tree below Edge (a struct field name) never
+// changes while the field Signed is true, except with the field Version: a
+// tree cache keys it by id and version (ent/template/frozen_tree.tmpl).
+type FrozenTree struct {
+	Edge, Signed, Version string
+}
+
+// Name implements schema.Annotation.
+func (FrozenTree) Name() string { return "FrozenTree" }

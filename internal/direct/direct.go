@@ -208,6 +208,16 @@ func (w *Writer) WriteString(s string) (int, error) {
 	return len(s), nil
 }
 
+// Append writes JSON written before (a kept tree), or says the answer is
+// over its limit.
+func (w *Writer) Append(b []byte) error {
+	if w.limit > 0 && len(w.buf)+len(b) > w.limit {
+		return ErrTooLarge
+	}
+	w.buf = append(w.buf, b...)
+	return nil
+}
+
 // Raw writes JSON as it is.
 func (w *Writer) Raw(s string) { w.buf = append(w.buf, s...) }
 

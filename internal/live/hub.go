@@ -75,6 +75,8 @@ type Hub struct {
 
 	mu   sync.Mutex
 	subs map[uuid.UUID]map[*Subscriber]struct{}
+	// observers see every event once, whatever its company (Observe).
+	observers []func(*ent.RecordEvent)
 	// last is the highest event id read: the SQLite poll and a PostgreSQL
 	// listener back from a lost connection read on from it.
 	last atomic.Int64
@@ -169,6 +171,16 @@ func (h *Hub) remove(s *Subscriber) bool {
 // ErrTooMany refuses a subscription over the company's bound.
 var ErrTooMany = errors.New("live: too many subscriptions")
 
+// Observe has observe called with every event the Hub learns of, once, in
+// order, whatever its company and whoever wrote it: what this instance keeps
+// of the records (a cache) hears of every write there. observe must be
+// quick: it runs under the Hub's lock.
+func (h *Hub) Observe(observe func(*ent.RecordEvent)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.observers = append(h.observers, observe)
+}
+
 // Subscribe starts receiving company's events in a buffer of
 // Options.Buffer; it is refused when the company holds Options.PerCompany
 // subscriptions already.
@@ -237,6 +249,9 @@ func (h *Hub) deliver(events []*ent.RecordEvent) {
 		}
 		h.seen[ev.ID] = true
 		h.ring = append(h.ring, ev.ID)
+		for _, observe := range h.observers {
+			observe(ev)
+		}
 		for s := range h.subs[ev.CompanyID] {
 			if s.offer(ev) {
 				h.delivered.Add(1)

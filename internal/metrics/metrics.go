@@ -392,3 +392,28 @@ func (m *Metrics) WatchJobs(read func() Jobs) {
 		oldest: prometheus.NewDesc("inventory_durable_jobs_oldest_available_seconds", "How long the oldest job due has waited for a worker (0 when none waits).", nil, nil),
 	})
 }
+
+// TreeCache are the figures of the cache of signed inventories' trees.
+type TreeCache struct {
+	Hits, Misses, Bytes, Trees, MaxBytes int64
+}
+
+// WatchTreeCache adds the tree cache's figures, read at each scrape: trees
+// written from it (hits) and from the database then kept (misses), and
+// what it holds against its bound.
+func (m *Metrics) WatchTreeCache(read func() TreeCache) {
+	m.registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_tree_cache_hits_total",
+			Help: "Signed inventories' trees answered from the tree cache, without the database."},
+			func() float64 { return float64(read().Hits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "inventory_tree_cache_misses_total",
+			Help: "Signed inventories' trees read from the database, then kept in the tree cache."},
+			func() float64 { return float64(read().Misses) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_tree_cache_bytes", Help: "Bytes the tree cache holds, counted as it bounds them."},
+			func() float64 { return float64(read().Bytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_tree_cache_max_bytes", Help: "The tree cache's bound (INVENTORY_TREE_CACHE_BYTES)."},
+			func() float64 { return float64(read().MaxBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "inventory_tree_cache_trees", Help: "Trees the tree cache holds."},
+			func() float64 { return float64(read().Trees) }),
+	)
+}

@@ -36,6 +36,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/tenant"
 	"github.com/propertyrecords/inventory/internal/tracing"
+	"github.com/propertyrecords/inventory/internal/treecache"
 	"github.com/propertyrecords/inventory/internal/waitbudget"
 	"github.com/propertyrecords/inventory/internal/webhooks"
 	"github.com/propertyrecords/inventory/rest"
@@ -96,6 +97,9 @@ type Options struct {
 	// MaxPhotoBytes bounds a photo addItemPhoto takes
 	// (upload.DefaultMaxPhotoBytes when 0).
 	MaxPhotoBytes int64
+	// TreeCacheBytes bounds the signed inventories' trees kept in memory
+	// (treecache.DefaultMaxBytes when 0; none when negative).
+	TreeCacheBytes int64
 	// Live serves subscriptions (none without a Hub).
 	Live LiveOptions
 	// PDFRendering bounds the renderings of signed PDFs not kept yet.
@@ -165,7 +169,9 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	hooks := webhooksOn(st, opts.Jobs, opts.Webhooks, log)
 	exec := graph.NewExecutor(st.Client, st, opts.Files, log, graph.ExecutorOptions{MaxResponseBytes: opts.MaxResponseBytes, Budget: opts.Budget,
 		MaxPhotoBytes: opts.MaxPhotoBytes, Live: opts.Live.Hub, EventReadTimeout: requestTimeout(opts), PDFs: pdfsIfFiles(pdfs, opts.Files),
-		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper, Jobs: writeJobs, Webhooks: hooks})
+		ReadOnly: opts.ReadOnly, SigningLinkTTL: opts.SigningLinkTTL, Drafts: keeper, Jobs: writeJobs, Webhooks: hooks,
+		TreeCacheBytes: cmp.Or(opts.TreeCacheBytes, treecache.DefaultMaxBytes)})
+	keepTreesCurrent(exec.TreeCache(), opts.Live.Hub, opts.Metrics)
 	api := rest.New(exec, opts.Files, pdfs, log, opts.RESTBaseURL, mode, opts.TimeZone)
 	signLinks(mux, st, log, pdfs, keeper, writeJobs, opts)
 	// One authenticator for every transport: its throttled lane, its

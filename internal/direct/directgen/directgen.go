@@ -37,6 +37,12 @@ type Plugin struct {
 	// one, with the context the call then takes: a trace's span per list
 	// resolver, as gqlgen's field middleware would give it.
 	ListSpan string
+	// Cached maps a field, "Object.field", to a function of the exec
+	// package's imports, func(ctx context.Context, obj *Object, field
+	// *ast.Field) treecache.Tree: the field's JSON is written from what the
+	// tree cache pinned for obj when it has it, and otherwise kept once
+	// written without an error (internal/treecache).
+	Cached map[string]string
 }
 
 type scalarKey struct{ graphQL, goType string }
@@ -186,8 +192,23 @@ func (x *directExec) _%s(ctx context.Context, sel ast.SelectionSet, %s) error {
 			continue // __schema and __type: gqlgen's introspection
 		}
 		g.printf("\t\tcase %q:\n", f.Name)
+		cached := g.Cached[o.Name+"."+f.Name]
+		if cached != "" {
+			g.printf(`			tree := %s(ctx, obj, field.Field)
+			if b := tree.Pinned(); b != nil {
+				if err := x.w.Append(b); err != nil {
+					return err
+				}
+				continue
+			}
+			tree.Start(ctx, x.w.Len())
+`, cached)
+		}
 		if err := g.field(o, f); err != nil {
 			return fmt.Errorf("%s.%s: %w", o.Name, f.Name, err)
+		}
+		if cached != "" {
+			g.printf("\t\t\ttree.Keep(ctx, x.w.Bytes())\n")
 		}
 	}
 	g.printf(`		default:
