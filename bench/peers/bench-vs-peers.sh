@@ -26,7 +26,12 @@
 #   check    each peer (and the project on SQLite) returns the same records as the project
 #            on PostgreSQL for (a), (b), (c) (bench-queries/compare.py); REST A1 and B1 answer
 #            200 with the same records as their GraphQL reference (bench-queries/restcheck.py);
-#            stops on a difference.
+#            with ROTATE=1, prepares the rotating variants (bench-queries/rotate.py): walks every
+#            company's inventories once through the project's and PostGraphile 5's GraphQL (the
+#            same inventories in the same order, or it stops), writes each side's request for
+#            every (company, page) key with its own `after` cursor and the key sequences, then
+#            compares both sides' answers for ROTATE_CHECK keys of each variant; stops on a
+#            difference.
 #   sql      SQL statements per request: log_statement=all for one request of each query,
 #            reset afterwards; the logged SQL is kept.
 #   load     ROUNDS rounds; in each, per query, project, PostGraphile 5, PostGraphile 4 (and
@@ -36,7 +41,18 @@
 #            PostgreSQL.
 #              (a) nested, first 3 inventories, c=10 and c=50   (b) nested, first 20, c=10
 #              (c) flat page of 20 with totalCount, c=10
-#            and, on the project (PostgreSQL) only, as PostGraphile has no counterpart, c=10:
+#            with ROTATE=1, the rotating variants of (a), (b), (c), c=10, project (PostgreSQL) and
+#            PostGraphile 5 only: each request reads another (company, page) of the loaded
+#            companies, in ROTATE_LEN keys drawn with ROTATE_SEED, the same sequence for both
+#            sides (each wrk run starts at its own offset in it, the same for both sides):
+#              a10-uniform, b10-uniform, c10-uniform   uniform over every page of every company
+#                                                      (a cache's worst case)
+#              a10-zipf, b10-zipf, c10-zipf            Zipf, s = 1.1, over a fixed random
+#                                                      permutation of the pages (a realistic mix)
+#            On the project's runs the tree cache's counters on its GET /metrics,
+#            inventory_tree_cache_{hits,misses}_total, are read before and after the timed run
+#            (the report's hit rate; n/a when the server does not count them).
+#            And, on the project (PostgreSQL) only, as PostGraphile has no counterpart, c=10:
 #              A1     GET /inventory/detail/{id}?x-company-id=C, C's inventory with most items
 #              B1     GET /api/v1/inventories?x-company-id=C&page=1&pageSize=20
 #              A1gql, B1gql  (REF=1) the GraphQL documents A1 and B1 run in-process
@@ -53,6 +69,7 @@
 # Knobs (environment): ROUNDS=3 DUR=10 WARM=2 PG4=0 SQLITE=1 REST=1 REF=1 SEQ_N=200 PGB_T=15
 #   PGB_ROUNDS=2 PGPORT=25439 PORT_BASE=18140 PG5_VERSION=5.1.5 PG4_VERSION=4.14.1
 #   HEY_VERSION=v0.1.4 KEEP_PG=0 REUSE_DATA=0 (1: keep the data an earlier run of the same size loaded)
+#   ROTATE=1 (0: no rotating variants) ROTATE_LEN=1000000 ROTATE_SEED=1 ROTATE_CHECK=20
 # Needs: go, npm, node (for PostGraphile 4 only), wrk, pgbench/psql and PostgreSQL binaries,
 # python3, curl, ss; root (peers.sh runs PostgreSQL as the postgres user, so PEERS_DIR must be
 # reachable by that user). Traffic: 127.0.0.1 only.
@@ -67,11 +84,13 @@ Q=$K/bench-queries
 PROJ=$(cd "$PROJ" && pwd)
 ROUNDS=${ROUNDS:-3} DUR=${DUR:-10} WARM=${WARM:-2} PG4=${PG4:-0} SQLITE=${SQLITE:-1} REST=${REST:-1} REF=${REF:-1}
 REUSE_DATA=${REUSE_DATA:-0}
+ROTATE=${ROTATE:-1} ROTATE_LEN=${ROTATE_LEN:-1000000} ROTATE_SEED=${ROTATE_SEED:-1} ROTATE_CHECK=${ROTATE_CHECK:-20}
 SEQ_N=${SEQ_N:-200} PGB_T=${PGB_T:-15} PGB_ROUNDS=${PGB_ROUNDS:-2}
 export PGPORT=${PGPORT:-25439}
 PORT_BASE=${PORT_BASE:-18140}
 PG5_VERSION=${PG5_VERSION:-5.1.5} PG4_VERSION=${PG4_VERSION:-4.14.1} HEY_VERSION=${HEY_VERSION:-v0.1.4}
 COMPANY= # set once the data is loaded: the loaded company with most inventories (pick_company)
+ROT=     # set per size: the rotating variants' requests and key sequences (prepare_rotation)
 H=127.0.0.1
 DBURL_GO="postgres://postgres@$H:$PGPORT/perf?sslmode=disable"
 DBURL_NODE="postgres://postgres@$H:$PGPORT/perf"
@@ -233,16 +252,20 @@ start_servers() { # size
 	[ "$SQLITE" = 1 ] && wait_http "http://$H:${PORT[sqlite]}/readyz"
 	for s in "${!PID[@]}"; do echo "$s ${PID[$s]}"; done >"$R/pids-$size.txt"
 }
-# queries: a10 a50 b10 c10 (GraphQL, every contender); A1 B1 (REST) and A1gql B1gql (their
-# GraphQL documents, REF=1) on the project on PostgreSQL only
+# queries: a10 a50 b10 c10 (GraphQL, every contender); the rotating variants (ROTATE=1) on the
+# project on PostgreSQL and PostGraphile 5; A1 B1 (REST) and A1gql B1gql (their GraphQL
+# documents, REF=1) on the project on PostgreSQL only
+ROTATING="a10-uniform a10-zipf b10-uniform b10-zipf c10-uniform c10-zipf"
 queries() {
 	local q="a10 a50 b10 c10"
+	[ "$ROTATE" = 1 ] && [ -s "$ROT/a10-uniform.seq" ] && q="$q $ROTATING"
 	[ "$REST" = 1 ] && q="$q A1 B1 A4"
 	[ "$REST" = 1 ] && [ "$REF" = 1 ] && [ -s "$R/bodies/project-A1gql.json" ] && q="$q A1gql B1gql A4gql"
 	echo "$q"
 }
 sides() { # the contenders of a query: project pg5 [pg4] [sqlite]
 	case $1 in A1 | B1 | A4 | A1gql | B1gql | A4gql) echo project; return ;; esac
+	case $1 in *-uniform | *-zipf) echo "project pg5"; return ;; esac
 	local s="project pg5"
 	[ "$PG4" = 1 ] && s="$s pg4"
 	[ "$SQLITE" = 1 ] && case $1 in a10 | b10 | c10) s="$s sqlite" ;; esac
@@ -255,6 +278,7 @@ target() { # query side: prints "connections url [body file]"; no body file: a G
 	a10) echo "10 $base/graphql $R/bodies/$(lang "$2")-a.json" ;;
 	a50) echo "50 $base/graphql $R/bodies/$(lang "$2")-a.json" ;;
 	b10 | c10) echo "10 $base/graphql $R/bodies/$(lang "$2")-${1:0:1}.json" ;;
+	*-uniform | *-zipf) echo "10 $base/graphql" ;;   # the requests: wrk_env
 	A1) echo "10 $base/inventory/detail/$BIG?x-company-id=$COMPANY" ;;
 	B1) echo "10 $base/api/v1/inventories?x-company-id=$COMPANY&page=1&pageSize=20" ;;
 	A4) echo "10 $base/property/get_properties/$COMPANY?page=1&sorter=desc" ;;
@@ -340,6 +364,45 @@ check_same() { # size
 	done
 }
 
+# the rotating variants' keys: every (company, page) of the loaded companies; rotate.py walks
+# each side's cursors, writes the requests and the key sequences into $ROT, then compares both
+# sides' answers for a sample of keys (into check.txt: a difference stops the run)
+prepare_rotation() { # size
+	local size=$1
+	ROT=$R/rotate-$size
+	[ "$ROTATE" = 1 ] || return 0
+	log "[$size] rotating variants: walk the cursors, draw $ROTATE_LEN keys (seed $ROTATE_SEED), check $ROTATE_CHECK keys each"
+	mkdir -p "$ROT"
+	"${PSQL[@]}" -d perf -F $'\t' -c "SELECT company_id, count(*) FROM inventories GROUP BY 1 ORDER BY 1" >"$ROT/companies.tsv"
+	(cd "$Q" && python3 rotate.py prepare "$ROT" "$Q" "$ROT/companies.tsv" "http://$H:${PORT[project]}/graphql" \
+		"http://$H:${PORT[pg5]}/graphql" "$ROTATE_SEED" "$ROTATE_LEN") 2>&1 | sed "s/^/$size rotate: /" | tee -a "$R/check.txt" || true
+	grep -qE 'DIFFERENT|ERRORS' "$R/check.txt" && return 0
+	(cd "$Q" && python3 rotate.py check "$ROT" "$size" "http://$H:${PORT[project]}/graphql" \
+		"http://$H:${PORT[pg5]}/graphql" "$ROTATE_SEED" "$ROTATE_CHECK") 2>&1 | tee -a "$R/check.txt" || true
+}
+rotating() { case $1 in *-uniform | *-zipf) return 0 ;; esac; return 1; }
+# wrk's environment for post.lua, one assignment a line: query side round body phase (warm,
+# timed). A rotating variant starts each run at its own offset in the key sequence, the same
+# on both sides, so that no run replays the keys another one has just read.
+wrk_env() {
+	local body=$4
+	if rotating "$1"; then
+		local phase=$(($3 * 2 - 1)) stride=$((ROTATE_LEN / (2 * ROUNDS)))
+		[ "$5" = warm ] && phase=$((phase - 1))
+		printf '%s\n' "ROTATE_REQS=$ROT/${1%-*}-$2.req" "ROTATE_SEQ=$ROT/$1.seq" "ROTATE_OFFSET=$((phase * stride))"
+	else
+		printf '%s\n' "BODY=$body" "COMPANY=$COMPANY"
+	fi
+}
+# the tree cache's counters on the project's /metrics: "hits misses", "- -" when absent
+tree_cache() { # side
+	case $1 in project | sqlite) ;; *) echo "- -"; return ;; esac
+	curl -s "http://$H:${PORT[$1]}/metrics" | awk '
+		/^inventory_tree_cache_hits_total[{ ]/ { h += $NF; fh = 1 }
+		/^inventory_tree_cache_misses_total[{ ]/ { m += $NF; fm = 1 }
+		END { printf "%s %s\n", fh ? sprintf("%.0f", h) : "-", fm ? sprintf("%.0f", m) : "-" }'
+}
+
 # ---------------------------------------------------------------- sql
 pglog() { echo "$P/pg.log"; }   # peers.sh pg-start logs there
 count_sql() { # size label command...
@@ -392,16 +455,23 @@ pg_cpu() { # CPU ticks the cluster has used so far: the postmaster's own and its
 	echo "$t"
 }
 load_run() { # size round query side
-	local size=$1 round=$2 q=$3 s=$4 c url body out t0 t1 pg0 pg1 hz
+	local size=$1 round=$2 q=$3 s=$4 c url body out t0 t1 pg0 pg1 hz h0 m0 h1 m1 hits=- misses=- we
 	hz=$(getconf CLK_TCK)
 	read -r c url body <<<"$(target "$q" "$s")"
-	# post.lua POSTs $BODY with the X-Company-Id header, or GETs the URL as is when BODY is empty
-	BODY=$body COMPANY=$COMPANY wrk -t1 -c"$c" -d"${WARM}s" -s "$Q/post.lua" "$url" >/dev/null
+	# post.lua POSTs $BODY with the X-Company-Id header, or a rotating variant's requests
+	# (ROTATE_REQS), or GETs the URL as is
+	mapfile -t we < <(wrk_env "$q" "$s" "$round" "$body" warm)
+	env "${we[@]}" wrk -t1 -c"$c" -d"${WARM}s" -s "$Q/post.lua" "$url" >/dev/null
+	read -r h0 m0 <<<"$(tree_cache "$s")"
 	pg0=$(pg_cpu)
 	t0=$(ticks "${PID[$s]}")
-	out=$(BODY=$body COMPANY=$COMPANY wrk -t1 -c"$c" -d"${DUR}s" -s "$Q/post.lua" "$url" | tee -a "$R/wrk-$size.log" | grep '^RESULT')
+	mapfile -t we < <(wrk_env "$q" "$s" "$round" "$body" timed)
+	out=$(env "${we[@]}" wrk -t1 -c"$c" -d"${DUR}s" -s "$Q/post.lua" "$url" | tee -a "$R/wrk-$size.log" | grep '^RESULT')
 	t1=$(ticks "${PID[$s]}")
 	pg1=$(pg_cpu)
+	read -r h1 m1 <<<"$(tree_cache "$s")"
+	[ "$h0" != - ] && [ "$h1" != - ] && hits=$((h1 - h0))
+	[ "$m0" != - ] && [ "$m1" != - ] && misses=$((m1 - m0))
 	read -r -a kv <<<"${out#RESULT }"
 	local -A m=()
 	for x in "${kv[@]}"; do m[${x%%=*}]=${x#*=}; done
@@ -411,15 +481,16 @@ load_run() { # size round query side
 	cpu_pg=$(awk -v t=$((pg1 - pg0)) -v n="${m[n]}" -v hz="$hz" 'BEGIN{printf "%.2f", n ? t * 1000 / hz / n : 0}')
 	read -r vmrss vmhwm <<<"$(rss "${PID[$s]}")"
 	read -r l1 l5 _ <"/proc/loadavg"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$round" "$q" "$s" $c \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$round" "$q" "$s" $c \
 		"${m[rps]}" "${m[p50]}" "${m[p99]}" "${m[n]}" "${m[bytes_per_req]}" "${m[errors]}" "$vmrss" "$vmhwm" "$l1" "$l5" \
-		"$cpu_srv" "$cpu_pg" >>"$R/load.tsv"
-	printf '  %-5s %-8s c=%-3s %8s req/s  p50 %7s ms  p99 %7s ms  errors %s  CPU/req %s + PG %s ms  VmRSS %s KiB  load %s\n' \
-		"$q" "$s" $c "${m[rps]}" "${m[p50]}" "${m[p99]}" "${m[errors]}" "$cpu_srv" "$cpu_pg" "$vmrss" "$l1" | tee -a "$R/steps.log" >&2
+		"$cpu_srv" "$cpu_pg" "$hits" "$misses" >>"$R/load.tsv"
+	printf '  %-11s %-8s c=%-3s %8s req/s  p50 %7s ms  p99 %7s ms  errors %s  CPU/req %s + PG %s ms  VmRSS %s KiB  load %s%s\n' \
+		"$q" "$s" $c "${m[rps]}" "${m[p50]}" "${m[p99]}" "${m[errors]}" "$cpu_srv" "$cpu_pg" "$vmrss" "$l1" \
+		"$([ "$hits" != - ] && echo "  tree cache $hits hits, $misses misses")" | tee -a "$R/steps.log" >&2
 }
 load_rounds() { # size
 	local size=$1
-	[ -f "$R/load.tsv" ] || printf 'size\tround\tquery\tside\tc\trps\tp50_ms\tp99_ms\tn\tbytes_per_req\terrors\tvmrss_kb\tvmhwm_kb\tload1\tload5\tcpu_ms_per_req\tpg_cpu_ms_per_req\n' >"$R/load.tsv"
+	[ -f "$R/load.tsv" ] || printf 'size\tround\tquery\tside\tc\trps\tp50_ms\tp99_ms\tn\tbytes_per_req\terrors\tvmrss_kb\tvmhwm_kb\tload1\tload5\tcpu_ms_per_req\tpg_cpu_ms_per_req\tcache_hits\tcache_misses\n' >"$R/load.tsv"
 	for r in $(seq "$ROUNDS"); do
 		printf '%s\t%s\tstart\t%s\n' "$size" "$r" "$(cat /proc/loadavg)" >>"$R/loadavg.tsv"
 		log "[$size] round $r of $ROUNDS, loadavg $(cat /proc/loadavg)"
@@ -496,6 +567,7 @@ for size in $SIZES; do
 	make_ref_bodies "$size"
 	start_servers "$size"
 	check_same "$size"
+	prepare_rotation "$size"
 	if grep -qE 'DIFFERENT|ERRORS' "$R/check.txt"; then
 		echo "the contenders do not return the same records: see $R/check.txt" >&2
 		exit 1

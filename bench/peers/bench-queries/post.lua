@@ -1,7 +1,10 @@
 -- wrk script: with $BODY set, POSTs the JSON body in that file with the company header
--- ($COMPANY as X-Company-Id); with $BODY empty or unset, GETs the URL as given (the REST
--- requests carry x-company-id in their query string). Prints one machine-readable line at the
--- end (requests/s, p50/p99 in ms, requests, bytes/request, errors: socket errors + non-2xx).
+-- ($COMPANY as X-Company-Id); with $ROTATE_REQS set (the rotating variants, rotate.py),
+-- POSTs the requests of that file ("company<TAB>body" a line) in the order of the key numbers
+-- in $ROTATE_SEQ, from its line $ROTATE_OFFSET on (wrapping), each with its company header;
+-- otherwise GETs the URL as given (the REST requests carry x-company-id in their query string).
+-- Prints one machine-readable line at the end (requests/s, p50/p99 in ms, requests,
+-- bytes/request, errors: socket errors + non-2xx).
 local body = os.getenv("BODY")
 if body and body ~= "" then
   local f = assert(io.open(body, "rb"))
@@ -10,6 +13,25 @@ if body and body ~= "" then
   f:close()
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["X-Company-Id"] = os.getenv("COMPANY")
+end
+local rotate = os.getenv("ROTATE_REQS")
+if rotate and rotate ~= "" then
+  local reqs, seq, i = {}, {}, 0
+  -- init runs in the load thread only (the top level runs in wrk's main state as well), so the
+  -- files are read once; -t1: its connections share one position in the sequence
+  function init(args)
+    for line in io.lines(rotate) do
+      local company, body = line:match("^([^\t]*)\t(.*)$")
+      reqs[#reqs + 1] = wrk.format("POST", nil,
+        { ["Host"] = wrk.headers["Host"], ["Content-Type"] = "application/json", ["X-Company-Id"] = company }, body)
+    end
+    for line in io.lines(os.getenv("ROTATE_SEQ")) do seq[#seq + 1] = tonumber(line) + 1 end
+    i = tonumber(os.getenv("ROTATE_OFFSET") or "0") % #seq
+  end
+  function request()
+    i = i % #seq + 1
+    return reqs[seq[i]]
+  end
 end
 function done(summary, latency, requests)
   local e = summary.errors

@@ -5,13 +5,22 @@ Per size: one table per GraphQL query with the project, PostGraphile 5 and their
 (median of the per-round ratios), p50/p99, CPU per request (server and PostgreSQL), RSS and
 the project on SQLite beside; the REST requests A1, B1 and A4 (project only) with their GraphQL
 reference; then the detail tables (throughput per round, latency, CPU, load averages, memory),
-SQL statements per request, sequential latency, the pgbench ceiling and the record checks."""
+SQL statements per request, sequential latency, the pgbench ceiling and the record checks.
+The rotating variants (a10-uniform, ...: each request another company and page) are rows of the
+same tables; the project's tree-cache hit rate is hits / (hits + misses) of its /metrics counters
+over the timed runs (n/a: the server does not count them)."""
 import csv, os, statistics, sys
 from collections import defaultdict
 
 R = sys.argv[1]
 QUERIES = [("a10", "(a) nested, 3 inventories, c=10"), ("a50", "(a) nested, 3 inventories, c=50"),
-           ("b10", "(b) nested, 20 inventories, c=10"), ("c10", "(c) flat page of 20 + totalCount, c=10")]
+           ("b10", "(b) nested, 20 inventories, c=10"), ("c10", "(c) flat page of 20 + totalCount, c=10"),
+           ("a10-uniform", "(a) rotating: uniform over every company's pages of 3, c=10"),
+           ("a10-zipf", "(a) rotating: Zipf s=1.1 over the pages of 3, c=10"),
+           ("b10-uniform", "(b) rotating: uniform over every company's pages of 20, c=10"),
+           ("b10-zipf", "(b) rotating: Zipf s=1.1 over the pages of 20, c=10"),
+           ("c10-uniform", "(c) rotating: uniform over every company's pages of 20, c=10"),
+           ("c10-zipf", "(c) rotating: Zipf s=1.1 over the pages of 20, c=10")]
 REST = [("A1", "A1 GET /inventory/detail/{id} (most items)"), ("A1gql", "A1's GraphQL document on /graphql"),
         ("B1", "B1 GET /api/v1/inventories page 1 of 20"), ("B1gql", "B1's GraphQL document on /graphql"),
         ("A4", "A4 GET /property/get_properties/{company} page 1"), ("A4gql", "A4's GraphQL document on /graphql")]
@@ -59,6 +68,7 @@ for size in sizes:
     for r in L:
         by[(r["query"], r["side"])][r["round"]] = r
     sides = [s for s in ("project", "pg5", "pg4", "sqlite") if any(k[1] == s for k in by)]
+    queries = [(q, label) for q, label in QUERIES if any(k[0] == q for k in by)]
     gen = read(f"generate-{size}-postgres.txt")
     p(f"## {size} data\n")
     if gen:
@@ -73,6 +83,16 @@ for size in sizes:
             return "-"
         return f"{med([int(r['vmrss_kb']) for r in rr.values()]) / 1024:.0f} / {max(int(r['vmhwm_kb']) for r in rr.values()) / 1024:.0f}"
 
+    def hit_rate(q, side="project"):
+        rr = by.get((q, side))
+        if not rr:
+            return "-"
+        hm = [(r.get("cache_hits"), r.get("cache_misses")) for r in rr.values()]
+        if any(h in (None, "", "-") or m in (None, "", "-") for h, m in hm):
+            return "n/a"
+        h, n = sum(int(h) for h, _ in hm), sum(int(h) + int(m) for h, m in hm)
+        return f"{100 * h / n:.1f}% of {n:,}" if n else "no lookups"
+
     def ratios(q, a, b, field="rps"):
         rs = []
         for rnd, ra in by[(q, a)].items():
@@ -83,14 +103,16 @@ for size in sizes:
 
     p("### Summary per query (medians over rounds; ratio = median of the per-round project/PG5 ratios)\n")
     p("CPU ms/request: the server process + all PostgreSQL processes (SQLite: the server only). "
-      "RSS: VmRSS after the query's runs (median) / VmHWM, the peak so far (max), MiB.\n")
+      "RSS: VmRSS after the query's runs (median) / VmHWM, the peak so far (max), MiB. "
+      "Tree cache: the project's inventory_tree_cache hits / (hits + misses) over the timed runs, of so many lookups.\n")
     hdr = ["query", "project req/s", "PG5 req/s", "project/PG5", "project p50 / p99 ms", "PG5 p50 / p99 ms",
-           "project CPU ms/req srv + PG", "PG5 CPU ms/req srv + PG", "project RSS / HWM", "PG5 RSS / HWM"]
+           "project CPU ms/req srv + PG", "PG5 CPU ms/req srv + PG", "project tree cache hits",
+           "project RSS / HWM", "PG5 RSS / HWM"]
     if "sqlite" in sides:
         hdr += ["SQLite req/s", "SQLite p50 / p99 ms", "SQLite CPU ms/req", "SQLite RSS / HWM"]
     p("| " + " | ".join(hdr) + " |")
     p("|" + "---|" * len(hdr))
-    for q, label in QUERIES:
+    for q, label in queries:
         cells = [label]
         for sd in ("project", "pg5"):
             cells.append(fmt(col(q, sd, "rps")))
@@ -100,6 +122,7 @@ for size in sizes:
             cells.append(f"{fmt(col(q, sd, 'p50_ms'), 1)} / {fmt(col(q, sd, 'p99_ms'), 1)}")
         for sd in ("project", "pg5"):
             cells.append(f"{fmt(col(q, sd, 'cpu_ms_per_req'), 2)} + {fmt(col(q, sd, 'pg_cpu_ms_per_req'), 2)}")
+        cells.append(hit_rate(q))
         for sd in ("project", "pg5"):
             cells.append(mib(q, sd))
         if "sqlite" in sides:
@@ -111,6 +134,11 @@ for size in sizes:
                 cells += ["-"] * 4
         p("| " + " | ".join(cells) + " |")
     p("")
+    notes = read(f"rotate-{size}/notes.txt")
+    if notes:
+        p("Rotating variants: the keys (company, page) and their sequences, the same for both sides "
+          "(rotate-" + size + "/):\n")
+        p("```\n" + notes + "\n```\n")
     if any(by.get((q, "project")) for q, _ in REST):
         p("### REST on the project (PostgreSQL), c=10: no PostGraphile counterpart\n")
         p("Each REST request runs a GraphQL document in-process (rest/operations/); the `gql` rows POST that "
@@ -140,7 +168,7 @@ for size in sizes:
                 rs.append(float(ra[field]) / float(rb[field]))
         return med(rs), rs
 
-    for q, label in QUERIES:
+    for q, label in queries:
         cells = [label]
         for s in sides:
             cells.append(fmt(med([float(r["rps"]) for r in by[(q, s)].values()])) if by.get((q, s)) else "-")
@@ -161,7 +189,7 @@ for size in sizes:
     hdr = ["query"] + [NAMES[s] + " p50 / p99" for s in sides] + ["p50 project/PG5"]
     p("| " + " | ".join(hdr) + " |")
     p("|" + "---|" * len(hdr))
-    for q, label in QUERIES:
+    for q, label in queries:
         cells = [label]
         for s in sides:
             rr = by.get((q, s))
@@ -176,7 +204,7 @@ for size in sizes:
         hdr = ["query"] + [NAMES[s] for s in sides] + ["server CPU project/PG5", "total CPU project/PG5"]
         p("| " + " | ".join(hdr) + " |")
         p("|" + "---|" * len(hdr))
-        for q, label in QUERIES:
+        for q, label in queries:
             cells, tot = [label], {}
             for s in sides:
                 rr = by.get((q, s))
@@ -205,7 +233,7 @@ for size in sizes:
             if sz == size:
                 lav[rnd][when] = " ".join(rest.split()[:3])
     rounds = sorted({r["round"] for r in L}, key=int)
-    ALL = QUERIES + REST
+    ALL = queries + REST
     hdr = ["round", "loadavg at start", "loadavg at end"] + [f"{q} {s}" for q, _ in ALL for s in sides if by.get((q, s))]
     p("| " + " | ".join(hdr) + " |")
     p("|" + "---|" * len(hdr))
