@@ -7,6 +7,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"go/format"
 	"log"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func main() {
 	descending := gen.MustParse(gen.NewTemplate("descending_sort").
 		Funcs(template.FuncMap{"descendingSorts": descendingSorts}).
 		ParseFiles("ent/template/descending_sort.tmpl"))
-	config := &gen.Config{Templates: []*gen.Template{descending}, Hooks: []gen.Hook{pagersSwapDescendingFields, collectionReadsPagesForPageInfo}}
+	config := &gen.Config{Templates: []*gen.Template{descending}, Hooks: []gen.Hook{pagersSwapDescendingFields, collectionReadsPagesForPageInfo, pagesCountAfterTheirRows}}
 	if err := entc.Generate("./ent/schema", config, opts...); err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
@@ -415,6 +416,83 @@ func pagersSwapDescendingFields(next gen.Generator) gen.Generator {
 				fmt.Sprintf("\t\tpager.order = Default%[1]sOrder\n\t}\n\tpager.order = pager.order.forPaging()\n\treturn pager, nil\n", n.Name), 1))
 		}
 		return os.WriteFile(path, code, 0o644)
+	})
+}
+
+// pagesCountAfterTheirRows makes a connection read its page before it
+// counts, and count only what its rows do not tell: entgql counted every
+// connection that asked for totalCount or pageInfo before reading the page,
+// though with edges asked the page's own rows (one past the page) tell
+// hasNextPage and hasPreviousPage, and a first page shorter than first is the
+// whole of totalCount (paging.CountAfterRows). A connection without edges, or
+// of first: 0, still counts first, as before. entgql's pagination template
+// has no hook for it, so each Paginate is rewritten in the generated file;
+// generation fails if entgql's code no longer reads as expected.
+func pagesCountAfterTheirRows(next gen.Generator) gen.Generator {
+	return gen.GenerateFunc(func(g *gen.Graph) error {
+		if err := next.Generate(g); err != nil {
+			return err
+		}
+		path := filepath.Join(g.Config.Target, "gql_pagination.go")
+		code, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		text := string(code)
+		const countFirst = `		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+`
+		const countLater = `		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+`
+		const declared = "\tignoredEdges := !hasCollectedField(ctx, edgesField)\n"
+		const built = "\tconn.build(nodes, pager, after, first, before, last)\n\treturn conn, nil\n}\n"
+		const counted = "\tif counter != nil {\n\t\tif conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n" + built
+		pages := strings.Count(text, countFirst)
+		if pages == 0 || strings.Count(text, declared) != pages || strings.Count(text, built) != pages {
+			return fmt.Errorf("gql_pagination.go: %d Paginate count first as expected, %d declare ignoredEdges, %d build; see pagesCountAfterTheirRows",
+				pages, strings.Count(text, declared), strings.Count(text, built))
+		}
+		text = strings.ReplaceAll(text, countFirst, countLater)
+		text = strings.ReplaceAll(text, declared, declared+"\tvar counter func(context.Context) (int, error)\n")
+		text = strings.ReplaceAll(text, built, counted)
+		if !strings.Contains(text, `"github.com/propertyrecords/inventory/internal/paging"`) {
+			text = strings.Replace(text, "\t\"entgo.io/contrib/entgql\"\n", "\t\"entgo.io/contrib/entgql\"\n\t\"github.com/propertyrecords/inventory/internal/paging\"\n", 1)
+		}
+		formatted, err := format.Source([]byte(text))
+		if err != nil {
+			return fmt.Errorf("gql_pagination.go after pagesCountAfterTheirRows: %w", err)
+		}
+		return os.WriteFile(path, formatted, 0o644)
 	})
 }
 

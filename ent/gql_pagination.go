@@ -21,6 +21,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/paging"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -276,9 +277,17 @@ func (_m *EnvironmentQuery) Paginate(
 	}
 	conn := &EnvironmentConnection{Edges: []*EnvironmentEdge{}}
 	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	var counter func(context.Context) (int, error)
 	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
-		if hasPagination || ignoredEdges {
+		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
@@ -307,6 +316,11 @@ func (_m *EnvironmentQuery) Paginate(
 	nodes, err := _m.All(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
+			return nil, err
+		}
 	}
 	conn.build(nodes, pager, after, first, before, last)
 	return conn, nil
@@ -526,9 +540,17 @@ func (_m *InventoryQuery) Paginate(
 	}
 	conn := &InventoryConnection{Edges: []*InventoryEdge{}}
 	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	var counter func(context.Context) (int, error)
 	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
-		if hasPagination || ignoredEdges {
+		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
@@ -557,6 +579,11 @@ func (_m *InventoryQuery) Paginate(
 	nodes, err := _m.All(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
+			return nil, err
+		}
 	}
 	conn.build(nodes, pager, after, first, before, last)
 	return conn, nil
@@ -876,9 +903,17 @@ func (_m *ItemQuery) Paginate(
 	}
 	conn := &ItemConnection{Edges: []*ItemEdge{}}
 	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	var counter func(context.Context) (int, error)
 	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
-		if hasPagination || ignoredEdges {
+		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
@@ -907,6 +942,11 @@ func (_m *ItemQuery) Paginate(
 	nodes, err := _m.All(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
+			return nil, err
+		}
 	}
 	conn.build(nodes, pager, after, first, before, last)
 	return conn, nil
@@ -1190,9 +1230,17 @@ func (_m *MaterialQuery) Paginate(
 	}
 	conn := &MaterialConnection{Edges: []*MaterialEdge{}}
 	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	var counter func(context.Context) (int, error)
 	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
-		if hasPagination || ignoredEdges {
+		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
@@ -1221,6 +1269,11 @@ func (_m *MaterialQuery) Paginate(
 	nodes, err := _m.All(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
+			return nil, err
+		}
 	}
 	conn.build(nodes, pager, after, first, before, last)
 	return conn, nil
@@ -1439,9 +1492,17 @@ func (_m *PhotoQuery) Paginate(
 	}
 	conn := &PhotoConnection{Edges: []*PhotoEdge{}}
 	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	var counter func(context.Context) (int, error)
 	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
-		if hasPagination || ignoredEdges {
+		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
@@ -1470,6 +1531,11 @@ func (_m *PhotoQuery) Paginate(
 	nodes, err := _m.All(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
+			return nil, err
+		}
 	}
 	conn.build(nodes, pager, after, first, before, last)
 	return conn, nil
@@ -1688,9 +1754,17 @@ func (_m *PropertyQuery) Paginate(
 	}
 	conn := &PropertyConnection{Edges: []*PropertyEdge{}}
 	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	var counter func(context.Context) (int, error)
 	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
-		if hasPagination || ignoredEdges {
+		noRows := ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0)
+		if hasPagination && !noRows {
+			if hasCollectedField(ctx, totalCountField) {
+				c := _m.Clone()
+				c.ctx.Fields = nil
+				counter = c.Count
+			}
+		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
@@ -1719,6 +1793,11 @@ func (_m *PropertyQuery) Paginate(
 	nodes, err := _m.All(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
+			return nil, err
+		}
 	}
 	conn.build(nodes, pager, after, first, before, last)
 	return conn, nil

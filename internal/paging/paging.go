@@ -87,3 +87,15 @@ func Rows(first, last *int) int {
 	}
 	return 0
 }
+
+// CountAfterRows is a connection's totalCount once its page is read: rows
+// is how many the page's statement returned (one past the page when another
+// follows). A page at an end of the set, not after a cursor, that came back
+// shorter than it asked holds the whole set, so rows is the count and the
+// database is not asked again; otherwise count asks it.
+func CountAfterRows(ctx context.Context, count func(context.Context) (int, error), rows int, cursored bool, first, last *int) (int, error) {
+	if !cursored && (first != nil && rows <= *first || last != nil && rows <= *last) {
+		return rows, nil
+	}
+	return count(ctx)
+}
