@@ -38,7 +38,10 @@ const (
 // nested tree of 3 inventories (about 70 items with their materials and
 // photos), (b) of 20, (c) a flat page of 20 with its count, and the IDE's
 // example query, with the tree cache (kept: the signed trees come from it
-// after the first request) and without (plain). The database is SQLite, or
+// after the first request), with a cache too small to hold the trees it is
+// asked for again (churning: every tree read, kept and soon evicted, the
+// cost of the cache when keys rotate over more than it holds) and without
+// (plain). The database is SQLite, or
 // PostgreSQL when TEST_DATABASE_URL is set. bench/peers compares the same
 // queries with PostGraphile 5.
 func BenchmarkNestedTree(b *testing.B) {
@@ -46,7 +49,7 @@ func BenchmarkNestedTree(b *testing.B) {
 	for _, cache := range []struct {
 		name  string
 		bytes int64
-	}{{"kept", 0}, {"plain", -1}} {
+	}{{"kept", 0}, {"churning", 256 << 10}, {"plain", -1}} {
 		b.Run(cache.name, func(b *testing.B) {
 			benchNestedTree(b, apitest.NewServerWith(b, st, server.Options{Files: apitest.Files(b), TreeCacheBytes: cache.bytes}))
 		})
