@@ -12,6 +12,8 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/propertyrecords/inventory/ent"
 )
 
 // BulkRows is how many rows of one table a write must hold before
@@ -202,4 +204,37 @@ func insertStatement(table string, columns []string, rows int) string {
 		b.WriteString(row)
 	}
 	return b.String()
+}
+
+// bulkCacheKiB is SQLite's page cache for a bulk load, against its default
+// 2 MiB: the indexes of random UUIDs touch pages all over each table, and a
+// cache that holds them halves the reads and the spills to the WAL
+// mid-transaction (docs/decisions.md, issue 39). It costs as much memory
+// (the load's peak RSS grows by about twice that) for as long as the load
+// runs.
+const bulkCacheKiB = 64 << 10
+
+// WithBulkCache gives tx's connection a page cache for a bulk load, on
+// SQLite, until the returned func gives it back its default (call it before
+// the commit; a connection left with the large cache by a failed load only
+// holds more memory). On PostgreSQL there is nothing to do.
+func WithBulkCache(ctx context.Context, tx *ent.Tx) (restore func() error, err error) {
+	if tx.Dialect() != dialect.SQLite {
+		return func() error { return nil }, nil
+	}
+	sqlTx, err := tx.SQLTx()
+	if err != nil {
+		return nil, err
+	}
+	var before int
+	if err := sqlTx.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&before); err != nil {
+		return nil, err
+	}
+	if _, err := sqlTx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", bulkCacheKiB)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := sqlTx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", before))
+		return err
+	}, nil
 }
