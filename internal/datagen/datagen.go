@@ -131,6 +131,7 @@ func Load(ctx context.Context, client *ent.Client, fileStore *files.Store, seed 
 		return Stats{}, err
 	}
 	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
+	ctx = records.BulkLoads(ctx)
 	// The files are flushed to disk all at once, before the records that
 	// name them commit, rather than one by one.
 	ctx, written := files.DeferSync(ctx)

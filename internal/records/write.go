@@ -68,10 +68,13 @@ func (e *WriteError) Error() string { return "writing " + e.What + ": " + e.Err.
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // Save writes what b holds, parents before their children, and empties it.
-// A table's rows are written with the database's bulk path (store.InsertRows:
+// In an operator's bulk load (BulkLoads: the generator, the import), a
+// table's rows are written with the database's bulk path (store.InsertRows:
 // COPY on PostgreSQL) once there are store.BulkRows of them in a
-// transaction, and with ent's bulk insert otherwise; either way each row went
-// through ent's defaults, hooks and validators first.
+// transaction, and with ent's bulk insert otherwise; either way each row goes
+// through ent's defaults, hooks and validators first. The API's writes keep
+// ent's inserts, whatever their size: those pass the store's guard, which
+// bounds a request's database time and counts its statements.
 func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
 	steps := []struct {
 		what string
@@ -108,7 +111,7 @@ type creator[M interface{ Tx() (*ent.Tx, error) }] interface {
 // save writes rows with the database's bulk path when there are enough of
 // them in a transaction, and with ent's (insert) otherwise.
 func save[M interface{ Tx() (*ent.Tx, error) }, C creator[M]](ctx context.Context, rows []C, insert func([]C) error) error {
-	if len(rows) < store.BulkRows || ctx.Value(entInsertsKey{}) != nil {
+	if bulk, _ := ctx.Value(bulkKey{}).(bool); !bulk || len(rows) < store.BulkRows {
 		return store.SaveInBatches(ctx, rows, insert)
 	}
 	tx, err := rows[0].Mutation().Tx()
@@ -128,11 +131,21 @@ func save[M interface{ Tx() (*ent.Tx, error) }, C creator[M]](ctx context.Contex
 	return ent.AsConstraintError(store.InsertRows(ctx, sqlTx, tx.Dialect(), specs))
 }
 
-type entInsertsKey struct{}
+type bulkKey struct{}
 
-// EntInserts has Save write with ent's bulk inserts whatever the size: the
-// reference the bulk path's rows are compared with
+// BulkLoads marks the writes made with ctx as an operator's bulk load,
+// which Save writes with the database's bulk path, unless EntInserts said
+// otherwise.
+func BulkLoads(ctx context.Context) context.Context {
+	if ctx.Value(bulkKey{}) != nil {
+		return ctx
+	}
+	return context.WithValue(ctx, bulkKey{}, true)
+}
+
+// EntInserts has Save write with ent's bulk inserts whatever the size, in a
+// bulk load too: the reference the bulk path's rows are compared with
 // (TestBulkLoadStoresWhatEntInsertsStore).
 func EntInserts(ctx context.Context) context.Context {
-	return context.WithValue(ctx, entInsertsKey{}, true)
+	return context.WithValue(ctx, bulkKey{}, false)
 }
