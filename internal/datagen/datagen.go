@@ -126,27 +126,34 @@ var epoch = time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
 // written. With a file store it also writes each signed inventory's PDF and
 // each photo, before the records that name them, so that no record ever
 // points at a missing file; a nil store writes records only.
-func Load(ctx context.Context, client *ent.Client, store *files.Store, seed uint64, size Size, opts ...Option) (Stats, error) {
+func Load(ctx context.Context, client *ent.Client, fileStore *files.Store, seed uint64, size Size, opts ...Option) (Stats, error) {
 	if err := size.Validate(); err != nil {
 		return Stats{}, err
 	}
 	ctx = tenant.Unrestricted(ctx, "datagen: writing generated records for every company")
+	ctx = records.BulkLoads(ctx)
 	// The files are flushed to disk all at once, before the records that
 	// name them commit, rather than one by one.
 	ctx, written := files.DeferSync(ctx)
 	var stats Stats
 	err := records.InTx(ctx, client, func(tx *ent.Tx) error {
-		g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: store, seed: seed}
+		restoreCache, err := store.WithBulkCache(ctx, tx)
+		if err != nil {
+			return err
+		}
+		g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: fileStore, seed: seed}
 		for _, opt := range opts {
 			opt(g)
 		}
 		g.writes.SetLimit(concurrentWrites)
-		var err error
 		stats, err = g.load(ctx, size)
 		if err := g.writes.Wait(); err != nil {
 			return err
 		}
 		if err != nil {
+			return err
+		}
+		if err := restoreCache(); err != nil {
 			return err
 		}
 		return written.Sync()

@@ -3,6 +3,8 @@ package records
 import (
 	"context"
 
+	"entgo.io/ent/dialect/sql/sqlgraph"
+
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/internal/store"
 )
@@ -66,22 +68,29 @@ func (e *WriteError) Error() string { return "writing " + e.What + ": " + e.Err.
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // Save writes what b holds, parents before their children, and empties it.
+// In an operator's bulk load (BulkLoads: the generator, the import), a
+// table's rows are written with the database's bulk path (store.InsertRows:
+// COPY on PostgreSQL) once there are store.BulkRows of them in a
+// transaction, and with ent's bulk insert otherwise; either way each row goes
+// through ent's defaults, hooks and validators first. The API's writes keep
+// ent's inserts, whatever their size: those pass the store's guard, which
+// bounds a request's database time and counts its statements.
 func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
 	steps := []struct {
 		what string
 		save func() error
 	}{
 		{"inventories", func() error {
-			return store.SaveInBatches(ctx, b.Inventories, func(r []*ent.InventoryCreate) error { return c.Inventory.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Inventories, func(r []*ent.InventoryCreate) error { return c.Inventory.CreateBulk(r...).Exec(ctx) })
 		}},
 		{"environments", func() error {
-			return store.SaveInBatches(ctx, b.Environments, func(r []*ent.EnvironmentCreate) error { return c.Environment.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Environments, func(r []*ent.EnvironmentCreate) error { return c.Environment.CreateBulk(r...).Exec(ctx) })
 		}},
 		{"items", func() error {
-			return store.SaveInBatches(ctx, b.Items, func(r []*ent.ItemCreate) error { return c.Item.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Items, func(r []*ent.ItemCreate) error { return c.Item.CreateBulk(r...).Exec(ctx) })
 		}},
 		{"photos", func() error {
-			return store.SaveInBatches(ctx, b.Photos, func(r []*ent.PhotoCreate) error { return c.Photo.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Photos, func(r []*ent.PhotoCreate) error { return c.Photo.CreateBulk(r...).Exec(ctx) })
 		}},
 	}
 	for _, step := range steps {
@@ -91,4 +100,52 @@ func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
 	}
 	*b = Batch{}
 	return nil
+}
+
+// creator is an ent create builder, as the bulk path uses it.
+type creator[M interface{ Tx() (*ent.Tx, error) }] interface {
+	Row(context.Context) (*sqlgraph.CreateSpec, error)
+	Mutation() M
+}
+
+// save writes rows with the database's bulk path when there are enough of
+// them in a transaction, and with ent's (insert) otherwise.
+func save[M interface{ Tx() (*ent.Tx, error) }, C creator[M]](ctx context.Context, rows []C, insert func([]C) error) error {
+	if bulk, _ := ctx.Value(bulkKey{}).(bool); !bulk || len(rows) < store.BulkRows {
+		return store.SaveInBatches(ctx, rows, insert)
+	}
+	tx, err := rows[0].Mutation().Tx()
+	if err != nil { // not in a transaction: ent's own
+		return store.SaveInBatches(ctx, rows, insert)
+	}
+	sqlTx, err := tx.SQLTx()
+	if err != nil {
+		return err
+	}
+	specs := make([]*sqlgraph.CreateSpec, len(rows))
+	for i, row := range rows {
+		if specs[i], err = row.Row(ctx); err != nil {
+			return err
+		}
+	}
+	return ent.AsConstraintError(store.InsertRows(ctx, sqlTx, tx.Dialect(), specs))
+}
+
+type bulkKey struct{}
+
+// BulkLoads marks the writes made with ctx as an operator's bulk load,
+// which Save writes with the database's bulk path, unless EntInserts said
+// otherwise.
+func BulkLoads(ctx context.Context) context.Context {
+	if ctx.Value(bulkKey{}) != nil {
+		return ctx
+	}
+	return context.WithValue(ctx, bulkKey{}, true)
+}
+
+// EntInserts has Save write with ent's bulk inserts whatever the size, in a
+// bulk load too: the reference the bulk path's rows are compared with
+// (TestBulkLoadStoresWhatEntInsertsStore).
+func EntInserts(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bulkKey{}, false)
 }

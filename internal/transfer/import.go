@@ -157,6 +157,7 @@ func (e *StopError) Unwrap() error { return e.Err }
 func (im *Importer) Import(ctx context.Context, r io.Reader) (sum Summary, err error) {
 	// Once a run, not once a line: the audit log gets one line per import.
 	ctx = tenant.Unrestricted(ctx, "import: writing the records of an import file, each checked against its company")
+	ctx = records.BulkLoads(ctx)
 	started := time.Now()
 	defer func() { sum.Elapsed = time.Since(started) }()
 	var root *os.Root
