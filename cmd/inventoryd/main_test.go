@@ -508,16 +508,22 @@ func TestGCIsTunedUnlessTheOperatorSetsIt(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 
-	tuneGC(func(string) string { return "" })
+	tuneGC(func(string) string { return "" }, 0)
 	if got := debug.SetGCPercent(100); got != gcPercent {
 		t.Errorf("GOGC: got %d, want %d", got, gcPercent)
 	}
 	if got := debug.SetMemoryLimit(-1); got != memoryLimit {
 		t.Errorf("GOMEMLIMIT: got %d, want %d", got, memoryLimit)
 	}
+	// What the tree cache may keep is live for good: the limit grows by it.
+	tuneGC(func(string) string { return "" }, 64<<20)
+	if got := debug.SetMemoryLimit(-1); got != memoryLimit+64<<20 {
+		t.Errorf("GOMEMLIMIT with a tree cache of 64 MiB: got %d, want %d", got, memoryLimit+64<<20)
+	}
+	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
 	env := map[string]string{"GOGC": "100", "GOMEMLIMIT": "1GiB"}
-	tuneGC(func(k string) string { return env[k] })
+	tuneGC(func(k string) string { return env[k] }, 64<<20)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set: got %d, want it left alone (100)", got)
 	}
