@@ -42,7 +42,7 @@ func main() {
 	opts := []entc.Option{
 		entc.Extensions(ex),
 		entc.FeatureNames("privacy", "entql", "intercept"),
-		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl", "ent/template/mutation_scope.tmpl", "ent/template/catalogue.tmpl", "ent/template/scan_row.tmpl", "ent/template/sqltx.tmpl", "ent/template/frozen_tree.tmpl", "ent/template/bulk_row.tmpl"),
+		entc.TemplateFiles("ent/template/offset_page.tmpl", "ent/template/list_size.tmpl", "ent/template/selected_fields.tmpl", "ent/template/page_rows.tmpl", "ent/template/mutation_scope.tmpl", "ent/template/catalogue.tmpl", "ent/template/scan_row.tmpl", "ent/template/sqltx.tmpl", "ent/template/frozen_tree.tmpl", "ent/template/bulk_row.tmpl", "ent/template/written_edges.tmpl"),
 		entc.Dependency(entc.DependencyName("Catalogue"), entc.DependencyType(&catalogue.Cache{})),
 	}
 	descending := gen.MustParse(gen.NewTemplate("descending_sort").

@@ -121,6 +121,9 @@ type CancelSignatureRequestPayload struct {
 // loaded by its resolver with what the query selects below it.
 type InventoryPayload struct {
 	ID uuid.UUID
+	// Written is the inventory as createInventory wrote it, answered
+	// without reading it back; nil: it is read.
+	Written *records.WrittenTree
 }
 
 // tree is the inventory the input describes.

@@ -21,6 +21,11 @@ func (r *addItemPhotoPayloadResolver) Photo(ctx context.Context, obj *PhotoPaylo
 
 // Inventory is the resolver for the inventory field.
 func (r *createInventoryPayloadResolver) Inventory(ctx context.Context, obj *InventoryPayload) (*ent.Inventory, error) {
+	if obj.Written != nil {
+		if inv, ok := writtenInventory(ctx, obj.Written); ok {
+			return inv, nil
+		}
+	}
 	return r.payloadInventory(ctx, obj.ID)
 }
 
@@ -36,8 +41,11 @@ func (r *inventoryResolver) Signatures(ctx context.Context, obj *ent.Inventory) 
 
 // CreateInventory is the resolver for the createInventory field.
 func (r *mutationResolver) CreateInventory(ctx context.Context, input CreateInventoryInput) (*InventoryPayload, error) {
-	id, err := r.records.Create(ctx, input.tree())
-	return payload(id, err)
+	made, err := r.records.CreateAnswered(ctx, input.tree())
+	if err != nil {
+		return nil, err
+	}
+	return &InventoryPayload{ID: made.ID, Written: made.Written}, nil
 }
 
 // UpdateInventory is the resolver for the updateInventory field.

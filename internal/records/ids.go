@@ -45,8 +45,19 @@ const idsAtOnce = 1000
 // whether the record is the caller's or another company's (idInUse), so that
 // no caller learns that a UUID exists elsewhere.
 func (s *Service) checkIDsUnused(ctx context.Context, given []givenID) error {
+	taken, _, err := s.firstTaken(ctx, given)
+	if err != nil || taken == nil {
+		return err
+	}
+	return idInUse(taken.path(), taken.id)
+}
+
+// firstTaken is the first id of given that names a record already, and the
+// table of that record (IDIndex's name); nil when none does, or when s has
+// no IDIndex.
+func (s *Service) firstTaken(ctx context.Context, given []givenID) (*givenID, string, error) {
 	if s.ids == nil || len(given) == 0 {
-		return nil
+		return nil, "", nil
 	}
 	for start := 0; start < len(given); start += idsAtOnce {
 		batch := given[start:min(start+idsAtOnce, len(given))]
@@ -56,15 +67,15 @@ func (s *Service) checkIDsUnused(ctx context.Context, given []givenID) error {
 		}
 		found, err := s.ids.NodeTables(ctx, ids)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		for _, g := range batch {
-			if _, taken := found[g.id]; taken {
-				return idInUse(g.path(), g.id)
+		for i, g := range batch {
+			if table, taken := found[g.id]; taken {
+				return &batch[i], table, nil
 			}
 		}
 	}
-	return nil
+	return nil, "", nil
 }
 
 // idInUse is the refusal of an id that names a record already: CONFLICT, in

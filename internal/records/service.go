@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/ent/recordevent"
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/catalogue"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
 	"github.com/propertyrecords/inventory/internal/inventorytype"
@@ -82,9 +84,41 @@ func (s *Service) forWriting(ctx context.Context) (context.Context, error) {
 // Children without ids get ids derived from inv.ID and their positions, so
 // that a request sent again names the same records.
 func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error) {
-	ctx, err := s.forWriting(ctx)
+	made, err := s.CreateAnswered(ctx, inv)
 	if err != nil {
 		return uuid.Nil, err
+	}
+	return made.ID, nil
+}
+
+// Made is an inventory Create made. Written, when not nil, is it as this
+// request wrote it, in the rows a read of it returns: the inventory's own
+// with its property (read under the company's policy before the write), and
+// its environments and their items in the order a read returns them, each
+// item with its material (read, likewise, when the tree was checked) and no
+// photos. It is nil for a request sent again (nothing was written) and for a
+// tree whose order a read decides by the items' names, which this does not
+// compare as the database's collation would.
+type Made struct {
+	ID      uuid.UUID
+	Written *WrittenTree
+}
+
+// WrittenTree is an inventory's rows as written (Made).
+type WrittenTree struct {
+	Inventory    *ent.Inventory
+	Property     *ent.Property
+	Environments []*ent.Environment
+	// Items are each environment's, by its id.
+	Items map[uuid.UUID][]*ent.Item
+}
+
+// CreateAnswered is Create, which says what it wrote, for an answer that
+// does not read it back.
+func (s *Service) CreateAnswered(ctx context.Context, inv *Inventory) (*Made, error) {
+	ctx, err := s.forWriting(ctx)
+	if err != nil {
+		return nil, err
 	}
 	inv.CompanyID, _ = tenant.CompanyFrom(ctx)
 	if inv.ID == uuid.Nil {
@@ -92,30 +126,31 @@ func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error)
 	}
 	prop, err := s.client.Property.Query().Where(property.ID(inv.PropertyID)).Only(ctx)
 	if ent.IsNotFound(err) {
-		return uuid.Nil, &apperr.Error{Code: apperr.NotFound, Field: APINames.PropertyID,
+		return nil, &apperr.Error{Code: apperr.NotFound, Field: APINames.PropertyID,
 			Message: fmt.Sprintf("property %s not found", inv.PropertyID)}
 	}
 	if err != nil {
-		return uuid.Nil, err
+		return nil, err
 	}
 	if err := Validate(inv, prop.Levels, APINames); err != nil {
-		return uuid.Nil, err
+		return nil, err
 	}
-	if err := s.checkMaterials(ctx, inv); err != nil {
-		return uuid.Nil, err
+	materials, err := s.checkMaterials(ctx, inv)
+	if err != nil {
+		return nil, err
 	}
 	// Twice at most: a request sent again while the first is still writing
 	// waits for it (PostgreSQL holds the second insert of an id until the
 	// first commits), fails on the id, and then finds the first's record.
 	for attempt := 1; ; attempt++ {
-		replayed, err := s.create(ctx, inv)
+		written, err := s.create(ctx, inv)
 		switch {
-		case err == nil && replayed:
+		case err == nil && written == nil:
 			s.audit(ctx, "records: createInventory sent again: nothing written", inv, 0)
-			return inv.ID, nil
+			return &Made{ID: inv.ID}, nil
 		case err == nil:
 			s.audit(ctx, "records: inventory created", inv, 1)
-			return inv.ID, nil
+			return &Made{ID: inv.ID, Written: written.tree(prop, materials)}, nil
 		case attempt == 1 && (ent.IsConstraintError(err) || apperr.CodeOf(err) == apperr.Conflict):
 			// The id in use may be the first request's, committed between
 			// this one's two reads: read again.
@@ -125,29 +160,34 @@ func (s *Service) Create(ctx context.Context, inv *Inventory) (uuid.UUID, error)
 			// record's meanwhile. Said as for any id in use.
 			e := idInUse(APINames.ID, inv.ID)
 			e.Cause = err
-			return uuid.Nil, e
+			return nil, e
 		default:
-			return uuid.Nil, err
+			return nil, err
 		}
 	}
 }
 
 // create writes inv unless the caller's company has it already, which it
-// then compares. Any other record under one of its ids, the caller's or
-// another company's, of any type, refuses it in the same words.
-func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, err error) {
-	stored, err := s.client.Inventory.Query().Where(inventory.ID(inv.ID)).
-		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems() }).Only(ctx)
+// then compares, and returns what it wrote (nil when nothing: a request
+// sent again). Any other record under one of its ids, the caller's or
+// another company's, of any type, refuses it in the same words. The ids are
+// looked up first, all at once: an inventory is read only when its id is an
+// inventory's already, so a new one costs one statement before its write.
+func (s *Service) create(ctx context.Context, inv *Inventory) (*Saved, error) {
+	given := append([]givenID{{id: inv.ID, field: APINames.ID}}, treeIDs(inv, nil, nil)...)
+	taken, table, err := s.firstTaken(ctx, given)
 	switch {
-	case err == nil && SameContent(FromEnt(stored), inv):
-		return true, nil
-	case err == nil:
-		return false, otherContent(stored)
-	case !ent.IsNotFound(err):
-		return false, err
-	}
-	if err := s.checkIDsUnused(ctx, append([]givenID{{id: inv.ID, field: APINames.ID}}, treeIDs(inv, nil, nil)...)); err != nil {
-		return false, err
+	case err != nil:
+		return nil, err
+	case s.ids == nil || (taken != nil && taken.id == inv.ID && table == inventory.Table):
+		if replayed, err := s.sentAgain(ctx, inv); replayed || err != nil {
+			return nil, err
+		}
+		if taken != nil { // another company's inventory
+			return nil, idInUse(taken.path(), taken.id)
+		}
+	case taken != nil:
+		return nil, idInUse(taken.path(), taken.id)
 	}
 	// Its creation time is drawn here rather than by the schema's default,
 	// so that the event carries the inventory as written (Written) without
@@ -157,9 +197,10 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 		created.CreatedAt = time.Now().UTC()
 	}
 	created.CreatedAt = created.CreatedAt.Truncate(time.Millisecond)
-	return false, InTx(ctx, s.client, func(tx *ent.Tx) error {
+	saved := &Saved{}
+	err = InTx(ctx, s.client, func(tx *ent.Tx) error {
 		c := tx.Client()
-		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, &created)}}
+		b := Batch{Inventories: []*ent.InventoryCreate{NewInventory(c, &created)}, Keep: saved}
 		b.AddTree(c, &created)
 		if err := b.Save(ctx, c); err != nil {
 			return err
@@ -167,6 +208,83 @@ func (s *Service) create(ctx context.Context, inv *Inventory) (replayed bool, er
 		return Record(ctx, c, Event{Kind: recordevent.KindInventoryCreated, CompanyID: inv.CompanyID,
 			PropertyID: inv.PropertyID, InventoryID: inv.ID, Version: 1, Written: created.asCreated()})
 	})
+	if err != nil {
+		return nil, err
+	}
+	return saved, nil
+}
+
+// sentAgain reads the caller's inventory of inv's id, if any: the same
+// content is a request sent again (replayed), other content CONFLICT.
+func (s *Service) sentAgain(ctx context.Context, inv *Inventory) (replayed bool, err error) {
+	stored, err := s.client.Inventory.Query().Where(inventory.ID(inv.ID)).
+		WithEnvironments(func(q *ent.EnvironmentQuery) { q.WithItems() }).Only(ctx)
+	switch {
+	case err == nil && SameContent(FromEnt(stored), inv):
+		return true, nil
+	case err == nil:
+		return false, otherContent(stored)
+	case ent.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// tree is the inventory saved holds as a read of it returns it, with prop
+// and the materials of its items (read under the company's policy), or nil
+// when saved does not hold all of it or a read would order its items by
+// their names (internal/records does not know the database's collation).
+func (saved *Saved) tree(prop *ent.Property, materials map[uuid.UUID]*ent.Material) *WrittenTree {
+	if len(saved.Inventories) != 1 {
+		return nil
+	}
+	// Unwrapped from the transaction, which is over: an edge the write did
+	// not make is read with the client.
+	t := &WrittenTree{Inventory: saved.Inventories[0].Unwrap(), Property: prop, Items: make(map[uuid.UUID][]*ent.Item, len(saved.Environments))}
+	t.Inventory.Edges.Property = prop
+	for _, env := range saved.Environments {
+		env.Unwrap()
+	}
+	for _, it := range saved.Items {
+		it.Unwrap()
+		m := materials[it.MaterialID]
+		if m == nil {
+			return nil
+		}
+		it.Edges.Material = m
+		t.Items[it.EnvironmentID] = append(t.Items[it.EnvironmentID], it)
+	}
+	// As the schema's interceptors order them (ent/schema: environment.go,
+	// item.go): environments by order then id, items by order (none last),
+	// then name, then id.
+	t.Environments = slices.SortedStableFunc(slices.Values(saved.Environments), func(a, b *ent.Environment) int {
+		return cmp.Or(cmp.Compare(a.Order, b.Order), bytes.Compare(a.ID[:], b.ID[:]))
+	})
+	for env, items := range t.Items {
+		slices.SortStableFunc(items, func(a, b *ent.Item) int {
+			return cmp.Or(compareOrder(a.Order, b.Order), bytes.Compare(a.ID[:], b.ID[:]))
+		})
+		for i := 1; i < len(items); i++ {
+			if compareOrder(items[i-1].Order, items[i].Order) == 0 && items[i-1].Name != items[i].Name {
+				return nil
+			}
+		}
+		t.Items[env] = items
+	}
+	return t
+}
+
+// compareOrder compares two items' positions, the unordered last.
+func compareOrder(a, b *int) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return cmp.Compare(*a, *b)
 }
 
 // asCreated is inv as its creation writes it (version 1, updated when
@@ -241,7 +359,7 @@ func (s *Service) Update(ctx context.Context, ch *Change) (uuid.UUID, error) {
 		return uuid.Nil, err
 	}
 	if ch.Environments != nil {
-		if err := s.checkMaterials(ctx, inv); err != nil {
+		if _, err := s.checkMaterials(ctx, inv); err != nil {
 			return uuid.Nil, err
 		}
 		if err := s.keepPhotos(ctx, inv); err != nil {
@@ -330,8 +448,8 @@ func cmpErr(err error, otherwise error) error {
 }
 
 // checkMaterials refuses a tree naming a material the catalogue does not
-// have, naming the first item that does.
-func (s *Service) checkMaterials(ctx context.Context, inv *Inventory) error {
+// have, naming the first item that does, and returns those it names.
+func (s *Service) checkMaterials(ctx context.Context, inv *Inventory) (map[uuid.UUID]*ent.Material, error) {
 	var ids []uuid.UUID
 	for _, env := range inv.Environments {
 		for _, it := range env.Items {
@@ -339,26 +457,60 @@ func (s *Service) checkMaterials(ctx context.Context, inv *Inventory) error {
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	known, err := s.client.Material.Query().Where(material.IDIn(slices.Compact(ids)...)).IDs(ctx)
-	if err != nil {
-		return err
+	ids = slices.Compact(ids)
+	// The catalogue's rows are only ever inserted (internal/catalogue): a
+	// material the cache holds exists, as the reads' eager loads take it.
+	have := make(map[uuid.UUID]*ent.Material, len(ids))
+	var missing []uuid.UUID
+	for _, id := range ids {
+		if row, ok := s.catalogue(id); ok {
+			have[id] = row
+		} else {
+			missing = append(missing, id)
+		}
 	}
-	have := make(map[uuid.UUID]bool, len(known))
-	for _, id := range known {
-		have[id] = true
+	if len(missing) > 0 {
+		known, err := s.client.Material.Query().Where(material.IDIn(missing...)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range known {
+			have[m.ID] = m
+			if s.client.Catalogue != nil {
+				kept := *m
+				s.client.Catalogue.Put(catalogue.Key{Table: "Material", ID: m.ID}, &kept)
+			}
+		}
 	}
 	for i, env := range inv.Environments {
 		for j, it := range env.Items {
-			if !have[it.MaterialID] {
-				return &apperr.Error{Code: apperr.NotFound, Message: fmt.Sprintf("material %s not found", it.MaterialID),
+			if have[it.MaterialID] == nil {
+				return nil, &apperr.Error{Code: apperr.NotFound, Message: fmt.Sprintf("material %s not found", it.MaterialID),
 					Field: fmt.Sprintf("%s[%d].%s[%d].%s", APINames.Environments, i, APINames.Items, j, APINames.MaterialID)}
 			}
 		}
 	}
-	return nil
+	return have, nil
+}
+
+// catalogue is the material of id in the catalogue cache, if it holds it.
+func (s *Service) catalogue(id uuid.UUID) (*ent.Material, bool) {
+	if s.client.Catalogue == nil {
+		return nil, false
+	}
+	row, ok := s.client.Catalogue.Get(catalogue.Key{Table: "Material", ID: id})
+	if !ok {
+		return nil, false
+	}
+	m, ok := row.(*ent.Material)
+	if !ok {
+		return nil, false
+	}
+	c := *m // its own copy: no request shares a row's edges
+	return &c, true
 }
 
 // keepPhotos gives each item of a changed tree that keeps an item of the

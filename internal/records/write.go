@@ -32,6 +32,16 @@ type Batch struct {
 	Environments []*ent.EnvironmentCreate
 	Items        []*ent.ItemCreate
 	Photos       []*ent.PhotoCreate
+	// Keep, when set, is given the nodes of the rows ent's inserts wrote:
+	// the rows as written, defaults and hooks' values included.
+	Keep *Saved
+}
+
+// Saved is what a Batch wrote with ent's inserts, as ent's nodes.
+type Saved struct {
+	Inventories  []*ent.Inventory
+	Environments []*ent.Environment
+	Items        []*ent.Item
 }
 
 // AddTree adds the builders of inv's environments, items and photos, each
@@ -76,18 +86,36 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // ent's inserts, whatever their size: those pass the store's guard, which
 // bounds a request's database time and counts its statements.
 func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
+	// kept are the lists Keep is given, or nil ones.
+	var kept struct {
+		Inventories  *[]*ent.Inventory
+		Environments *[]*ent.Environment
+		Items        *[]*ent.Item
+	}
+	if b.Keep != nil {
+		kept.Inventories, kept.Environments, kept.Items = &b.Keep.Inventories, &b.Keep.Environments, &b.Keep.Items
+	}
 	steps := []struct {
 		what string
 		save func() error
 	}{
 		{"inventories", func() error {
-			return save(ctx, b.Inventories, func(r []*ent.InventoryCreate) error { return c.Inventory.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Inventories, func(r []*ent.InventoryCreate) error {
+				nodes, err := c.Inventory.CreateBulk(r...).Save(ctx)
+				return keep(kept.Inventories, nodes, err)
+			})
 		}},
 		{"environments", func() error {
-			return save(ctx, b.Environments, func(r []*ent.EnvironmentCreate) error { return c.Environment.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Environments, func(r []*ent.EnvironmentCreate) error {
+				nodes, err := c.Environment.CreateBulk(r...).Save(ctx)
+				return keep(kept.Environments, nodes, err)
+			})
 		}},
 		{"items", func() error {
-			return save(ctx, b.Items, func(r []*ent.ItemCreate) error { return c.Item.CreateBulk(r...).Exec(ctx) })
+			return save(ctx, b.Items, func(r []*ent.ItemCreate) error {
+				nodes, err := c.Item.CreateBulk(r...).Save(ctx)
+				return keep(kept.Items, nodes, err)
+			})
 		}},
 		{"photos", func() error {
 			return save(ctx, b.Photos, func(r []*ent.PhotoCreate) error { return c.Photo.CreateBulk(r...).Exec(ctx) })
@@ -98,8 +126,16 @@ func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
 			return &WriteError{What: step.what, Err: err}
 		}
 	}
-	*b = Batch{}
+	*b = Batch{Keep: b.Keep}
 	return nil
+}
+
+// keep appends the nodes ent wrote to dst, unless nil (nothing is kept).
+func keep[T any](dst *[]T, nodes []T, err error) error {
+	if dst != nil && err == nil {
+		*dst = append(*dst, nodes...)
+	}
+	return err
 }
 
 // creator is an ent create builder, as the bulk path uses it.
