@@ -53,20 +53,16 @@ import (
 // from a fixed seed, each from its own index, so that a failure names a
 // request that the same seed generates again whatever the scheduling.
 const (
-	hostileRequests = 8_000
+	// hostileRequests is a fixed set, all of it sent: which requests a run
+	// tried is the seed's, never the machine's speed. 2,500 give every kind
+	// of generator dozens of tries (the rarest, the 1-in-200 oversize body,
+	// a dozen). The earlier form sent 8,000 for up to 100 s and asked only
+	// that half got through: beside the other database's suite under the
+	// race detector, CI sent 3,886 and failed on throughput, which a test
+	// must not measure.
+	hostileRequests = 2_500
 	hostileWorkers  = 8 // enough to overlap the database's waits on 2 cores
 	hostileSeed     = 0x5eed_1e55
-	// hostileBudget bounds the run: CI has 20 minutes for the build and both
-	// databases' runs of the whole suite, which go side by side. Alone, a run
-	// sends 12,000 requests in about 60 s under the race detector on 2
-	// cores; beside the other database's suite about 11,000 took 180 s, and
-	// the two runs' three minutes each of requests at full speed starved the
-	// other packages (CI took 24 minutes). Which ones were sent is then a
-	// matter of scheduling, so the test asks only that most were
-	// (hostileEnough): a run that got through a fraction of them has not
-	// shown what it is for.
-	hostileBudget = 100 * time.Second
-	hostileEnough = hostileRequests / 2
 )
 
 // hostileRequest is one generated request. Its target is written on the
@@ -406,7 +402,7 @@ func TestHostileRequestsNeverFailTheServer(t *testing.T) {
 		workers.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= hostileRequests || time.Since(start) > hostileBudget {
+				if i >= hostileRequests {
 					return
 				}
 				record(send(client, h.url, i, generate(i, fx)))
@@ -427,8 +423,8 @@ func TestHostileRequestsNeverFailTheServer(t *testing.T) {
 	// Whether a kind gets past validation to the database shows in its
 	// statuses (0: no answer).
 	t.Logf("statuses by kind: %s", statusesByKind(byStatus))
-	if sent < hostileEnough+len(slow) {
-		t.Errorf("only %d of %d requests were sent within %s (at least %d must be)", sent, hostileRequests+len(slow), hostileBudget, hostileEnough)
+	if sent != hostileRequests+len(slow) {
+		t.Errorf("%d of %d requests were sent", sent, hostileRequests+len(slow))
 	}
 
 	h.mu.Lock()
