@@ -389,6 +389,7 @@ func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 // people write them ("10s"), not in nanoseconds. It always runs on SQLite:
 // that is what a fresh machine gets.
 func TestZeroConfigurationRunServesAndShutsDown(t *testing.T) {
+	testdb.SQLiteOnly(t)
 	t.Chdir(t.TempDir())
 	prev := slog.Default() // run makes its logger the default
 	t.Cleanup(func() { slog.SetDefault(prev) })

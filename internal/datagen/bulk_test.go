@@ -44,9 +44,7 @@ func BenchmarkBulkLoad(b *testing.B) {
 // schema's hooks keep (signature sort dates, version, updated_at) included;
 // and a signed inventory it wrote is frozen like any other.
 func TestBulkLoadStoresWhatEntInsertsStore(t *testing.T) {
-	// 80 inventories in the one batch: every table past store.BulkRows.
-	size := datagen.Size{Companies: 1, PropertiesPerCompany: 40, InventoriesPerProperty: 2,
-		MinEnvironments: 2, MaxEnvironments: 4, MinItems: 1, MaxItems: 5, MaxPhotos: 2}
+	size := pastTheBulkThreshold
 	var digests [2][]string
 	for run, ctx := range []context.Context{records.EntInserts(context.Background()), context.Background()} {
 		counter := &testdb.Counter{InTransactions: true}
@@ -71,10 +69,15 @@ func TestBulkLoadStoresWhatEntInsertsStore(t *testing.T) {
 	}
 }
 
+// pastTheBulkThreshold is 80 inventories in the one batch: every table
+// past store.BulkRows, so that every table is written by the bulk path.
+var pastTheBulkThreshold = datagen.Size{Companies: 1, PropertiesPerCompany: 40, InventoriesPerProperty: 2,
+	MinEnvironments: 2, MaxEnvironments: 4, MinItems: 1, MaxItems: 5, MaxPhotos: 2}
+
 func TestSignedInventoriesOfTheBulkPathAreFrozen(t *testing.T) {
 	ctx := allCompanies(context.Background())
 	st := testdb.Open(t)
-	if _, err := datagen.Load(ctx, st.Client, nil, 7, bulkSize); err != nil {
+	if _, err := datagen.Load(ctx, st.Client, nil, 7, pastTheBulkThreshold); err != nil {
 		t.Fatal(err)
 	}
 	signed, err := st.Client.Item.Query().Where(item.HasEnvironmentWith(environment.HasInventoryWith(inventory.IsSigned(true)))).First(ctx)

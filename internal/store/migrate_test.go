@@ -13,6 +13,7 @@ import (
 
 	"github.com/propertyrecords/inventory/ent/migrate"
 	"github.com/propertyrecords/inventory/internal/store"
+	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
 // migrateEnv names the database a helper process migrates.
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 // others, waiting their turn, find it made. Without the lock one of them
 // failed with `create "api_keys" table: table already exists`.
 func TestProcessesMigratingAFreshSQLiteFileAtOnceAllSucceed(t *testing.T) {
+	testdb.SQLiteOnly(t)
 	for round := range 2 {
 		path := filepath.Join(t.TempDir(), "data", "inventory.db")
 		const processes = 4

@@ -86,6 +86,16 @@ func URL(tb testing.TB) string {
 // Postgres reports whether tests run on PostgreSQL.
 func Postgres() bool { return os.Getenv(EnvURL) != "" }
 
+// SQLiteOnly skips a test of SQLite itself (the zero-configuration file, its
+// locking) in the run on PostgreSQL, where it would test SQLite again: the
+// run without TEST_DATABASE_URL, which CI makes beside it, covers it.
+func SQLiteOnly(tb testing.TB) {
+	tb.Helper()
+	if Postgres() {
+		tb.Skip("tests SQLite itself: the run without " + EnvURL + " covers it")
+	}
+}
+
 var (
 	adminOnce sync.Once
 	admin     *sql.DB
