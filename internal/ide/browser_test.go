@@ -62,12 +62,17 @@ func openIDE(t *testing.T) (context.Context, *browsertest.Browser, *live.Hub) {
 // once ▶ has been used: the cursor in the operation, Ctrl-Enter. Not before
 // GraphiQL has read the tab's document (it does 100 ms after a change, the
 // change of tab included): until then Ctrl-Enter runs the operation of the
-// document before.
+// document before. Nor while the operation before is still running: then
+// Ctrl-Enter stops it (the button says "Stop query"), which a loaded
+// machine showed, the last operation's event listed before its answer.
 func runOperation(name string) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
 		const editor = `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror`
 		if err := chromedp.Poll(fmt.Sprintf(`(%s.operations || []).some((o) => o.name && o.name.value === %q)`, editor, name), nil).Do(ctx); err != nil {
 			return fmt.Errorf("the tab has no operation %s: %w", name, err)
+		}
+		if err := chromedp.Poll(`(document.querySelector('.graphiql-execute-button')?.getAttribute('aria-label') || '').startsWith('Execute')`, nil).Do(ctx); err != nil {
+			return fmt.Errorf("the operation before %s still runs: %w", name, err)
 		}
 		if err := chromedp.Evaluate(fmt.Sprintf(`(() => {
 			const cm = %s;
