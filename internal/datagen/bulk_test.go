@@ -44,12 +44,11 @@ func BenchmarkBulkLoad(b *testing.B) {
 // schema's hooks keep (signature sort dates, version, updated_at) included;
 // and a signed inventory it wrote is frozen like any other.
 func TestBulkLoadStoresWhatEntInsertsStore(t *testing.T) {
-	size := pastTheBulkThreshold
 	var digests [2][]string
 	for run, ctx := range []context.Context{records.EntInserts(context.Background()), context.Background()} {
 		counter := &testdb.Counter{InTransactions: true}
 		st := testdb.Open(t, counter.Option())
-		if _, err := datagen.Load(ctx, st.Client, nil, 7, size); err != nil {
+		if _, err := datagen.Load(ctx, st.Client, nil, 7, pastTheBulkThreshold); err != nil {
 			t.Fatal(err)
 		}
 		for _, table := range []string{"inventories", "environments", "items", "photos"} {
