@@ -27,7 +27,7 @@ func (Photo) Fields() []ent.Field {
 	return []ent.Field{
 		idField(),
 		field.UUID("item_id", uuid.UUID{}).Immutable().Comment("The id of the item it shows."),
-		field.String("storage_reference").Match(storageref.Pattern).Comment("File name of the photo in storage, ending in an image extension."),
+		field.String("storage_reference").Validate(storageref.Check).Comment("File name of the photo in storage, ending in an image extension."),
 		field.String("sha256").Optional().Nillable().Match(sha256Hex).
 			Comment("SHA-256 (hex) of the stored file, recorded when it was stored."),
 	}
