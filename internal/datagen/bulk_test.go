@@ -12,6 +12,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/apperr"
 	"github.com/propertyrecords/inventory/internal/datagen"
 	"github.com/propertyrecords/inventory/internal/records"
+	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
@@ -88,3 +89,47 @@ func TestSignedInventoriesOfTheBulkPathAreFrozen(t *testing.T) {
 		t.Errorf("changing an item of a signed inventory loaded in bulk: %v, want a conflict", err)
 	}
 }
+
+// A load into an empty database drops the secondary indexes while it writes
+// (store.WithoutSecondaryIndexes) and writes one batch while it generates
+// the next: stopped midway, it leaves no row and the schema as migrated;
+// finished, the schema as migrated too.
+func TestALoadIntoAnEmptyDatabaseLeavesTheSchemaAsMigrated(t *testing.T) {
+	ctx := allCompanies(context.Background())
+	st := testdb.Open(t)
+	migrated := testdb.Schema(t, st.DB())
+
+	stopped, stop := context.WithCancel(ctx)
+	defer stop()
+	flushes := 0
+	_, err := datagen.Load(stopped, st.Client, nil, 7, twoBatches, datagen.OwnCompanies(), datagen.WithProgress(func(datagen.Stats) {
+		if flushes++; flushes == 1 {
+			stop() // the first batch is being written
+		}
+	}))
+	if err == nil {
+		t.Fatal("a load whose context ended midway: no error")
+	}
+	if n, err := st.Client.Property.Query().Count(ctx); err != nil || n != 0 {
+		t.Errorf("after the stopped load: %d properties (%v), want none", n, err)
+	}
+	if diff := cmp.Diff(migrated, testdb.Schema(t, st.DB())); diff != "" {
+		t.Errorf("the stopped load left another schema (-migrated +after):\n%s", diff)
+	}
+
+	stats, err := datagen.Load(ctx, st.Client, nil, 7, twoBatches, datagen.OwnCompanies())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(migrated, testdb.Schema(t, st.DB())); diff != "" {
+		t.Errorf("the load left another schema (-migrated +after):\n%s", diff)
+	}
+	if n, err := st.Client.Item.Query().Count(ctx); err != nil || n != stats.Items || n <= store.BatchSize {
+		t.Errorf("%d items stored (%v), %d generated: want them all, more than one batch", n, err, stats.Items)
+	}
+}
+
+// twoBatches is a size whose items fill more than one batch
+// (store.BatchSize), so that one is written while the next is generated.
+var twoBatches = datagen.Size{Companies: 1, PropertiesPerCompany: 120, InventoriesPerProperty: 2,
+	MinEnvironments: 3, MaxEnvironments: 4, MinItems: 3, MaxItems: 5, MaxPhotos: 1}

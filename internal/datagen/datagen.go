@@ -19,7 +19,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
 	"github.com/propertyrecords/inventory/ent/material"
+	entphoto "github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
 	"github.com/propertyrecords/inventory/internal/files"
 	"github.com/propertyrecords/inventory/internal/freeze"
@@ -141,16 +145,28 @@ func Load(ctx context.Context, client *ent.Client, fileStore *files.Store, seed 
 		if err != nil {
 			return err
 		}
+		rebuildIndexes, err := store.WithoutSecondaryIndexes(ctx, tx, treeTables...)
+		if err != nil {
+			return err
+		}
 		g := &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tx: tx, files: fileStore, seed: seed}
 		for _, opt := range opts {
 			opt(g)
 		}
 		g.writes.SetLimit(concurrentWrites)
 		stats, err = g.load(ctx, size)
+		// A load that stopped early leaves no write running in the
+		// transaction it rolls back.
+		if saveErr := g.saved(); err == nil {
+			err = saveErr
+		}
 		if err := g.writes.Wait(); err != nil {
 			return err
 		}
 		if err != nil {
+			return err
+		}
+		if err := rebuildIndexes(); err != nil {
 			return err
 		}
 		if err := restoreCache(); err != nil {
@@ -163,6 +179,10 @@ func Load(ctx context.Context, client *ent.Client, fileStore *files.Store, seed 
 	}
 	return stats, nil
 }
+
+// treeTables are the tables a load writes in bulk: into an empty database,
+// without their secondary indexes until the end (store.WithoutSecondaryIndexes).
+var treeTables = []string{property.Table, inventory.Table, environment.Table, item.Table, entphoto.Table}
 
 // Empty reports whether the database has no properties: a first start,
 // which LoadDemoIfEmpty loads.
@@ -213,6 +233,10 @@ type generator struct {
 	tree  *records.Inventory
 	batch records.Batch
 	stats Stats
+	// saving is the batch the database is writing while the next one is
+	// generated (flush), nil when none is: the two take both cores rather
+	// than turns on one. It answers once, with the write's error.
+	saving chan error
 }
 
 func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
@@ -223,6 +247,11 @@ func (g *generator) load(ctx context.Context, size Size) (Stats, error) {
 	for c := 0; c < size.Companies; c++ {
 		company := g.id() // drawn either way, so the ids after it are the same
 		g.companyName = ""
+		// The transaction's connection is the writer's until the batch
+		// it writes is done.
+		if err := g.saved(); err != nil {
+			return Stats{}, err
+		}
 		if c < len(DemoCompanies) && !g.ownCompanies {
 			company, g.companyName = DemoCompanies[c], DemoCompanyNames[c]
 			if err := records.NameCompany(ctx, g.tx.Client(), company, g.companyName); err != nil {
@@ -275,6 +304,9 @@ func (g *generator) refuseReload(ctx context.Context) error {
 		return nil
 	}
 	g.checked = true
+	if err := g.saved(); err != nil {
+		return err
+	}
 	first, _ := g.properties[0].Mutation().ID()
 	exists, err := g.tx.Property.Query().Where(property.ID(first)).Exist(ctx)
 	if err != nil {
@@ -583,8 +615,10 @@ func (g *generator) writeItem(spec report.Item, order int, size Size) placedItem
 	return placed
 }
 
-// flush writes the pending rows, parents first, once a batch is full (or at
-// the end), keeping memory bounded for large datasets.
+// flush starts writing the pending rows, parents first, once a batch is
+// full (or at the end, where it waits for the write), keeping memory bounded
+// for large datasets: at most two batches are held, the one being written
+// and the one being generated.
 func (g *generator) flush(ctx context.Context, final bool) error {
 	if g.err != nil {
 		return g.err
@@ -595,19 +629,45 @@ func (g *generator) flush(ctx context.Context, final bool) error {
 	if err := g.refuseReload(ctx); err != nil {
 		return err
 	}
-	if err := store.SaveInBatches(ctx, g.properties, func(b []*ent.PropertyCreate) error { return g.tx.Property.CreateBulk(b...).Exec(ctx) }); err != nil {
+	if err := g.saved(); err != nil {
 		return err
 	}
-	if err := g.batch.Save(ctx, g.tx.Client()); err != nil {
+	properties, batch := g.properties, g.batch
+	g.properties, g.batch = nil, records.Batch{}
+	saving := make(chan error, 1)
+	g.saving = saving
+	go func() { saving <- g.save(ctx, properties, batch) }()
+	if g.progress != nil && (final || time.Since(g.lastProgress) >= 500*time.Millisecond) {
+		g.progress(g.stats)
+		g.lastProgress = time.Now()
+	}
+	if final {
+		return g.saved()
+	}
+	return nil
+}
+
+// save writes a batch and the properties of its inventories. It alone uses
+// the transaction while it runs (saved waits for it).
+func (g *generator) save(ctx context.Context, properties []*ent.PropertyCreate, batch records.Batch) error {
+	if err := store.SaveInBatches(ctx, properties, func(b []*ent.PropertyCreate) error { return g.tx.Property.CreateBulk(b...).Exec(ctx) }); err != nil {
+		return err
+	}
+	if err := batch.Save(ctx, g.tx.Client()); err != nil {
 		return err
 	}
 	// Every tree of the batch is whole: the signed-record checks need
 	// remember none of it (memory stays flat however many rows are loaded).
 	freeze.Forget(g.tx)
-	g.properties = nil
-	if g.progress != nil && (final || time.Since(g.lastProgress) >= 500*time.Millisecond) {
-		g.progress(g.stats)
-		g.lastProgress = time.Now()
-	}
 	return nil
+}
+
+// saved waits for the batch being written, if one is, and gives its error.
+func (g *generator) saved() error {
+	if g.saving == nil {
+		return nil
+	}
+	err := <-g.saving
+	g.saving = nil
+	return err
 }

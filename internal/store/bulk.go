@@ -238,3 +238,109 @@ func WithBulkCache(ctx context.Context, tx *ent.Tx) (restore func() error, err e
 		return err
 	}, nil
 }
+
+// WithoutSecondaryIndexes drops, in tx, the foreign keys and the non-unique
+// indexes of tables when every one of them is empty, and returns rebuild,
+// which creates them again from the definitions the database gave for them
+// (call it before the commit). A load into an empty database then writes
+// its rows without checking each one's parents and without inserting each
+// into the indexes at a random place: the rebuild checks every foreign key
+// in one join and builds every index from sorted rows, as PostgreSQL's
+// "Populating a Database" advises. Primary keys and unique indexes stay, so
+// a duplicate is refused as it is written. Into tables that hold rows
+// already, rebuilding would cost more than it saves: nothing is dropped.
+//
+// The drops lock the tables until the commit; they are empty, so no reader
+// waits for rows. Everything is in tx: a load that fails rolls back to the
+// schema it started from. SQLite keeps its foreign keys (its schema cannot
+// drop one), PostgreSQL drops both.
+func WithoutSecondaryIndexes(ctx context.Context, tx *ent.Tx, tables ...string) (rebuild func() error, err error) {
+	nothing := func() error { return nil }
+	sqlTx, err := tx.SQLTx()
+	if err != nil {
+		return nil, err
+	}
+	for _, table := range tables {
+		var rows bool
+		if err := sqlTx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+quoteIdentifier(table)+")").Scan(&rows); err != nil {
+			return nil, err
+		}
+		if rows {
+			return nothing, nil
+		}
+	}
+	var drops, creates []string
+	for _, table := range tables {
+		var d, c []string
+		if tx.Dialect() == dialect.Postgres {
+			d, c, err = postgresSecondaryIndexes(ctx, sqlTx, table)
+		} else {
+			d, c, err = sqliteSecondaryIndexes(ctx, sqlTx, table)
+		}
+		if err != nil {
+			return nil, err
+		}
+		drops, creates = append(drops, d...), append(creates, c...)
+	}
+	if err := execAll(ctx, sqlTx, drops); err != nil {
+		return nil, err
+	}
+	return func() error { return execAll(ctx, sqlTx, creates) }, nil
+}
+
+// postgresSecondaryIndexes are the statements that drop table's foreign
+// keys and non-unique indexes, and those that create them again as they were.
+func postgresSecondaryIndexes(ctx context.Context, tx *sql.Tx, table string) (drops, creates []string, err error) {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT 'DROP INDEX ' || i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
+		FROM pg_index i
+		WHERE i.indrelid = to_regclass($1) AND NOT i.indisunique AND NOT i.indisprimary
+		UNION ALL
+		SELECT 'ALTER TABLE ' || c.conrelid::regclass::text || ' DROP CONSTRAINT ' || quote_ident(c.conname),
+		       'ALTER TABLE ' || c.conrelid::regclass::text || ' ADD CONSTRAINT ' || quote_ident(c.conname) || ' ' || pg_get_constraintdef(c.oid)
+		FROM pg_constraint c
+		WHERE c.conrelid = to_regclass($1) AND c.contype = 'f'`, quoteIdentifier(table))
+	if err != nil {
+		return nil, nil, err
+	}
+	return dropsAndCreates(rows)
+}
+
+// sqliteSecondaryIndexes are the statements that drop table's non-unique
+// indexes made by CREATE INDEX, and those that create them again.
+func sqliteSecondaryIndexes(ctx context.Context, tx *sql.Tx, table string) (drops, creates []string, err error) {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT 'DROP INDEX ' || '"' || replace(l.name, '"', '""') || '"', m.sql
+		FROM pragma_index_list(?) l JOIN sqlite_master m ON m.type = 'index' AND m.name = l.name
+		WHERE l."unique" = 0 AND l.origin = 'c' AND m.sql IS NOT NULL`, table)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dropsAndCreates(rows)
+}
+
+func dropsAndCreates(rows *sql.Rows) (drops, creates []string, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var drop, create string
+		if err := rows.Scan(&drop, &create); err != nil {
+			return nil, nil, err
+		}
+		drops, creates = append(drops, drop), append(creates, create)
+	}
+	return drops, creates, rows.Err()
+}
+
+func execAll(ctx context.Context, tx *sql.Tx, statements []string) error {
+	for _, s := range statements {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("store: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// quoteIdentifier quotes a table's name as both databases read it.
+func quoteIdentifier(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}

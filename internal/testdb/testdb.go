@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,4 +298,37 @@ func (c *Counter) Statements() string {
 		queries[i] = s.query
 	}
 	return strings.Join(queries, "\n")
+}
+
+// Schema lists every index and constraint of the test's schema, as the
+// database defines them, sorted: two schemas compare as text.
+func Schema(t testing.TB, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) string {
+	t.Helper()
+	query := `SELECT type || ' ' || name || ': ' || sql FROM sqlite_master WHERE sql IS NOT NULL`
+	if Postgres() {
+		query = `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()
+			UNION ALL
+			SELECT conrelid::regclass::text || ' ' || conname || ': ' || pg_get_constraintdef(oid)
+			FROM pg_constraint WHERE connamespace = current_schema()::regnamespace`
+	}
+	rows, err := q.QueryContext(context.Background(), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var defs []string
+	for rows.Next() {
+		var def string
+		if err := rows.Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		defs = append(defs, def)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(defs)
+	return strings.Join(defs, "\n")
 }
