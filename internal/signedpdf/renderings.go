@@ -154,16 +154,26 @@ func notReady(id uuid.UUID, retry time.Duration, why string) error {
 func (r *Renderings) render(id uuid.UUID, rn *rendering) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.budget)
 	defer cancel()
-	ctx = tenant.UnrestrictedRecord(ctx, "signed PDF: rendering it in the background", id)
-	var notKept error
-	company, err := r.keeper.companyOf(ctx, id)
-	release := func() {}
-	if err == nil {
-		release, err = r.queue.Acquire(ctx, company.String())
-	}
-	if err == nil {
-		rn.pdf, notKept, err = r.keeper.Provide(ctx, id, "signed PDF: keeping the PDF rendered in the background")
-		release()
+	// A download that read "not kept" just before the last rendering kept
+	// the PDF (and left byID) starts this one: it is served the kept PDF,
+	// not a second rendering. Anything short of the kept file (an error
+	// reading it included) renders, as before.
+	pdf, kept, _ := r.keeper.stored(tenant.UnrestrictedRecord(ctx, "signed PDF: reading it if it was kept meanwhile", id), id)
+	var notKept, err error
+	if kept {
+		rn.pdf = pdf
+	} else {
+		ctx = tenant.UnrestrictedRecord(ctx, "signed PDF: rendering it in the background", id)
+		var company uuid.UUID
+		company, err = r.keeper.companyOf(ctx, id)
+		release := func() {}
+		if err == nil {
+			release, err = r.queue.Acquire(ctx, company.String())
+		}
+		if err == nil {
+			rn.pdf, notKept, err = r.keeper.Provide(ctx, id, "signed PDF: keeping the PDF rendered in the background")
+			release()
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

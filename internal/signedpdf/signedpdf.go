@@ -132,6 +132,19 @@ func (k *Keeper) recordDigest(ctx context.Context, id uuid.UUID, sum string) err
 	})
 }
 
+// stored is inventory id's signed PDF as kept, and whether it is.
+func (k *Keeper) stored(ctx context.Context, id uuid.UUID) (Rendered, bool, error) {
+	inv, err := k.client.Inventory.Query().Where(inventory.ID(id)).Select(inventory.FieldPdfSha256).Only(ctx)
+	if err != nil || inv.PdfSha256 == nil {
+		return Rendered{}, false, err
+	}
+	data, err := k.files.Get(ctx, files.PDFKey(id.String()))
+	if err != nil {
+		return Rendered{}, false, err
+	}
+	return Rendered{Data: data, SHA256: *inv.PdfSha256}, true, nil
+}
+
 // kept reports whether inventory id's signed PDF is kept: its digest is
 // recorded only once its file is stored.
 func (k *Keeper) kept(ctx context.Context, id uuid.UUID) (bool, error) {
