@@ -51,12 +51,13 @@ func TestLookupsWithoutACompanyAreAuditedWithRecordAndCaller(t *testing.T) {
 	logs := captureDefaultLog(t, slog.LevelInfo) // after loading: the loader is audited too
 
 	// The first A2 of a signed PDF never stored has it made in the
-	// background, which reads and records it: audited with its record even
-	// though the request named a company.
+	// background, which looks for a PDF kept meanwhile, reads the record
+	// and records the PDF: audited with its record even though the request
+	// named a company.
 	a.Get(t, "/inventory/download-pdf/"+inv.InventoryID+query("x-company-id", companyA), nil)
 	lines := auditLines(logs.Take(t))
-	if len(lines) != 2 {
-		t.Errorf("the first A2 of a PDF never stored: audit lines %v, want the rendering's read and write", lines)
+	if len(lines) != 3 {
+		t.Errorf("the first A2 of a PDF never stored: audit lines %v, want the rendering's look-up, read and write", lines)
 	}
 	for _, l := range lines {
 		if l["record"] != inv.InventoryID || !strings.HasPrefix(l["reason"].(string), "signed PDF: ") {
