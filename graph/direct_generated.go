@@ -33,9 +33,9 @@ type directExec struct {
 	path     direct.Path
 }
 
-// execDirect writes the data of the query in ctx's operation context to w,
-// its errors to ctx's response context; direct.ErrNull when the data is
-// null, another error when the operation could not be answered.
+// execDirect writes the data of the query or mutation in ctx's operation
+// context to w, its errors to ctx's response context; direct.ErrNull when
+// the data is null, another error when the operation could not be answered.
 func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) error {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, nil)
@@ -61,6 +61,9 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), path: direct.NewPath()}
 	x.contexts = direct.NewContexts(opCtx, &x.path)
+	if opCtx.Operation.Operation == ast.Mutation {
+		return x._Mutation(ctx, opCtx.Operation.SelectionSet, nil)
+	}
 	return x._Query(ctx, opCtx.Operation.SelectionSet, nil)
 }
 
@@ -2265,6 +2268,406 @@ func (x *directExec) _Material(ctx context.Context, sel ast.SelectionSet, obj *e
 	return nil
 }
 
+func (x *directExec) _Mutation(ctx context.Context, sel ast.SelectionSet, _ any) error {
+	fields, err := x.fields.Of(sel, mutationImplementors)
+	if err != nil {
+		return err
+	}
+	if err := x.w.Object(); err != nil {
+		return err
+	}
+	// invalid: a non-null field is null; so is this object then.
+	at, invalid := x.path.Enter(), false
+	for i, field := range fields {
+		x.w.Key(i, field.Alias)
+		x.path.Field(at, field.Alias)
+		switch field.Name {
+		case "__typename":
+			x.w.Raw("\"Mutation\"")
+		case "createInventory":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_createInventory_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*InventoryPayload, error) {
+				return x.Resolvers.Mutation().CreateInventory(ctx, fc.Args["input"].(CreateInventoryInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark42 := x.w.Len()
+				if err := x._CreateInventoryPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark42)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "updateInventory":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_updateInventory_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*InventoryPayload, error) {
+				return x.Resolvers.Mutation().UpdateInventory(ctx, fc.Args["input"].(UpdateInventoryInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark43 := x.w.Len()
+				if err := x._UpdateInventoryPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark43)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "signInventory":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_signInventory_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*InventoryPayload, error) {
+				return x.Resolvers.Mutation().SignInventory(ctx, fc.Args["input"].(SignInventoryInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark44 := x.w.Len()
+				if err := x._SignInventoryPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark44)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "requestSignature":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_requestSignature_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*SignatureLink, error) {
+				return x.Resolvers.Mutation().RequestSignature(ctx, fc.Args["input"].(RequestSignatureInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark45 := x.w.Len()
+				if err := x._SignatureLink(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark45)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "cancelSignatureRequest":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_cancelSignatureRequest_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*CancelSignatureRequestPayload, error) {
+				return x.Resolvers.Mutation().CancelSignatureRequest(ctx, fc.Args["input"].(CancelSignatureRequestInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark46 := x.w.Len()
+				if err := x._CancelSignatureRequestPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark46)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "addItemPhoto":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_addItemPhoto_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*PhotoPayload, error) {
+				return x.Resolvers.Mutation().AddItemPhoto(ctx, fc.Args["itemId"].(uuid.UUID), fc.Args["file"].(graphql.Upload), fc.Args["photoId"].(*uuid.UUID))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark47 := x.w.Len()
+				if err := x._AddItemPhotoPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark47)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "removeItemPhoto":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_removeItemPhoto_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*RemovedPhoto, error) {
+				return x.Resolvers.Mutation().RemoveItemPhoto(ctx, fc.Args["photoId"].(uuid.UUID))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark48 := x.w.Len()
+				if err := x._RemoveItemPhotoPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark48)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "createWebhookEndpoint":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_createWebhookEndpoint_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*inventory.CreateWebhookEndpointPayload, error) {
+				return x.Resolvers.Mutation().CreateWebhookEndpoint(ctx, fc.Args["input"].(inventory.CreateWebhookEndpointInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark49 := x.w.Len()
+				if err := x._CreateWebhookEndpointPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark49)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "updateWebhookEndpoint":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_updateWebhookEndpoint_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*ent.WebhookEndpoint, error) {
+				return x.Resolvers.Mutation().UpdateWebhookEndpoint(ctx, fc.Args["input"].(inventory.UpdateWebhookEndpointInput))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark50 := x.w.Len()
+				if err := x._WebhookEndpoint(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark50)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "deleteWebhookEndpoint":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_deleteWebhookEndpoint_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*inventory.DeleteWebhookEndpointPayload, error) {
+				return x.Resolvers.Mutation().DeleteWebhookEndpoint(ctx, fc.Args["id"].(uuid.UUID))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark51 := x.w.Len()
+				if err := x._DeleteWebhookEndpointPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark51)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "rotateWebhookSecret":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_rotateWebhookSecret_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*inventory.RotateWebhookSecretPayload, error) {
+				return x.Resolvers.Mutation().RotateWebhookSecret(ctx, fc.Args["id"].(uuid.UUID))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark52 := x.w.Len()
+				if err := x._RotateWebhookSecretPayload(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark52)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		case "redeliverWebhook":
+			ctx, fc, err := x.contexts.Of(ctx, "Mutation", field, true, true, x.field_Mutation_redeliverWebhook_args)
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			_ = fc
+			v, err := direct.Once(ctx, field.Alias, func() (*ent.WebhookDelivery, error) {
+				return x.Resolvers.Mutation().RedeliverWebhook(ctx, fc.Args["deliveryId"].(uuid.UUID))
+			})
+			if err != nil {
+				if err := x.path.Failed(ctx, x.OperationContext, field, direct.Field{Object: "Mutation", IsMethod: true, IsResolver: true}, err); err != nil {
+					return err
+				}
+				x.w.Null()
+				continue
+			}
+			if v == nil {
+				x.w.Null()
+			} else {
+				mark53 := x.w.Len()
+				if err := x._WebhookDelivery(ctx, field.Selections, v); err == direct.ErrNull {
+					x.w.Truncate(mark53)
+					x.w.Null()
+				} else if err != nil {
+					return err
+				}
+			}
+		default:
+			return direct.ErrFallback
+		}
+	}
+	x.path.Leave(at)
+	x.w.Byte('}')
+	if invalid {
+		return direct.ErrNull
+	}
+	return nil
+}
+
 func (x *directExec) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[uuid.UUID]) error {
 	fields, err := x.fields.Of(sel, pageInfoImplementors)
 	if err != nil {
@@ -2561,26 +2964,26 @@ func (x *directExec) _Property(ctx context.Context, sel ast.SelectionSet, obj *e
 				x.w.Null()
 				invalid = true
 			} else {
-				at44, invalid44 := x.path.Enter(), false
+				at56, invalid56 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i44, e44 := range v {
-					x.path.Index(at44, i44)
-					x.w.Comma(i44)
-					if e44 == nil {
+				for i56, e56 := range v {
+					x.path.Index(at56, i56)
+					x.w.Comma(i56)
+					if e56 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Property", IsMethod: true, IsResolver: true}, "TimelineEvent!", 1)
 						x.w.Null()
-						invalid44 = true
+						invalid56 = true
 					} else {
-						if err := x._TimelineEvent(ctx, field.Selections, e44); err == direct.ErrNull {
-							invalid44 = true
+						if err := x._TimelineEvent(ctx, field.Selections, e56); err == direct.ErrNull {
+							invalid56 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at44)
+				x.path.Leave(at56)
 				x.w.Byte(']')
-				if invalid44 {
+				if invalid56 {
 					invalid = true
 				}
 			}
@@ -2617,28 +3020,28 @@ func (x *directExec) _PropertyConnection(ctx context.Context, sel ast.SelectionS
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark46 := x.w.Len()
-				at46, invalid46 := x.path.Enter(), false
+				mark58 := x.w.Len()
+				at58, invalid58 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i46, e46 := range v {
-					x.path.Index(at46, i46)
-					x.w.Comma(i46)
-					if e46 == nil {
+				for i58, e58 := range v {
+					x.path.Index(at58, i58)
+					x.w.Comma(i58)
+					if e58 == nil {
 						x.w.Null()
 					} else {
-						mark47 := x.w.Len()
-						if err := x._PropertyEdge(ctx, field.Selections, e46); err == direct.ErrNull {
-							x.w.Truncate(mark47)
+						mark59 := x.w.Len()
+						if err := x._PropertyEdge(ctx, field.Selections, e58); err == direct.ErrNull {
+							x.w.Truncate(mark59)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at46)
+				x.path.Leave(at58)
 				x.w.Byte(']')
-				if invalid46 {
-					x.w.Truncate(mark46)
+				if invalid58 {
+					x.w.Truncate(mark58)
 					x.w.Null()
 				}
 			}
@@ -2685,9 +3088,9 @@ func (x *directExec) _PropertyEdge(ctx context.Context, sel ast.SelectionSet, ob
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark49 := x.w.Len()
+				mark61 := x.w.Len()
 				if err := x._Property(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark49)
+					x.w.Truncate(mark61)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2751,26 +3154,26 @@ func (x *directExec) _PropertyPage(ctx context.Context, sel ast.SelectionSet, ob
 				x.w.Null()
 				invalid = true
 			} else {
-				at50, invalid50 := x.path.Enter(), false
+				at62, invalid62 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i50, e50 := range v {
-					x.path.Index(at50, i50)
-					x.w.Comma(i50)
-					if e50 == nil {
+				for i62, e62 := range v {
+					x.path.Index(at62, i62)
+					x.w.Comma(i62)
+					if e62 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "PropertyPage", IsMethod: true, IsResolver: false}, "Property!", 1)
 						x.w.Null()
-						invalid50 = true
+						invalid62 = true
 					} else {
-						if err := x._Property(ctx, field.Selections, e50); err == direct.ErrNull {
-							invalid50 = true
+						if err := x._Property(ctx, field.Selections, e62); err == direct.ErrNull {
+							invalid62 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at50)
+				x.path.Leave(at62)
 				x.w.Byte(']')
-				if invalid50 {
+				if invalid62 {
 					invalid = true
 				}
 			}
@@ -2841,9 +3244,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark52 := x.w.Len()
+				mark64 := x.w.Len()
 				if err := x._Node(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark52)
+					x.w.Truncate(mark64)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -2876,26 +3279,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at53, invalid53 := x.path.Enter(), false
+				at65, invalid65 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i53, e53 := range v {
-					x.path.Index(at53, i53)
-					x.w.Comma(i53)
-					if e53 == nil {
+				for i65, e65 := range v {
+					x.path.Index(at65, i65)
+					x.w.Comma(i65)
+					if e65 == nil {
 						x.w.Null()
 					} else {
-						mark54 := x.w.Len()
-						if err := x._Node(ctx, field.Selections, e53); err == direct.ErrNull {
-							x.w.Truncate(mark54)
+						mark66 := x.w.Len()
+						if err := x._Node(ctx, field.Selections, e65); err == direct.ErrNull {
+							x.w.Truncate(mark66)
 							x.w.Null()
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at53)
+				x.path.Leave(at65)
 				x.w.Byte(']')
-				if invalid53 {
+				if invalid65 {
 					invalid = true
 				}
 			}
@@ -2986,9 +3389,9 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark57 := x.w.Len()
+				mark69 := x.w.Len()
 				if err := x._Company(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark57)
+					x.w.Truncate(mark69)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -3184,26 +3587,26 @@ func (x *directExec) _Query(ctx context.Context, sel ast.SelectionSet, _ any) er
 				x.w.Null()
 				invalid = true
 			} else {
-				at63, invalid63 := x.path.Enter(), false
+				at75, invalid75 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i63, e63 := range v {
-					x.path.Index(at63, i63)
-					x.w.Comma(i63)
-					if e63 == nil {
+				for i75, e75 := range v {
+					x.path.Index(at75, i75)
+					x.w.Comma(i75)
+					if e75 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "Query", IsMethod: true, IsResolver: true}, "WebhookEndpoint!", 1)
 						x.w.Null()
-						invalid63 = true
+						invalid75 = true
 					} else {
-						if err := x._WebhookEndpoint(ctx, field.Selections, e63); err == direct.ErrNull {
-							invalid63 = true
+						if err := x._WebhookEndpoint(ctx, field.Selections, e75); err == direct.ErrNull {
+							invalid75 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at63)
+				x.path.Leave(at75)
 				x.w.Byte(']')
-				if invalid63 {
+				if invalid75 {
 					invalid = true
 				}
 			}
@@ -3412,9 +3815,9 @@ func (x *directExec) _RepairEvent(ctx context.Context, sel ast.SelectionSet, obj
 			if v == nil {
 				x.w.Null()
 			} else {
-				mark67 := x.w.Len()
+				mark79 := x.w.Len()
 				if err := x._Item(ctx, field.Selections, v); err == direct.ErrNull {
-					x.w.Truncate(mark67)
+					x.w.Truncate(mark79)
 					x.w.Null()
 				} else if err != nil {
 					return err
@@ -3475,26 +3878,26 @@ func (x *directExec) _RepairPage(ctx context.Context, sel ast.SelectionSet, obj 
 				x.w.Null()
 				invalid = true
 			} else {
-				at68, invalid68 := x.path.Enter(), false
+				at80, invalid80 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i68, e68 := range v {
-					x.path.Index(at68, i68)
-					x.w.Comma(i68)
-					if e68 == nil {
+				for i80, e80 := range v {
+					x.path.Index(at80, i80)
+					x.w.Comma(i80)
+					if e80 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "RepairPage", IsMethod: true, IsResolver: false}, "Item!", 1)
 						x.w.Null()
-						invalid68 = true
+						invalid80 = true
 					} else {
-						if err := x._Item(ctx, field.Selections, e68); err == direct.ErrNull {
-							invalid68 = true
+						if err := x._Item(ctx, field.Selections, e80); err == direct.ErrNull {
+							invalid80 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at68)
+				x.path.Leave(at80)
 				x.w.Byte(']')
-				if invalid68 {
+				if invalid80 {
 					invalid = true
 				}
 			}
@@ -4028,20 +4431,20 @@ func (x *directExec) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet,
 				x.w.Null()
 				invalid = true
 			} else {
-				at73, invalid73 := x.path.Enter(), false
+				at85, invalid85 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i73, e73 := range v {
-					x.path.Index(at73, i73)
-					x.w.Comma(i73)
-					if err := x._WebhookAttempt(ctx, field.Selections, &e73); err == direct.ErrNull {
-						invalid73 = true
+				for i85, e85 := range v {
+					x.path.Index(at85, i85)
+					x.w.Comma(i85)
+					if err := x._WebhookAttempt(ctx, field.Selections, &e85); err == direct.ErrNull {
+						invalid85 = true
 					} else if err != nil {
 						return err
 					}
 				}
-				x.path.Leave(at73)
+				x.path.Leave(at85)
 				x.w.Byte(']')
-				if invalid73 {
+				if invalid85 {
 					invalid = true
 				}
 			}
@@ -4086,26 +4489,26 @@ func (x *directExec) _WebhookDeliveryPage(ctx context.Context, sel ast.Selection
 				x.w.Null()
 				invalid = true
 			} else {
-				at75, invalid75 := x.path.Enter(), false
+				at87, invalid87 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i75, e75 := range v {
-					x.path.Index(at75, i75)
-					x.w.Comma(i75)
-					if e75 == nil {
+				for i87, e87 := range v {
+					x.path.Index(at87, i87)
+					x.w.Comma(i87)
+					if e87 == nil {
 						x.path.InvalidNull(ctx, field, direct.Field{Object: "WebhookDeliveryPage", IsMethod: false, IsResolver: false}, "WebhookDelivery!", 1)
 						x.w.Null()
-						invalid75 = true
+						invalid87 = true
 					} else {
-						if err := x._WebhookDelivery(ctx, field.Selections, e75); err == direct.ErrNull {
-							invalid75 = true
+						if err := x._WebhookDelivery(ctx, field.Selections, e87); err == direct.ErrNull {
+							invalid87 = true
 						} else if err != nil {
 							return err
 						}
 					}
 				}
-				x.path.Leave(at75)
+				x.path.Leave(at87)
 				x.w.Byte(']')
-				if invalid75 {
+				if invalid87 {
 					invalid = true
 				}
 			}
@@ -4186,16 +4589,16 @@ func (x *directExec) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet,
 				x.w.Null()
 				invalid = true
 			} else {
-				at77, invalid77 := x.path.Enter(), false
+				at89, invalid89 := x.path.Enter(), false
 				x.w.Byte('[')
-				for i77, e77 := range v {
-					x.path.Index(at77, i77)
-					x.w.Comma(i77)
-					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e77).MarshalGQL(x.w)
+				for i89, e89 := range v {
+					x.path.Index(at89, i89)
+					x.w.Comma(i89)
+					x.marshalNWebhookEventKind2githubᚗcomᚋpropertyrecordsᚋinventoryᚋinternalᚋwebhooksᚐKind(ctx, field.Selections, e89).MarshalGQL(x.w)
 				}
-				x.path.Leave(at77)
+				x.path.Leave(at89)
 				x.w.Byte(']')
-				if invalid77 {
+				if invalid89 {
 					invalid = true
 				}
 			}

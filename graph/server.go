@@ -124,9 +124,32 @@ func NewExecutor(client *ent.Client, nodes NodeLocator, store *files.Store, log 
 	exec.SetRecoverFunc(recoverer)
 	exec.Use(answerMeter{})
 	exec.Use(eventReads{timeout: cmp.Or(opts.EventReadTimeout, DefaultEventReadTimeout)})
+	exec.Use(writtenOnce{})
 	maxAnswer := cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	return &Executor{Executor: exec, schema: schema.(*executableSchema), presenter: presenter, recoverer: recoverer,
 		maxAnswerBytes: max(maxAnswer, 0), maxPhotoBytes: maxPhoto, trees: treecache.New(schema.Schema(), opts.TreeCacheBytes)}
+}
+
+// writtenOnce answers a mutation field that the direct executor ran before
+// it gave the operation up (a panic: a bug) from what the write returned,
+// rather than write again (direct.Once).
+type writtenOnce struct{}
+
+var (
+	_ graphql.HandlerExtension = writtenOnce{}
+	_ graphql.FieldInterceptor = writtenOnce{}
+)
+
+func (writtenOnce) ExtensionName() string                   { return "WrittenOnce" }
+func (writtenOnce) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (writtenOnce) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Object == "Mutation" {
+		if v, err, ran := direct.Done(ctx, fc.Field.Alias); ran {
+			return v, err
+		}
+	}
+	return next(ctx)
 }
 
 // eventReads bounds in time each field a subscription's event resolves
@@ -235,8 +258,13 @@ func (e *Executor) dispatch(ctx context.Context, opCtx *graphql.OperationContext
 		ctx = withLoaders(ctx)
 	}
 	cost := costExtensions(opCtx)
-	if opCtx.Operation.Operation == ast.Query {
+	switch opCtx.Operation.Operation {
+	case ast.Query:
 		ctx = dbtime.With(ctx, databaseTime(opCtx))
+	case ast.Mutation:
+		// Should the direct executor give a mutation up after its write,
+		// gqlgen's answers it from what the write returned (writtenOnce).
+		ctx = direct.WithOnce(ctx)
 	}
 	data, errs, err := e.runDirect(ctx, opCtx)
 	switch unavailable := (*unavailableError)(nil); {
@@ -344,15 +372,17 @@ type unavailableError struct{ err error }
 
 func (u *unavailableError) Error() string { return u.err.Error() }
 
-// runDirect answers a query on the direct executor: its data and errors
-// (partial data included, as gqlgen's executor answers them),
+// runDirect answers a query or a mutation on the direct executor: its data
+// and errors (partial data included, as gqlgen's executor answers them),
 // ErrTooLarge past the answer's limit, an *unavailableError when the
 // database could not answer, or errFallback when gqlgen's executor must
-// answer instead. The executor is chosen before running (queries, but
-// introspection and @defer), and an operation runs once, errors included;
-// only a panic (a bug) runs it again on gqlgen's, which reports it.
+// answer instead. The executor is chosen before running (queries and
+// mutations, but introspection and @defer), and an operation runs once,
+// errors included; only a panic (a bug) runs it again on gqlgen's, which
+// reports it, and answers a mutation's writes from what they returned
+// rather than write again (direct.Once).
 func (e *Executor) runDirect(ctx context.Context, opCtx *graphql.OperationContext) (data []byte, errs gqlerror.List, err error) {
-	if opCtx.Operation.Operation != ast.Query || introspects(opCtx) || graphqlhttp.Defers(opCtx.Operation) {
+	if op := opCtx.Operation.Operation; op != ast.Query && op != ast.Mutation || introspects(opCtx) || graphqlhttp.Defers(opCtx.Operation) {
 		return nil, nil, errFallback
 	}
 	ctx = graphql.WithResponseContext(graphql.WithOperationContext(ctx, opCtx), e.presenter, e.recoverer)

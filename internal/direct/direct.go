@@ -11,8 +11,9 @@
 // (Path.InvalidNull), and such a null goes up to the nearest position that
 // may be null (ErrNull), so that an operation runs once. The executor
 // chooses gqlgen's before running for what this one was not generated for
-// (mutations, subscriptions, introspection, @defer); ErrFallback is left for
-// bugs (a panic).
+// (subscriptions, introspection, @defer); ErrFallback is left for bugs (a
+// panic). Queries and mutations run on it; a mutation's writes run once
+// even when gqlgen's answers it after this one gave it up (Once).
 package direct
 
 import (
@@ -33,7 +34,7 @@ import (
 // ErrFallback is returned when the direct executor cannot answer: a panic,
 // or a value no record holds (a nil UUID). The executor chooses gqlgen's
 // executor before running for what the direct one was not generated for
-// (mutations, subscriptions, introspection, @defer), so this is for bugs.
+// (subscriptions, introspection, @defer), so this is for bugs.
 var ErrFallback = errors.New("direct: run the operation on gqlgen's executor")
 
 // Failed wraps a field's failure that no partial answer can carry: the

@@ -119,9 +119,9 @@ type directExec struct {
 	path     direct.Path
 }
 
-// execDirect writes the data of the query in ctx's operation context to w,
-// its errors to ctx's response context; direct.ErrNull when the data is
-// null, another error when the operation could not be answered.
+// execDirect writes the data of the query or mutation in ctx's operation
+// context to w, its errors to ctx's response context; direct.ErrNull when
+// the data is null, another error when the operation could not be answered.
 func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) error {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, nil)
@@ -137,14 +137,17 @@ func (e *executableSchema) execDirect(ctx context.Context, w *direct.Writer) err
 	})
 	x := &directExec{executionContext: ec, w: w, fields: direct.NewFields(opCtx), path: direct.NewPath()}
 	x.contexts = direct.NewContexts(opCtx, &x.path)
+	if opCtx.Operation.Operation == ast.Mutation {
+		return x._%s(ctx, opCtx.Operation.SelectionSet, nil)
+	}
 	return x._%s(ctx, opCtx.Operation.SelectionSet, nil)
 }
-`, g.data.QueryRoot.Name)
+`, g.data.MutationRoot.Name, g.data.QueryRoot.Name)
 
 	objects := append(codegen.Objects(nil), g.data.Objects...)
 	sort.Slice(objects, func(i, j int) bool { return objects[i].Name < objects[j].Name })
 	for _, o := range objects {
-		if isBuiltin(o.Name) || o.Stream || (o.Root && o != g.data.QueryRoot) {
+		if isBuiltin(o.Name) || o.Stream || (o.Root && o != g.data.QueryRoot && o != g.data.MutationRoot) {
 			continue
 		}
 		if err := g.object(o); err != nil {
@@ -247,6 +250,12 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) error {
 		call := "x.Resolvers." + f.ShortInvocation()
 		if !f.IsResolver {
 			call = "obj." + f.GoFieldName + "(" + f.CallArgs() + ")"
+		}
+		if o == g.data.MutationRoot {
+			// A write runs once an operation, whichever executor answers
+			// it (direct.Once): gqlgen's, should this one give up after the
+			// write, answers from its result.
+			call = fmt.Sprintf("direct.Once(ctx, field.Alias, func() (%s, error) { return %s })", typ(f.TypeReference.GO), call)
 		}
 		if spanned := strings.Replace(call, "(ctx", "(spanCtx", 1); g.ListSpan != "" && direct.ReturnsList(f.FieldDefinition) && spanned != call {
 			// The span's context goes to the call only: what the value's
