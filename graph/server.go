@@ -145,9 +145,7 @@ func (writtenOnce) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (writtenOnce) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Object == "Mutation" {
-		if v, err, ran := direct.Done(ctx, fc.Field.Alias); ran {
-			return v, err
-		}
+		return direct.Once(ctx, fc.Field.Alias, func() (any, error) { return next(ctx) })
 	}
 	return next(ctx)
 }

@@ -24,42 +24,30 @@ type written struct {
 // top-level mutation field runs once whichever executor answers: the direct
 // executor records what each returned (Once), and gqlgen's, should the
 // direct one give the operation up after a write (a panic), answers from
-// the record (Done) rather than write again.
+// the record (Once again) rather than write again.
 func WithOnce(ctx context.Context) context.Context {
 	return context.WithValue(ctx, onceKey{}, &writes{byAlias: map[string]written{}})
 }
 
 // Once runs the mutation field alias of ctx's operation with write, or
-// returns what it returned already.
+// returns what it returned already: the direct executor calls it for each
+// mutation field it runs, and gqlgen's executor, through a field
+// interceptor, for each it runs.
 func Once[T any](ctx context.Context, alias string, write func() (T, error)) (T, error) {
 	w, _ := ctx.Value(onceKey{}).(*writes)
 	if w == nil {
 		return write()
 	}
-	if v, err, ok := w.done(alias); ok {
-		t, _ := v.(T)
-		return t, err
+	w.mu.Lock()
+	done, ran := w.byAlias[alias]
+	w.mu.Unlock()
+	if ran {
+		t, _ := done.value.(T)
+		return t, done.err
 	}
 	v, err := write()
 	w.mu.Lock()
 	w.byAlias[alias] = written{value: v, err: err}
 	w.mu.Unlock()
 	return v, err
-}
-
-// Done is what the mutation field alias of ctx's operation returned, if it
-// ran (Once).
-func Done(ctx context.Context, alias string) (value any, err error, ran bool) {
-	w, _ := ctx.Value(onceKey{}).(*writes)
-	if w == nil {
-		return nil, nil, false
-	}
-	return w.done(alias)
-}
-
-func (w *writes) done(alias string) (any, error, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d, ok := w.byAlias[alias]
-	return d.value, d.err, ok
 }
