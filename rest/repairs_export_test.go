@@ -142,7 +142,12 @@ func TestTheRepairCSVIsCompleteAcrossPages(t *testing.T) {
 	}
 	// Pages whose answers pass the answer's byte bound (here 100 KB; a page
 	// of 1,000 is about 450 KB) are read again in halves: the same rows.
-	small := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), MaxResponseBytes: 100_000})
+	// That is 23 pages of 125 rows, each paying the list's fixed part: under
+	// the race detector on a CI machine running two suites it ran past the
+	// 10 s deadline and was cut, so this server's deadline is a minute (the
+	// cut itself is TestARepairCSVCutMidwayEndsBroken's).
+	small := apitest.NewServerWith(t, st, server.Options{Files: apitest.Files(t), MaxResponseBytes: 100_000,
+		RequestTimeout: time.Minute})
 	if halved, _ := repairsAsCSV(t, small, ""); !slices.Equal(halved, want) {
 		t.Errorf("with answers bounded at 100 KB, the CSV holds %d rows, want the same %d", len(halved), len(want))
 	}

@@ -15,10 +15,30 @@ import (
 	"github.com/propertyrecords/inventory/ent/material"
 	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/ent/property"
+	"github.com/propertyrecords/inventory/internal/store/pgxread"
 	"github.com/propertyrecords/inventory/internal/tenant"
 )
 
 var nodeTables = []string{property.Table, inventory.Table, environment.Table, item.Table, photo.Table, material.Table}
+
+// nodeTablesOnPostgres looks the ids of the array $1 up in every table as a
+// semi-join. The form the dialects shared, `id IN (…)` a table, reached
+// PostgreSQL as `id = ANY(…)` (the pgx reader sends a list as one array),
+// which it ran on the smaller tables as a scan comparing every row with
+// every id: with the 67 ids of a createInventory, 1.5 ms of the database's
+// time a write on the benchmark's tables, more than any insert. Joined to
+// the ids instead, a table is either probed by primary key, id by id, or,
+// when small, scanned once with the ids hashed: 0.55 ms.
+var nodeTablesOnPostgres = func() string {
+	var q strings.Builder
+	for i, table := range nodeTables {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&q, "SELECT id, '%s' FROM %s WHERE id IN (SELECT unnest($1::uuid[]))", table, table)
+	}
+	return q.String()
+}()
 
 // NodeTables returns the table of each id that exists, in one statement.
 //
@@ -34,26 +54,9 @@ func (s *Store) NodeTables(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]
 	if len(ids) == 0 {
 		return found, nil
 	}
-	var (
-		query strings.Builder
-		args  []any
-	)
-	for i, table := range nodeTables {
-		if i > 0 {
-			query.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&query, "SELECT id, '%s' FROM %s WHERE id IN (", table, table)
-		for j, id := range ids {
-			if j > 0 {
-				query.WriteString(", ")
-			}
-			args = append(args, id)
-			query.WriteString(s.placeholder(len(args)))
-		}
-		query.WriteString(")")
-	}
+	query, args := s.nodeTablesQuery(ids)
 	var rows entsql.Rows
-	if err := s.drv.Query(ctx, query.String(), args, &rows); err != nil {
+	if err := s.drv.Query(ctx, query, args, &rows); err != nil {
 		return nil, fmt.Errorf("store: locating nodes: %w", err)
 	}
 	defer rows.Close()
@@ -70,9 +73,30 @@ func (s *Store) NodeTables(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]
 	return found, rows.Err()
 }
 
-func (s *Store) placeholder(n int) string {
+// nodeTablesQuery is NodeTables' statement: on PostgreSQL
+// nodeTablesOnPostgres; on SQLite a list a table, which it looks up by
+// primary key as it is.
+func (s *Store) nodeTablesQuery(ids []uuid.UUID) (string, []any) {
 	if s.dialect == dialect.Postgres {
-		return fmt.Sprintf("$%d", n)
+		return nodeTablesOnPostgres, []any{pgxread.IDArray(ids)}
 	}
-	return "?"
+	var (
+		query strings.Builder
+		args  []any
+	)
+	for i, table := range nodeTables {
+		if i > 0 {
+			query.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&query, "SELECT id, '%s' FROM %s WHERE id IN (", table, table)
+		for j, id := range ids {
+			if j > 0 {
+				query.WriteString(", ")
+			}
+			args = append(args, id)
+			query.WriteString("?")
+		}
+		query.WriteString(")")
+	}
+	return query.String(), args
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/propertyrecords/inventory/ent"
@@ -269,12 +268,12 @@ func openPostgres(url string, o *options) (string, *sql.DB, *pgx.ConnConfig, *pg
 		// (which would mean no bound).
 		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(o.statementTimeout.Milliseconds(), 1), 10)
 	}
-	// ent passes ids as google/uuid values: encode them as the 16 bytes
-	// they are (pgx-google-uuid), not through their driver.Valuer text, which
+	// ent passes ids as google/uuid values (an inserted row's by pointer)
+	// and money as decimals: encode them in binary as they are
+	// (pgxread.RegisterTypes), not through their driver.Valuer text, which
 	// pgx first failed to send in binary, building an error each time.
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
-		pgxuuid.Register(conn.TypeMap())
-		pgxread.RegisterIDArrays(conn.TypeMap())
+		pgxread.RegisterTypes(conn.TypeMap())
 		return nil
 	}))
 	if o.poolSize <= 0 {

@@ -251,6 +251,16 @@ func (a uuidArray) IndexType() any { return new(pgtype.UUID) }
 // PgBouncer in transaction mode).
 func RegisterIDArrays(m *pgtype.Map) { m.RegisterDefaultPgType(uuidArray(nil), "_uuid") }
 
+// IDArray is ids as one uuid[] argument, for a statement that takes a list
+// as an array itself.
+func IDArray(ids []uuid.UUID) any {
+	a := make(uuidArray, len(ids))
+	for i, id := range ids {
+		a[i] = pgtype.UUID{Bytes: id, Valid: true}
+	}
+	return a
+}
+
 // placeholder reads the number of the placeholder "$n" at query[i].
 func placeholder(query string, i int) (n, end int) {
 	end = i + 1

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/shopspring/decimal"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 )
 
 type named string
@@ -40,8 +39,7 @@ func postgresDB(t *testing.T, params ...string) *sql.DB {
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, conn *pgx.Conn) error {
-		pgxuuid.Register(conn.TypeMap())
-		RegisterIDArrays(conn.TypeMap())
+		RegisterTypes(conn.TypeMap())
 		return nil
 	}))
 	db.SetMaxOpenConns(2)
