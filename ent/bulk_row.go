@@ -18,12 +18,13 @@ func AsConstraintError(err error) error {
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *APIKeyCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *APIKeyCreate) Row(ctx context.Context) (*APIKey, *sqlgraph.CreateSpec, error) {
 	_c.defaults()
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*APIKey, error) {
+	node, err := withHooks(ctx, func(context.Context) (*APIKey, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -32,18 +33,22 @@ func (_c *APIKeyCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *CompanyCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *CompanyCreate) Row(ctx context.Context) (*Company, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Company, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Company, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -52,18 +57,22 @@ func (_c *CompanyCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) 
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *EnvironmentCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *EnvironmentCreate) Row(ctx context.Context) (*Environment, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Environment, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Environment, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -72,18 +81,22 @@ func (_c *EnvironmentCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, err
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *InventoryCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *InventoryCreate) Row(ctx context.Context) (*Inventory, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Inventory, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Inventory, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -92,18 +105,22 @@ func (_c *InventoryCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *ItemCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *ItemCreate) Row(ctx context.Context) (*Item, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Item, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Item, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -112,16 +129,20 @@ func (_c *ItemCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *MaterialCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *MaterialCreate) Row(ctx context.Context) (*Material, *sqlgraph.CreateSpec, error) {
 	_c.defaults()
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Material, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Material, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -130,18 +151,22 @@ func (_c *MaterialCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error)
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *PhotoCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *PhotoCreate) Row(ctx context.Context) (*Photo, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Photo, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Photo, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -150,18 +175,22 @@ func (_c *PhotoCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *PropertyCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *PropertyCreate) Row(ctx context.Context) (*Property, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*Property, error) {
+	node, err := withHooks(ctx, func(context.Context) (*Property, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -170,18 +199,22 @@ func (_c *PropertyCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error)
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *RecordEventCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *RecordEventCreate) Row(ctx context.Context) (*RecordEvent, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*RecordEvent, error) {
+	node, err := withHooks(ctx, func(context.Context) (*RecordEvent, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -190,18 +223,22 @@ func (_c *RecordEventCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, err
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *SignatureRequestCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *SignatureRequestCreate) Row(ctx context.Context) (*SignatureRequest, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*SignatureRequest, error) {
+	node, err := withHooks(ctx, func(context.Context) (*SignatureRequest, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -210,18 +247,22 @@ func (_c *SignatureRequestCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *WebhookDeliveryCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *WebhookDeliveryCreate) Row(ctx context.Context) (*WebhookDelivery, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*WebhookDelivery, error) {
+	node, err := withHooks(ctx, func(context.Context) (*WebhookDelivery, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -230,18 +271,22 @@ func (_c *WebhookDeliveryCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec,
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }
 
 // Row runs what Save runs before its insert (the defaults, the hooks and
-// the validators) and returns the row's spec instead of inserting it: the
-// caller writes it, in the same transaction, before the transaction ends.
-func (_c *WebhookEndpointCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec, error) {
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
+func (_c *WebhookEndpointCreate) Row(ctx context.Context) (*WebhookEndpoint, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var spec *sqlgraph.CreateSpec
-	_, err := withHooks(ctx, func(context.Context) (*WebhookEndpoint, error) {
+	node, err := withHooks(ctx, func(context.Context) (*WebhookEndpoint, error) {
 		if err := _c.check(); err != nil {
 			return nil, err
 		}
@@ -250,5 +295,8 @@ func (_c *WebhookEndpointCreate) Row(ctx context.Context) (*sqlgraph.CreateSpec,
 		_c.mutation.done = true
 		return node, nil
 	}, _c.mutation, _c.hooks)
-	return spec, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
 }

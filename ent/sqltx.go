@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"context"
 	stdsql "database/sql"
 	"fmt"
 
@@ -34,3 +35,11 @@ func (tx *Tx) SQLTx() (*stdsql.Tx, error) {
 // dialect.SQLite): statements of one database's own (an advisory lock) run
 // only on it.
 func (tx *Tx) Dialect() string { return tx.config.driver.Dialect() }
+
+// Exec runs a statement of the caller's own in tx through the drivers ent's
+// statements pass (the store's guard, its time bound and counters), as
+// ent's inserts do: a write that builds its statement itself
+// (records.Batch's one statement for a tree) is held to the same bounds.
+func (tx *Tx) Exec(ctx context.Context, query string, args []any) error {
+	return tx.config.driver.Exec(ctx, query, args, nil)
+}

@@ -2,10 +2,16 @@ package records
 
 import (
 	"context"
+	"fmt"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 
 	"github.com/propertyrecords/inventory/ent"
+	"github.com/propertyrecords/inventory/ent/environment"
+	"github.com/propertyrecords/inventory/ent/inventory"
+	"github.com/propertyrecords/inventory/ent/item"
+	"github.com/propertyrecords/inventory/ent/photo"
 	"github.com/propertyrecords/inventory/internal/store"
 )
 
@@ -86,6 +92,13 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // ent's inserts, whatever their size: those pass the store's guard, which
 // bounds a request's database time and counts its statements.
 func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
+	switch written, err := b.saveAsOneStatement(ctx); {
+	case err != nil:
+		return &WriteError{What: "an inventory's tree", Err: err}
+	case written:
+		*b = Batch{Keep: b.Keep}
+		return nil
+	}
 	// kept are the lists Keep is given, or nil ones.
 	var kept struct {
 		Inventories  *[]*ent.Inventory
@@ -130,6 +143,75 @@ func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
 	return nil
 }
 
+// saveAsOneStatement writes an API write's rows (not a bulk load's, nor
+// EntInserts') as one statement (store.OneInsert): each row through ent's
+// defaults, hooks and validators (Row), the statement through the store's
+// drivers (Tx.Exec), as ent's inserts are. written is false, with nothing
+// done, where the database or the size does not allow it.
+func (b *Batch) saveAsOneStatement(ctx context.Context) (written bool, err error) {
+	if _, set := ctx.Value(bulkKey{}).(bool); set || len(b.Inventories) == 0 {
+		return false, nil
+	}
+	tx, err := b.Inventories[0].Mutation().Tx()
+	if err != nil || tx.Dialect() != dialect.Postgres || b.parametersAtMost() > store.PostgresMaxParameters {
+		// Not in a transaction, on SQLite, or too large: ent's inserts.
+		return false, nil
+	}
+	inventories, invSpecs, err := rowsOf(ctx, b.Inventories)
+	if err != nil {
+		return false, err
+	}
+	environments, envSpecs, err := rowsOf(ctx, b.Environments)
+	if err != nil {
+		return false, err
+	}
+	items, itemSpecs, err := rowsOf(ctx, b.Items)
+	if err != nil {
+		return false, err
+	}
+	_, photoSpecs, err := rowsOf(ctx, b.Photos)
+	if err != nil {
+		return false, err
+	}
+	query, args, ok, err := store.OneInsert(tx.Dialect(), invSpecs, envSpecs, itemSpecs, photoSpecs)
+	if err == nil && !ok { // parametersAtMost said they fit
+		err = fmt.Errorf("records: %d rows do not fit one statement", b.Rows())
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := tx.Exec(ctx, query, args); err != nil {
+		return false, ent.AsConstraintError(err)
+	}
+	if b.Keep != nil {
+		b.Keep.Inventories = append(b.Keep.Inventories, inventories...)
+		b.Keep.Environments = append(b.Keep.Environments, environments...)
+		b.Keep.Items = append(b.Keep.Items, items...)
+	}
+	return true, nil
+}
+
+// parametersAtMost bounds the parameters b's rows take in one statement:
+// every column of every row.
+func (b *Batch) parametersAtMost() int {
+	return len(b.Inventories)*len(inventory.Columns) + len(b.Environments)*len(environment.Columns) +
+		len(b.Items)*len(item.Columns) + len(b.Photos)*len(photo.Columns)
+}
+
+// rowsOf runs Row on every builder: the nodes as ent's insert would answer
+// them, and their specs.
+func rowsOf[N any, M interface{ Tx() (*ent.Tx, error) }, C creator[N, M]](ctx context.Context, builders []C) ([]N, []*sqlgraph.CreateSpec, error) {
+	nodes := make([]N, len(builders))
+	specs := make([]*sqlgraph.CreateSpec, len(builders))
+	for i, c := range builders {
+		var err error
+		if nodes[i], specs[i], err = c.Row(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return nodes, specs, nil
+}
+
 // keep appends the nodes ent wrote to dst, unless nil (nothing is kept).
 func keep[T any](dst *[]T, nodes []T, err error) error {
 	if dst != nil && err == nil {
@@ -139,14 +221,14 @@ func keep[T any](dst *[]T, nodes []T, err error) error {
 }
 
 // creator is an ent create builder, as the bulk path uses it.
-type creator[M interface{ Tx() (*ent.Tx, error) }] interface {
-	Row(context.Context) (*sqlgraph.CreateSpec, error)
+type creator[N any, M interface{ Tx() (*ent.Tx, error) }] interface {
+	Row(context.Context) (N, *sqlgraph.CreateSpec, error)
 	Mutation() M
 }
 
 // save writes rows with the database's bulk path when there are enough of
 // them in a transaction, and with ent's (insert) otherwise.
-func save[M interface{ Tx() (*ent.Tx, error) }, C creator[M]](ctx context.Context, rows []C, insert func([]C) error) error {
+func save[N any, M interface{ Tx() (*ent.Tx, error) }, C creator[N, M]](ctx context.Context, rows []C, insert func([]C) error) error {
 	if bulk, _ := ctx.Value(bulkKey{}).(bool); !bulk || len(rows) < store.BulkRows {
 		return store.SaveInBatches(ctx, rows, insert)
 	}
@@ -158,11 +240,9 @@ func save[M interface{ Tx() (*ent.Tx, error) }, C creator[M]](ctx context.Contex
 	if err != nil {
 		return err
 	}
-	specs := make([]*sqlgraph.CreateSpec, len(rows))
-	for i, row := range rows {
-		if specs[i], err = row.Row(ctx); err != nil {
-			return err
-		}
+	_, specs, err := rowsOf(ctx, rows)
+	if err != nil {
+		return err
 	}
 	return ent.AsConstraintError(store.InsertRows(ctx, sqlTx, tx.Dialect(), specs))
 }

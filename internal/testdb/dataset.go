@@ -37,10 +37,15 @@ type Dataset struct {
 	sqliteFile, sqliteWAL []byte
 	// PostgreSQL: the template database.
 	template string
+	// saveAside and loadAside, when set, carry what the fill stored
+	// aside (a FileDataset's files) through the share folder (EnvShare).
+	saveAside func() ([]byte, error)
+	loadAside func([]byte) error
 }
 
-// NewDataset names a dataset (for messages) and says how to fill it: fill
-// gets a migrated, empty store.
+// NewDataset names a dataset and says how to fill it: fill gets a migrated,
+// empty store. The name is the dataset's in the share folder (EnvShare)
+// too, so no two datasets of the module may have the same.
 func NewDataset(name string, fill func(ctx context.Context, st *store.Store) error) *Dataset {
 	return &Dataset{name: name, fill: fill}
 }
@@ -103,7 +108,92 @@ func (d *Dataset) Fill(tb testing.TB) {
 	}
 }
 
+// build fills the dataset, or copies it from the share folder (EnvShare)
+// when another process of the run has filled it, leaving it there if not.
 func (d *Dataset) build(base string) error {
+	s := sharedFor(d.name, base)
+	if s == nil {
+		return d.fillOwn(base, true)
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if done, err := d.copyShared(s, base); done || err != nil {
+		return err
+	}
+	// The template outlives this process: the others clone it after it.
+	// It is dropped with the stale ones (dropStale).
+	if err := d.fillOwn(base, false); err != nil {
+		return err
+	}
+	return d.share(s, base)
+}
+
+// share leaves the filled dataset in the share folder, its mark of
+// completion last.
+func (d *Dataset) share(s *shared, base string) error {
+	if base == "" {
+		if err := s.write(".db", d.sqliteFile); err != nil {
+			return err
+		}
+		if d.sqliteWAL != nil {
+			if err := s.write(".db-wal", d.sqliteWAL); err != nil {
+				return err
+			}
+		}
+	} else if err := s.write(".template", []byte(d.template)); err != nil {
+		return err
+	}
+	if d.saveAside != nil {
+		aside, err := d.saveAside()
+		if err != nil {
+			return err
+		}
+		if err := s.write(".aside", aside); err != nil {
+			return err
+		}
+	}
+	return s.write(".done", nil)
+}
+
+// copyShared takes the dataset another process left in the share folder;
+// done is false when none has yet.
+func (d *Dataset) copyShared(s *shared, base string) (done bool, err error) {
+	if _, done, err := s.read(".done"); !done || err != nil {
+		return false, err
+	}
+	if base == "" {
+		if d.sqliteFile, _, err = s.read(".db"); err != nil {
+			return false, err
+		}
+		if d.sqliteWAL, _, err = s.read(".db-wal"); err != nil {
+			return false, err
+		}
+	} else {
+		name, _, err := s.read(".template")
+		if err != nil {
+			return false, err
+		}
+		d.template = string(name)
+	}
+	if d.loadAside != nil {
+		aside, _, err := s.read(".aside")
+		if err != nil {
+			return false, err
+		}
+		if err := d.loadAside(aside); err != nil {
+			return false, fmt.Errorf("reading the shared dataset %s: %w", s.key, err)
+		}
+	}
+	return true, nil
+}
+
+// fillOwn fills the dataset in this process: into a file read into memory
+// on SQLite, into a template database on PostgreSQL, dropped when the
+// process's tests end (Main) if dropAtEnd.
+func (d *Dataset) fillOwn(base string, dropAtEnd bool) error {
 	ctx := context.Background()
 	var target string
 	if base == "" {
@@ -140,9 +230,11 @@ func (d *Dataset) build(base string) error {
 	if _, err := admin.Exec(`CREATE DATABASE ` + d.template); err != nil {
 		return fmt.Errorf("creating template database %s on %s: %v", d.template, store.Redacted(base), err)
 	}
-	templatesMu.Lock()
-	templates = append(templates, d.template)
-	templatesMu.Unlock()
+	if dropAtEnd {
+		templatesMu.Lock()
+		templates = append(templates, d.template)
+		templatesMu.Unlock()
+	}
 	u, err := url.Parse(base)
 	if err != nil {
 		return fmt.Errorf("%s is not a URL: %v", EnvURL, err)

@@ -1,7 +1,9 @@
 package testdb
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"fmt"
 	"testing"
 
@@ -34,8 +36,8 @@ type FileDataset struct {
 }
 
 type storedFile struct {
-	key  string
-	data []byte
+	Key  string
+	Data []byte
 }
 
 func newFileDataset(name string, seed uint64, size datagen.Size) *FileDataset {
@@ -53,6 +55,12 @@ func newFileDataset(name string, seed uint64, size datagen.Size) *FileDataset {
 		d.files, err = filesNamed(ctx, st, fs)
 		return err
 	})
+	d.saveAside = func() ([]byte, error) {
+		var b bytes.Buffer
+		err := gob.NewEncoder(&b).Encode(d.files)
+		return b.Bytes(), err
+	}
+	d.loadAside = func(data []byte) error { return gob.NewDecoder(bytes.NewReader(data)).Decode(&d.files) }
 	return d
 }
 
@@ -107,8 +115,8 @@ func (d *FileDataset) PutFiles(tb testing.TB, fs *files.Store) {
 	tb.Helper()
 	d.Fill(tb)
 	for _, f := range d.files {
-		if _, err := fs.Put(context.Background(), f.key, f.data); err != nil {
-			tb.Fatalf("storing %s: %v", f.key, err)
+		if _, err := fs.Put(context.Background(), f.Key, f.Data); err != nil {
+			tb.Fatalf("storing %s: %v", f.Key, err)
 		}
 	}
 }
