@@ -425,7 +425,10 @@ func pagersSwapDescendingFields(next gen.Generator) gen.Generator {
 // though with edges asked the page's own rows (one past the page) tell
 // hasNextPage and hasPreviousPage, and a first page shorter than first is the
 // whole of totalCount (paging.CountAfterRows). A connection without edges, or
-// of first: 0, still counts first, as before. entgql's pagination template
+// of first: 0, still counts first, as before. When its page returns rows,
+// they carry the count (CountInPage, page_rows.tmpl): the count is a
+// subquery of the page's statement, and asked apart only of a page that
+// came back empty. entgql's pagination template
 // has no hook for it, so each Paginate is rewritten in the generated file;
 // generation fails if entgql's code no longer reads as expected.
 func pagesCountAfterTheirRows(next gen.Generator) gen.Generator {
@@ -458,6 +461,9 @@ func pagesCountAfterTheirRows(next gen.Generator) gen.Generator {
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -476,7 +482,7 @@ func pagesCountAfterTheirRows(next gen.Generator) gen.Generator {
 `
 		const declared = "\tignoredEdges := !hasCollectedField(ctx, edgesField)\n"
 		const built = "\tconn.build(nodes, pager, after, first, before, last)\n\treturn conn, nil\n}\n"
-		const counted = "\tif counter != nil {\n\t\tif conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n" + built
+		const counted = "\tif n, carried := _m.PageCount(nodes); carried {\n\t\tconn.TotalCount = n\n\t} else if counter != nil {\n\t\tif conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n" + built
 		pages := strings.Count(text, countFirst)
 		if pages == 0 || strings.Count(text, declared) != pages || strings.Count(text, built) != pages {
 			return fmt.Errorf("gql_pagination.go: %d Paginate count first as expected, %d declare ignoredEdges, %d build; see pagesCountAfterTheirRows",

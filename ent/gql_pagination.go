@@ -285,6 +285,9 @@ func (_m *EnvironmentQuery) Paginate(
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -317,7 +320,9 @@ func (_m *EnvironmentQuery) Paginate(
 	if err != nil {
 		return nil, err
 	}
-	if counter != nil {
+	if n, carried := _m.PageCount(nodes); carried {
+		conn.TotalCount = n
+	} else if counter != nil {
 		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
 			return nil, err
 		}
@@ -548,6 +553,9 @@ func (_m *InventoryQuery) Paginate(
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -580,7 +588,9 @@ func (_m *InventoryQuery) Paginate(
 	if err != nil {
 		return nil, err
 	}
-	if counter != nil {
+	if n, carried := _m.PageCount(nodes); carried {
+		conn.TotalCount = n
+	} else if counter != nil {
 		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
 			return nil, err
 		}
@@ -911,6 +921,9 @@ func (_m *ItemQuery) Paginate(
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -943,7 +956,9 @@ func (_m *ItemQuery) Paginate(
 	if err != nil {
 		return nil, err
 	}
-	if counter != nil {
+	if n, carried := _m.PageCount(nodes); carried {
+		conn.TotalCount = n
+	} else if counter != nil {
 		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
 			return nil, err
 		}
@@ -1238,6 +1253,9 @@ func (_m *MaterialQuery) Paginate(
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -1270,7 +1288,9 @@ func (_m *MaterialQuery) Paginate(
 	if err != nil {
 		return nil, err
 	}
-	if counter != nil {
+	if n, carried := _m.PageCount(nodes); carried {
+		conn.TotalCount = n
+	} else if counter != nil {
 		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
 			return nil, err
 		}
@@ -1500,6 +1520,9 @@ func (_m *PhotoQuery) Paginate(
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -1532,7 +1555,9 @@ func (_m *PhotoQuery) Paginate(
 	if err != nil {
 		return nil, err
 	}
-	if counter != nil {
+	if n, carried := _m.PageCount(nodes); carried {
+		conn.TotalCount = n
+	} else if counter != nil {
 		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
 			return nil, err
 		}
@@ -1762,6 +1787,9 @@ func (_m *PropertyQuery) Paginate(
 			if hasCollectedField(ctx, totalCountField) {
 				c := _m.Clone()
 				c.ctx.Fields = nil
+				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
+					return nil, err
+				}
 				counter = c.Count
 			}
 		} else if hasPagination || ignoredEdges {
@@ -1794,7 +1822,9 @@ func (_m *PropertyQuery) Paginate(
 	if err != nil {
 		return nil, err
 	}
-	if counter != nil {
+	if n, carried := _m.PageCount(nodes); carried {
+		conn.TotalCount = n
+	} else if counter != nil {
 		if conn.TotalCount, err = paging.CountAfterRows(ctx, counter, len(nodes), after != nil || before != nil, first, last); err != nil {
 			return nil, err
 		}

@@ -39,6 +39,8 @@ type ItemQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Item
+	// pageCount: see CountInPage.
+	pageCount *sql.Selector
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -483,6 +485,9 @@ func (_q *ItemQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Item, e
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -635,6 +640,9 @@ func (_q *ItemQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -32,6 +32,8 @@ type MaterialQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Material
+	// pageCount: see CountInPage.
+	pageCount *sql.Selector
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -397,6 +399,9 @@ func (_q *MaterialQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mat
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -470,6 +475,9 @@ func (_q *MaterialQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

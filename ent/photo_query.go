@@ -31,6 +31,8 @@ type PhotoQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Photo
+	// pageCount: see CountInPage.
+	pageCount *sql.Selector
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -402,6 +404,9 @@ func (_q *PhotoQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Photo,
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -466,6 +471,9 @@ func (_q *PhotoQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -28,6 +28,8 @@ type RecordEventQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *RecordEvent
+	// pageCount: see CountInPage.
+	pageCount *sql.Selector
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -361,6 +363,9 @@ func (_q *RecordEventQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -389,6 +394,9 @@ func (_q *RecordEventQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -29,6 +29,8 @@ type SignatureRequestQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *SignatureRequest
+	// pageCount: see CountInPage.
+	pageCount *sql.Selector
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -362,6 +364,9 @@ func (_q *SignatureRequestQuery) sqlAll(ctx context.Context, hooks ...queryHook)
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
 	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -390,6 +395,9 @@ func (_q *SignatureRequestQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if _q.pageRows > 0 && _spec.Assign != nil {
 		_spec.Assign = _q.keepPastPage(_spec.Assign)
+	}
+	if count := _q.pageCount; count != nil {
+		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

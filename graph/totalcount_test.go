@@ -11,10 +11,12 @@ import (
 	"github.com/propertyrecords/inventory/internal/testdb"
 )
 
-// A connection reads its page first and counts only what its rows do not
-// tell: a first page shorter than it asked is the whole count, and
-// pageInfo without totalCount is told by the page's rows alone.
-func TestTotalCountIsCountedOnlyWhereThePageCannotTellIt(t *testing.T) {
+// A connection's page carries its totalCount: the count is a subquery of
+// the page's statement, and a statement of its own only where the page
+// returns no row to carry it (a page past the end) or none is asked
+// (totalCount without edges). pageInfo without totalCount is told by the
+// page's rows alone, counting nothing.
+func TestTotalCountIsCountedInThePagesStatement(t *testing.T) {
 	var counter testdb.Counter
 	st := testdb.Open(t, counter.Option())
 	size := datagen.Size{Companies: 1, PropertiesPerCompany: 2, InventoriesPerProperty: 3, MinEnvironments: 1, MaxEnvironments: 1,
@@ -34,19 +36,36 @@ func TestTotalCountIsCountedOnlyWhereThePageCannotTellIt(t *testing.T) {
 	if total != 6 {
 		t.Fatalf("totalCount %d, want the 6 inventories loaded", total)
 	}
+	var unsignedOnes struct {
+		Inventories struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
+	}
+	srv.MustData(t, companyA, `{ inventories(first: 10, where: {isSigned: false}) { edges { node { id } } } }`, nil, &unsignedOnes)
+	unsigned := len(unsignedOnes.Inventories.Edges)
+	if unsigned < 2 {
+		t.Fatalf("%d unsigned inventories: a page of one of them must have more after it", unsigned)
+	}
+	var last struct {
+		Inventories struct{ PageInfo struct{ EndCursor string } }
+	}
+	srv.MustData(t, companyA, `{ inventories(last: 1) { pageInfo { endCursor } } }`, nil, &last)
 	for _, c := range []struct {
 		name, args, selection string
-		counts                bool
-		wantTotal             int
+		// inPage: the page's statement counts; apart: a statement of its own does.
+		inPage, apart bool
+		wantTotal     int
 	}{
-		{"a first page with room to spare", "first: 10", "totalCount edges { node { id } }", false, total},
-		{"a first page exactly full", "first: 6", "totalCount edges { node { id } }", false, total},
-		{"a first page with more after it", "first: 5", "totalCount edges { node { id } }", true, total},
-		{"a last page with room to spare", "last: 10", "totalCount edges { node { id } }", false, total},
-		{"a page after a cursor", fmt.Sprintf("first: 10, after: %q", all.Inventories.PageInfo.EndCursor), "totalCount edges { node { id } }", true, total},
-		{"pageInfo without totalCount", "first: 2", "pageInfo { hasNextPage endCursor } edges { node { id } }", false, -1},
-		{"totalCount without edges", "first: 2", "totalCount", true, total},
-		{"a filtered first page", "first: 10, where: {isSigned: true}", "totalCount edges { node { id isSigned } }", false, -1},
+		{"a first page with room to spare", "first: 10", "totalCount edges { node { id } }", true, false, total},
+		{"a first page exactly full", "first: 6", "totalCount edges { node { id } }", true, false, total},
+		{"a first page with more after it", "first: 5", "totalCount edges { node { id } }", true, false, total},
+		{"a last page with room to spare", "last: 10", "totalCount edges { node { id } }", true, false, total},
+		{"a page after a cursor", fmt.Sprintf("first: 10, after: %q", all.Inventories.PageInfo.EndCursor), "totalCount edges { node { id } }", true, false, total},
+		{"a page past the end", fmt.Sprintf("first: 10, after: %q", last.Inventories.PageInfo.EndCursor), "totalCount edges { node { id } }", true, true, total},
+		{"pageInfo without totalCount", "first: 2", "pageInfo { hasNextPage endCursor } edges { node { id } }", false, false, -1},
+		{"totalCount without edges", "first: 2", "totalCount", false, true, total},
+		{"a filtered first page", "first: 10, where: {isSigned: true}", "totalCount edges { node { id isSigned } }", true, false, -1},
+		{"a filtered page with more after it", "first: 1, where: {isSigned: false}", "totalCount edges { node { id isSigned } }", true, false, -2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			counter.Reset()
@@ -57,13 +76,21 @@ func TestTotalCountIsCountedOnlyWhereThePageCannotTellIt(t *testing.T) {
 				}
 			}
 			srv.MustData(t, companyA, fmt.Sprintf(`{ inventories(%s) { %s } }`, c.args, c.selection), nil, &got)
-			counted := strings.Contains(strings.ToUpper(counter.Statements()), "COUNT(")
-			if counted != c.counts {
-				t.Errorf("counted: %t, want %t:\n%s", counted, c.counts, counter.Statements())
+			statements := counter.Statements()
+			inPage := strings.Contains(statements, "page_total_count")
+			apart := false
+			for _, s := range strings.Split(statements, "\n") {
+				apart = apart || strings.HasPrefix(strings.ToUpper(s), "SELECT COUNT(")
+			}
+			if inPage != c.inPage || apart != c.apart {
+				t.Errorf("counted in the page: %t, apart: %t; want %t and %t:\n%s", inPage, apart, c.inPage, c.apart, statements)
 			}
 			want := c.wantTotal
 			if want == -1 && strings.Contains(c.selection, "totalCount") {
 				want = len(got.Inventories.Edges) // the whole filtered set fits the page
+			}
+			if want == -2 {
+				want = unsigned
 			}
 			if want >= 0 && got.Inventories.TotalCount != want {
 				t.Errorf("totalCount %d, want %d", got.Inventories.TotalCount, want)
