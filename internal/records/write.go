@@ -88,9 +88,10 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // table's rows are written with the database's bulk path (store.InsertRows:
 // COPY on PostgreSQL) once there are store.BulkRows of them in a
 // transaction, and with ent's bulk insert otherwise; either way each row goes
-// through ent's defaults, hooks and validators first. The API's writes keep
-// ent's inserts, whatever their size: those pass the store's guard, which
-// bounds a request's database time and counts its statements.
+// through ent's defaults, hooks and validators first. The API's writes go to
+// PostgreSQL as one statement for all their tables (saveAsOneStatement) and
+// to SQLite as ent's inserts: both through the store's guard, which bounds a
+// request's database time and counts its statements.
 func (b *Batch) Save(ctx context.Context, c *ent.Client) error {
 	switch written, err := b.saveAsOneStatement(ctx); {
 	case err != nil:

@@ -54,9 +54,8 @@ const PostgresMaxParameters = 65535
 // parents' tables before their children's) as one PostgreSQL statement:
 // each table's multi-row insert a data-modifying WITH of the last table's.
 // A tree of 67 rows then costs one round trip and one statement's start
-// instead of one per table, and needs no transaction of its own: the
-// statement is atomic, and its foreign keys are checked at its end, when
-// every parent is in. ok is false on SQLite (which has no data-modifying
+// instead of one per table. The statement is atomic, and its foreign keys
+// are checked at its end, when every parent is in. ok is false on SQLite (which has no data-modifying
 // WITH) and when the rows take more parameters than one statement can.
 func OneInsert(dialectName string, tables ...[]*sqlgraph.CreateSpec) (query string, args []any, ok bool, err error) {
 	if dialectName != dialect.Postgres {

@@ -3,10 +3,13 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
 	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/schema/field"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
@@ -119,4 +122,41 @@ func begin(t *testing.T, st *store.Store) (*ent.Tx, *sql.Tx) {
 		t.Fatal(err)
 	}
 	return tx, sqlTx
+}
+
+// OneInsert makes one statement of several tables' rows on PostgreSQL only,
+// and only within a statement's parameters: a lone table is a plain
+// insert, several are WITHs of the last, and the arguments follow the
+// placeholders' numbers.
+func TestOneInsertIsOneStatementWithinPostgreSQLsBounds(t *testing.T) {
+	spec := func(table string, id int) *sqlgraph.CreateSpec {
+		s := sqlgraph.NewCreateSpec(table, sqlgraph.NewFieldSpec("id", field.TypeInt))
+		s.ID.Value = id
+		s.SetField("name", field.TypeString, fmt.Sprint(table, id))
+		return s
+	}
+	rows := func(table string, n int) []*sqlgraph.CreateSpec {
+		var out []*sqlgraph.CreateSpec
+		for i := range n {
+			out = append(out, spec(table, i+1))
+		}
+		return out
+	}
+	query, args, ok, err := store.OneInsert(dialect.Postgres, rows("a", 1), nil, rows("b", 2), rows("c", 1))
+	want := `WITH w0 AS (INSERT INTO "a" ("id", "name") VALUES ($1, $2)), w1 AS (INSERT INTO "b" ("id", "name") VALUES ($3, $4), ($5, $6)) INSERT INTO "c" ("id", "name") VALUES ($7, $8)`
+	if err != nil || !ok || query != want {
+		t.Errorf("three tables: %v %v\n%s\nwant\n%s", ok, err, query, want)
+	}
+	if diff := cmp.Diff([]any{1, "a1", 1, "b1", 2, "b2", 1, "c1"}, args); diff != "" {
+		t.Errorf("arguments (-want +got):\n%s", diff)
+	}
+	if query, _, ok, _ := store.OneInsert(dialect.Postgres, nil, rows("b", 1)); !ok || query != `INSERT INTO "b" ("id", "name") VALUES ($1, $2)` {
+		t.Errorf("one table: %v %s", ok, query)
+	}
+	if _, _, ok, _ := store.OneInsert(dialect.SQLite, rows("a", 1)); ok {
+		t.Error("one statement on SQLite, which has no data-modifying WITH")
+	}
+	if _, _, ok, _ := store.OneInsert(dialect.Postgres, rows("a", store.PostgresMaxParameters/2+1)); ok {
+		t.Error("one statement past PostgreSQL's 65,535 parameters")
+	}
 }
