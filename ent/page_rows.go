@@ -4,7 +4,6 @@ package ent
 
 import (
 	"context"
-	"strconv"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/propertyrecords/inventory/ent/apikey"
@@ -25,24 +24,11 @@ import (
 // totalCount (CountInPage).
 const pageCountColumn = "page_total_count"
 
-// pageCountOf reads a count as the drivers return it: an int64 (pgx,
-// SQLite), or its text.
+// pageCountOf reads a count as both drivers return it, an int64; anything
+// else is not taken, and the connection counts apart.
 func pageCountOf(v any) (int, bool) {
-	switch n := v.(type) {
-	case int64:
-		return int(n), true
-	case int32:
-		return int(n), true
-	case int:
-		return n, true
-	case []byte:
-		i, err := strconv.Atoi(string(n))
-		return i, err == nil
-	case string:
-		i, err := strconv.Atoi(n)
-		return i, err == nil
-	}
-	return 0, false
+	n, ok := v.(int64)
+	return int(n), ok
 }
 
 // EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a

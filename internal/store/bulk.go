@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/google/uuid"
@@ -61,12 +62,7 @@ func OneInsert(dialectName string, tables ...[]*sqlgraph.CreateSpec) (query stri
 	if dialectName != dialect.Postgres {
 		return "", nil, false, nil
 	}
-	type table struct {
-		name    string
-		columns []string
-		rows    [][]any
-	}
-	var inserts []table
+	var inserts []*entsql.InsertBuilder
 	parameters := 0
 	for _, specs := range tables {
 		if len(specs) == 0 {
@@ -76,55 +72,37 @@ func OneInsert(dialectName string, tables ...[]*sqlgraph.CreateSpec) (query stri
 		if err != nil {
 			return "", nil, false, err
 		}
-		inserts = append(inserts, table{specs[0].Table, columns, rows})
+		insert := entsql.Dialect(dialect.Postgres).Insert(specs[0].Table).Columns(columns...)
+		for _, row := range rows {
+			insert.Values(row...)
+		}
+		inserts = append(inserts, insert)
 		parameters += len(columns) * len(rows)
 	}
 	if len(inserts) == 0 || parameters > PostgresMaxParameters {
 		return "", nil, false, nil
 	}
-	var b strings.Builder
-	args = make([]any, 0, parameters)
-	for i, t := range inserts {
-		last := i == len(inserts)-1
-		switch {
+	// Each insert is ent's; Join numbers its placeholders on from those
+	// of the inserts before it.
+	var b entsql.Builder
+	b.SetDialect(dialect.Postgres)
+	for i, insert := range inserts {
+		switch last := i == len(inserts)-1; {
 		case last && i > 0:
-			b.WriteString(" ")
-		case i == 0 && !last:
-			b.WriteString("WITH ")
-		case !last:
-			b.WriteString(", ")
-		}
-		if !last {
-			fmt.Fprintf(&b, "w%d AS (", i)
-		}
-		b.WriteString("INSERT INTO " + pgx.Identifier{t.name}.Sanitize() + " (")
-		for c, column := range t.columns {
-			if c > 0 {
+			b.WriteString(" ").Join(insert)
+		case last:
+			b.Join(insert)
+		default:
+			if i == 0 {
+				b.WriteString("WITH ")
+			} else {
 				b.WriteString(", ")
 			}
-			b.WriteString(pgx.Identifier{column}.Sanitize())
-		}
-		b.WriteString(") VALUES ")
-		for r, row := range t.rows {
-			if r > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('(')
-			for c, v := range row {
-				if c > 0 {
-					b.WriteString(", ")
-				}
-				args = append(args, v)
-				b.WriteByte('$')
-				b.WriteString(strconv.Itoa(len(args)))
-			}
-			b.WriteByte(')')
-		}
-		if !last {
-			b.WriteByte(')')
+			b.WriteString("w" + strconv.Itoa(i) + " AS (").Join(insert).WriteString(")")
 		}
 	}
-	return b.String(), args, true, nil
+	query, args = b.Query()
+	return query, args, true, b.Err()
 }
 
 // tableRows lays specs out as one table's rows: every column any of them
