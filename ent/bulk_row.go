@@ -67,6 +67,30 @@ func (_c *CompanyCreate) Row(ctx context.Context) (*Company, *sqlgraph.CreateSpe
 // the validators) and returns the row's spec instead of inserting it, with
 // the node Save would answer: the caller writes it, in the same
 // transaction, before the transaction ends.
+func (_c *CompanyTallyCreate) Row(ctx context.Context) (*CompanyTally, *sqlgraph.CreateSpec, error) {
+	if err := _c.defaults(); err != nil {
+		return nil, nil, err
+	}
+	var spec *sqlgraph.CreateSpec
+	node, err := withHooks(ctx, func(context.Context) (*CompanyTally, error) {
+		if err := _c.check(); err != nil {
+			return nil, err
+		}
+		node, s := _c.createSpec()
+		spec = s
+		_c.mutation.done = true
+		return node, nil
+	}, _c.mutation, _c.hooks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, spec, nil
+}
+
+// Row runs what Save runs before its insert (the defaults, the hooks and
+// the validators) and returns the row's spec instead of inserting it, with
+// the node Save would answer: the caller writes it, in the same
+// transaction, before the transaction ends.
 func (_c *EnvironmentCreate) Row(ctx context.Context) (*Environment, *sqlgraph.CreateSpec, error) {
 	if err := _c.defaults(); err != nil {
 		return nil, nil, err

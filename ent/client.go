@@ -18,6 +18,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
+	"github.com/propertyrecords/inventory/ent/companytally"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -40,6 +41,8 @@ type Client struct {
 	APIKey *APIKeyClient
 	// Company is the client for interacting with the Company builders.
 	Company *CompanyClient
+	// CompanyTally is the client for interacting with the CompanyTally builders.
+	CompanyTally *CompanyTallyClient
 	// Environment is the client for interacting with the Environment builders.
 	Environment *EnvironmentClient
 	// Inventory is the client for interacting with the Inventory builders.
@@ -73,6 +76,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Company = NewCompanyClient(c.config)
+	c.CompanyTally = NewCompanyTallyClient(c.config)
 	c.Environment = NewEnvironmentClient(c.config)
 	c.Inventory = NewInventoryClient(c.config)
 	c.Item = NewItemClient(c.config)
@@ -185,6 +189,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:           cfg,
 		APIKey:           NewAPIKeyClient(cfg),
 		Company:          NewCompanyClient(cfg),
+		CompanyTally:     NewCompanyTallyClient(cfg),
 		Environment:      NewEnvironmentClient(cfg),
 		Inventory:        NewInventoryClient(cfg),
 		Item:             NewItemClient(cfg),
@@ -216,6 +221,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:           cfg,
 		APIKey:           NewAPIKeyClient(cfg),
 		Company:          NewCompanyClient(cfg),
+		CompanyTally:     NewCompanyTallyClient(cfg),
 		Environment:      NewEnvironmentClient(cfg),
 		Inventory:        NewInventoryClient(cfg),
 		Item:             NewItemClient(cfg),
@@ -255,9 +261,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Company, c.Environment, c.Inventory, c.Item, c.Material, c.Photo,
-		c.Property, c.RecordEvent, c.SignatureRequest, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.APIKey, c.Company, c.CompanyTally, c.Environment, c.Inventory, c.Item,
+		c.Material, c.Photo, c.Property, c.RecordEvent, c.SignatureRequest,
+		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -267,9 +273,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Company, c.Environment, c.Inventory, c.Item, c.Material, c.Photo,
-		c.Property, c.RecordEvent, c.SignatureRequest, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.APIKey, c.Company, c.CompanyTally, c.Environment, c.Inventory, c.Item,
+		c.Material, c.Photo, c.Property, c.RecordEvent, c.SignatureRequest,
+		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -282,6 +288,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKey.mutate(ctx, m)
 	case *CompanyMutation:
 		return c.Company.mutate(ctx, m)
+	case *CompanyTallyMutation:
+		return c.CompanyTally.mutate(ctx, m)
 	case *EnvironmentMutation:
 		return c.Environment.mutate(ctx, m)
 	case *InventoryMutation:
@@ -571,6 +579,140 @@ func (c *CompanyClient) mutate(ctx context.Context, m *CompanyMutation) (Value, 
 		return (&CompanyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Company mutation op: %q", m.Op())
+	}
+}
+
+// CompanyTallyClient is a client for the CompanyTally schema.
+type CompanyTallyClient struct {
+	config
+}
+
+// NewCompanyTallyClient returns a client for the CompanyTally from the given config.
+func NewCompanyTallyClient(c config) *CompanyTallyClient {
+	return &CompanyTallyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `companytally.Hooks(f(g(h())))`.
+func (c *CompanyTallyClient) Use(hooks ...Hook) {
+	c.hooks.CompanyTally = append(c.hooks.CompanyTally, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `companytally.Intercept(f(g(h())))`.
+func (c *CompanyTallyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CompanyTally = append(c.inters.CompanyTally, interceptors...)
+}
+
+// Create returns a builder for creating a CompanyTally entity.
+func (c *CompanyTallyClient) Create() *CompanyTallyCreate {
+	mutation := newCompanyTallyMutation(c.config, OpCreate)
+	return &CompanyTallyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CompanyTally entities.
+func (c *CompanyTallyClient) CreateBulk(builders ...*CompanyTallyCreate) *CompanyTallyCreateBulk {
+	return &CompanyTallyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CompanyTallyClient) MapCreateBulk(slice any, setFunc func(*CompanyTallyCreate, int)) *CompanyTallyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CompanyTallyCreateBulk{err: fmt.Errorf("calling to CompanyTallyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CompanyTallyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CompanyTallyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CompanyTally.
+func (c *CompanyTallyClient) Update() *CompanyTallyUpdate {
+	mutation := newCompanyTallyMutation(c.config, OpUpdate)
+	return &CompanyTallyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CompanyTallyClient) UpdateOne(_m *CompanyTally) *CompanyTallyUpdateOne {
+	mutation := newCompanyTallyMutation(c.config, OpUpdateOne, withCompanyTally(_m))
+	return &CompanyTallyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CompanyTallyClient) UpdateOneID(id uuid.UUID) *CompanyTallyUpdateOne {
+	mutation := newCompanyTallyMutation(c.config, OpUpdateOne, withCompanyTallyID(id))
+	return &CompanyTallyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CompanyTally.
+func (c *CompanyTallyClient) Delete() *CompanyTallyDelete {
+	mutation := newCompanyTallyMutation(c.config, OpDelete)
+	return &CompanyTallyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CompanyTallyClient) DeleteOne(_m *CompanyTally) *CompanyTallyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CompanyTallyClient) DeleteOneID(id uuid.UUID) *CompanyTallyDeleteOne {
+	builder := c.Delete().Where(companytally.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CompanyTallyDeleteOne{builder}
+}
+
+// Query returns a query builder for CompanyTally.
+func (c *CompanyTallyClient) Query() *CompanyTallyQuery {
+	return &CompanyTallyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCompanyTally},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CompanyTally entity by its id.
+func (c *CompanyTallyClient) Get(ctx context.Context, id uuid.UUID) (*CompanyTally, error) {
+	return c.Query().Where(companytally.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CompanyTallyClient) GetX(ctx context.Context, id uuid.UUID) *CompanyTally {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CompanyTallyClient) Hooks() []Hook {
+	hooks := c.hooks.CompanyTally
+	return append(hooks[:len(hooks):len(hooks)], companytally.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CompanyTallyClient) Interceptors() []Interceptor {
+	return c.inters.CompanyTally
+}
+
+func (c *CompanyTallyClient) mutate(ctx context.Context, m *CompanyTallyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CompanyTallyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CompanyTallyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CompanyTallyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CompanyTallyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CompanyTally mutation op: %q", m.Op())
 	}
 }
 
@@ -2080,12 +2222,13 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Company, Environment, Inventory, Item, Material, Photo, Property,
-		RecordEvent, SignatureRequest, WebhookDelivery, WebhookEndpoint []ent.Hook
+		APIKey, Company, CompanyTally, Environment, Inventory, Item, Material, Photo,
+		Property, RecordEvent, SignatureRequest, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, Company, Environment, Inventory, Item, Material, Photo, Property,
-		RecordEvent, SignatureRequest, WebhookDelivery,
+		APIKey, Company, CompanyTally, Environment, Inventory, Item, Material, Photo,
+		Property, RecordEvent, SignatureRequest, WebhookDelivery,
 		WebhookEndpoint []ent.Interceptor
 	}
 )

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
+	"github.com/propertyrecords/inventory/ent/companytally"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -86,6 +87,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:           apikey.ValidColumn,
 			company.Table:          company.ValidColumn,
+			companytally.Table:     companytally.ValidColumn,
 			environment.Table:      environment.ValidColumn,
 			inventory.Table:        inventory.ValidColumn,
 			item.Table:             item.ValidColumn,

@@ -428,7 +428,9 @@ func pagersSwapDescendingFields(next gen.Generator) gen.Generator {
 // of first: 0, still counts first, as before. When its page returns rows,
 // they carry the count (CountInPage, page_rows.tmpl): the count is a
 // subquery of the page's statement, and asked apart only of a page that
-// came back empty. entgql's pagination template
+// came back empty. Either way it is TotalCount (page_rows.tmpl): read off
+// the company's tally when the connection is all of its company's rows.
+// entgql's pagination template
 // has no hook for it, so each Paginate is rewritten in the generated file;
 // generation fails if entgql's code no longer reads as expected.
 func pagesCountAfterTheirRows(next gen.Generator) gen.Generator {
@@ -464,12 +466,12 @@ func pagesCountAfterTheirRows(next gen.Generator) gen.Generator {
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0

@@ -288,12 +288,12 @@ func (_m *EnvironmentQuery) Paginate(
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
@@ -556,12 +556,12 @@ func (_m *InventoryQuery) Paginate(
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
@@ -924,12 +924,12 @@ func (_m *ItemQuery) Paginate(
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
@@ -1256,12 +1256,12 @@ func (_m *MaterialQuery) Paginate(
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
@@ -1523,12 +1523,12 @@ func (_m *PhotoQuery) Paginate(
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
@@ -1790,12 +1790,12 @@ func (_m *PropertyQuery) Paginate(
 				if err := _m.CountInPage(ctx, c.Clone()); err != nil {
 					return nil, err
 				}
-				counter = c.Count
+				counter = c.TotalCount
 			}
 		} else if hasPagination || ignoredEdges {
 			c := _m.Clone()
 			c.ctx.Fields = nil
-			if conn.TotalCount, err = c.Count(ctx); err != nil {
+			if conn.TotalCount, err = c.TotalCount(ctx); err != nil {
 				return nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0

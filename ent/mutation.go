@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
+	"github.com/propertyrecords/inventory/ent/companytally"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -41,6 +42,7 @@ const (
 	// Node types.
 	TypeAPIKey           = "APIKey"
 	TypeCompany          = "Company"
+	TypeCompanyTally     = "CompanyTally"
 	TypeEnvironment      = "Environment"
 	TypeInventory        = "Inventory"
 	TypeItem             = "Item"
@@ -1188,6 +1190,461 @@ func (m *CompanyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *CompanyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Company edge %s", name)
+}
+
+// CompanyTallyMutation represents an operation that mutates the CompanyTally nodes in the graph.
+type CompanyTallyMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *uuid.UUID
+	inventories    *int64
+	addinventories *int64
+	properties     *int64
+	addproperties  *int64
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*CompanyTally, error)
+	predicates     []predicate.CompanyTally
+}
+
+var _ ent.Mutation = (*CompanyTallyMutation)(nil)
+
+// companytallyOption allows management of the mutation configuration using functional options.
+type companytallyOption func(*CompanyTallyMutation)
+
+// newCompanyTallyMutation creates new mutation for the CompanyTally entity.
+func newCompanyTallyMutation(c config, op Op, opts ...companytallyOption) *CompanyTallyMutation {
+	m := &CompanyTallyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCompanyTally,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCompanyTallyID sets the ID field of the mutation.
+func withCompanyTallyID(id uuid.UUID) companytallyOption {
+	return func(m *CompanyTallyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CompanyTally
+		)
+		m.oldValue = func(ctx context.Context) (*CompanyTally, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CompanyTally.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCompanyTally sets the old CompanyTally of the mutation.
+func withCompanyTally(node *CompanyTally) companytallyOption {
+	return func(m *CompanyTallyMutation) {
+		m.oldValue = func(context.Context) (*CompanyTally, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CompanyTallyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CompanyTallyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CompanyTally entities.
+func (m *CompanyTallyMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CompanyTallyMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CompanyTallyMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CompanyTally.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetInventories sets the "inventories" field.
+func (m *CompanyTallyMutation) SetInventories(i int64) {
+	m.inventories = &i
+	m.addinventories = nil
+}
+
+// Inventories returns the value of the "inventories" field in the mutation.
+func (m *CompanyTallyMutation) Inventories() (r int64, exists bool) {
+	v := m.inventories
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInventories returns the old "inventories" field's value of the CompanyTally entity.
+// If the CompanyTally object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyTallyMutation) OldInventories(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInventories is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInventories requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInventories: %w", err)
+	}
+	return oldValue.Inventories, nil
+}
+
+// AddInventories adds i to the "inventories" field.
+func (m *CompanyTallyMutation) AddInventories(i int64) {
+	if m.addinventories != nil {
+		*m.addinventories += i
+	} else {
+		m.addinventories = &i
+	}
+}
+
+// AddedInventories returns the value that was added to the "inventories" field in this mutation.
+func (m *CompanyTallyMutation) AddedInventories() (r int64, exists bool) {
+	v := m.addinventories
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInventories resets all changes to the "inventories" field.
+func (m *CompanyTallyMutation) ResetInventories() {
+	m.inventories = nil
+	m.addinventories = nil
+}
+
+// SetProperties sets the "properties" field.
+func (m *CompanyTallyMutation) SetProperties(i int64) {
+	m.properties = &i
+	m.addproperties = nil
+}
+
+// Properties returns the value of the "properties" field in the mutation.
+func (m *CompanyTallyMutation) Properties() (r int64, exists bool) {
+	v := m.properties
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProperties returns the old "properties" field's value of the CompanyTally entity.
+// If the CompanyTally object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyTallyMutation) OldProperties(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProperties is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProperties requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProperties: %w", err)
+	}
+	return oldValue.Properties, nil
+}
+
+// AddProperties adds i to the "properties" field.
+func (m *CompanyTallyMutation) AddProperties(i int64) {
+	if m.addproperties != nil {
+		*m.addproperties += i
+	} else {
+		m.addproperties = &i
+	}
+}
+
+// AddedProperties returns the value that was added to the "properties" field in this mutation.
+func (m *CompanyTallyMutation) AddedProperties() (r int64, exists bool) {
+	v := m.addproperties
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProperties resets all changes to the "properties" field.
+func (m *CompanyTallyMutation) ResetProperties() {
+	m.properties = nil
+	m.addproperties = nil
+}
+
+// Where appends a list predicates to the CompanyTallyMutation builder.
+func (m *CompanyTallyMutation) Where(ps ...predicate.CompanyTally) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CompanyTallyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CompanyTallyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CompanyTally, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CompanyTallyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CompanyTallyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CompanyTally).
+func (m *CompanyTallyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CompanyTallyMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.inventories != nil {
+		fields = append(fields, companytally.FieldInventories)
+	}
+	if m.properties != nil {
+		fields = append(fields, companytally.FieldProperties)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CompanyTallyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case companytally.FieldInventories:
+		return m.Inventories()
+	case companytally.FieldProperties:
+		return m.Properties()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CompanyTallyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case companytally.FieldInventories:
+		return m.OldInventories(ctx)
+	case companytally.FieldProperties:
+		return m.OldProperties(ctx)
+	}
+	return nil, fmt.Errorf("unknown CompanyTally field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CompanyTallyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case companytally.FieldInventories:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInventories(v)
+		return nil
+	case companytally.FieldProperties:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProperties(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CompanyTally field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CompanyTallyMutation) AddedFields() []string {
+	var fields []string
+	if m.addinventories != nil {
+		fields = append(fields, companytally.FieldInventories)
+	}
+	if m.addproperties != nil {
+		fields = append(fields, companytally.FieldProperties)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CompanyTallyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case companytally.FieldInventories:
+		return m.AddedInventories()
+	case companytally.FieldProperties:
+		return m.AddedProperties()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CompanyTallyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case companytally.FieldInventories:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInventories(v)
+		return nil
+	case companytally.FieldProperties:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProperties(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CompanyTally numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CompanyTallyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CompanyTallyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CompanyTallyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown CompanyTally nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CompanyTallyMutation) ResetField(name string) error {
+	switch name {
+	case companytally.FieldInventories:
+		m.ResetInventories()
+		return nil
+	case companytally.FieldProperties:
+		m.ResetProperties()
+		return nil
+	}
+	return fmt.Errorf("unknown CompanyTally field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CompanyTallyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CompanyTallyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CompanyTallyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CompanyTallyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CompanyTallyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CompanyTallyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CompanyTallyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown CompanyTally unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CompanyTallyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown CompanyTally edge %s", name)
 }
 
 // EnvironmentMutation represents an operation that mutates the Environment nodes in the graph.

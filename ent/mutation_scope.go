@@ -33,6 +33,18 @@ func (m *CompanyMutation) Predicates() []predicate.Company { return m.predicates
 
 // TxKey identifies the transaction m runs in, the same for each of its
 // mutations, or is nil outside one.
+func (m *CompanyTallyMutation) TxKey() any {
+	if d, ok := m.driver.(*txDriver); ok {
+		return d
+	}
+	return nil
+}
+
+// Predicates are the conditions an update or a delete applies to the rows.
+func (m *CompanyTallyMutation) Predicates() []predicate.CompanyTally { return m.predicates }
+
+// TxKey identifies the transaction m runs in, the same for each of its
+// mutations, or is nil outside one.
 func (m *EnvironmentMutation) TxKey() any {
 	if d, ok := m.driver.(*txDriver); ok {
 		return d

@@ -4,10 +4,13 @@ package ent
 
 import (
 	"context"
+	"errors"
 
 	"entgo.io/ent/dialect/sql"
+
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
+	"github.com/propertyrecords/inventory/ent/companytally"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -76,6 +79,11 @@ func (_q *APIKeyQuery) PageCount(nodes []*APIKey) (int, bool) {
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *APIKeyQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *APIKeyQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -136,6 +144,11 @@ func (_q *CompanyQuery) PageCount(nodes []*Company) (int, bool) {
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *CompanyQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *CompanyQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -146,6 +159,71 @@ func (_q *CompanyQuery) keepPastPage(assign func([]string, []any) error) func([]
 			return assign(columns, values)
 		}
 		node := &Company{config: _q.config}
+		_q.pastPage = node
+		return node.assignValues(columns, values)
+	}
+}
+
+// EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
+// connection page fetches one row past the page to tell whether another
+// follows, and needs nothing of that row but the row itself.
+func (_q *CompanyTallyQuery) EagerLoadFirst(n int) *CompanyTallyQuery {
+	_q.pageRows = n
+	return _q
+}
+
+// CountInPage has the page's statement count the rows of count (the page's
+// query before its cursors, order and limit) in a column of every row it
+// returns, so that a page and its totalCount are one statement: PostgreSQL
+// ran the pair at 11,500 a second on two cores and the one at 15,800. The
+// count is built as Count would build it: count's interceptors and privacy
+// policy are applied to it first (prepareQuery). PageCount reads it back.
+func (_q *CompanyTallyQuery) CountInPage(ctx context.Context, count *CompanyTallyQuery) error {
+	if err := count.prepareQuery(ctx); err != nil {
+		return err
+	}
+	// An aggregate with an ORDER BY (an interceptor's default order) is
+	// refused; a count needs none.
+	count.order = nil
+	selector := count.sqlQuery(ctx)
+	if count.ctx.Unique != nil && *count.ctx.Unique {
+		selector.SetDistinct(false)
+		selector.Select(sql.Count(sql.Distinct(selector.C(companytally.FieldID))))
+	} else {
+		selector.Select(sql.Count("*"))
+	}
+	_q.pageCount = selector
+	return nil
+}
+
+// PageCount is the count CountInPage asked of the page's statement, as its
+// rows (any one of them) carried it; false when it returned none.
+func (_q *CompanyTallyQuery) PageCount(nodes []*CompanyTally) (int, bool) {
+	if _q.pageCount == nil || len(nodes) == 0 {
+		return 0, false
+	}
+	v, err := nodes[0].Value(pageCountColumn)
+	if err != nil {
+		return 0, false
+	}
+	return pageCountOf(v)
+}
+
+// TotalCount is the number of rows of the query: Count.
+func (_q *CompanyTallyQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
+// keepPastPage assigns the rows of the page with assign, and the one past it
+// to _q.pastPage.
+func (_q *CompanyTallyQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
+	rows := 0
+	return func(columns []string, values []any) error {
+		rows++
+		if rows <= _q.pageRows {
+			return assign(columns, values)
+		}
+		node := &CompanyTally{config: _q.config}
 		_q.pastPage = node
 		return node.assignValues(columns, values)
 	}
@@ -196,6 +274,11 @@ func (_q *EnvironmentQuery) PageCount(nodes []*Environment) (int, bool) {
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *EnvironmentQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *EnvironmentQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -226,6 +309,10 @@ func (_q *InventoryQuery) EagerLoadFirst(n int) *InventoryQuery {
 // count is built as Count would build it: count's interceptors and privacy
 // policy are applied to it first (prepareQuery). PageCount reads it back.
 func (_q *InventoryQuery) CountInPage(ctx context.Context, count *InventoryQuery) error {
+	if tally, err := count.tallySelector(ctx); err != nil || tally != nil {
+		_q.pageCount = tally
+		return err
+	}
 	if err := count.prepareQuery(ctx); err != nil {
 		return err
 	}
@@ -254,6 +341,59 @@ func (_q *InventoryQuery) PageCount(nodes []*Inventory) (int, bool) {
 		return 0, false
 	}
 	return pageCountOf(v)
+}
+
+// TotalCount is the number of rows of the query, as Count counts them; read
+// off the companies' tallies (CompanyTally.Inventories) when the query is
+// all of its company's rows (tallySelector).
+func (_q *InventoryQuery) TotalCount(ctx context.Context) (int, error) {
+	tally, err := _q.tallySelector(ctx)
+	if err != nil || tally == nil {
+		return _q.Count(ctx)
+	}
+	query, args := tally.Query()
+	rows := &sql.Rows{}
+	if err := _q.driver.Query(ctx, query, args, rows); err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	if !rows.Next() {
+		return 0, errors.New("ent: the company's tally returned no row")
+	}
+	if err := rows.Scan(&n); err != nil {
+		return 0, err
+	}
+	return int(n), rows.Close()
+}
+
+// tallySelector is a statement that reads the number of the query's rows
+// off the companies' tallies, which the database's triggers keep in the
+// transaction of every insert and delete; nil when the query is not all of
+// its company's rows. It is when, its interceptors run, it has no predicate,
+// traversal or modifier of its own: the privacy policy's company filter is
+// then all that narrows it. The tallies are read under their own policy,
+// which scopes them to the same company (tenant.CompanyFrom); an
+// unrestricted context sums every company's, as its count spans them all.
+func (_q *InventoryQuery) tallySelector(ctx context.Context) (*sql.Selector, error) {
+	probe := _q.Clone()
+	for _, inter := range probe.inters {
+		if trv, ok := inter.(Traverser); ok {
+			if err := trv.Traverse(ctx, probe); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(probe.predicates) > 0 || probe.path != nil || probe.sql != nil || len(probe.modifiers) > 0 {
+		return nil, nil
+	}
+	tallies := NewCompanyTallyClient(_q.config).Query()
+	if err := tallies.prepareQuery(ctx); err != nil {
+		return nil, err
+	}
+	selector := tallies.sqlQuery(ctx)
+	selector.SelectExpr(sql.Expr("CAST(COALESCE(SUM(" + selector.C(companytally.FieldInventories) + "), 0) AS BIGINT)"))
+	return selector, nil
 }
 
 // keepPastPage assigns the rows of the page with assign, and the one past it
@@ -316,6 +456,11 @@ func (_q *ItemQuery) PageCount(nodes []*Item) (int, bool) {
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *ItemQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *ItemQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -374,6 +519,11 @@ func (_q *MaterialQuery) PageCount(nodes []*Material) (int, bool) {
 		return 0, false
 	}
 	return pageCountOf(v)
+}
+
+// TotalCount is the number of rows of the query: Count.
+func (_q *MaterialQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
 }
 
 // keepPastPage assigns the rows of the page with assign, and the one past it
@@ -436,6 +586,11 @@ func (_q *PhotoQuery) PageCount(nodes []*Photo) (int, bool) {
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *PhotoQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *PhotoQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -466,6 +621,10 @@ func (_q *PropertyQuery) EagerLoadFirst(n int) *PropertyQuery {
 // count is built as Count would build it: count's interceptors and privacy
 // policy are applied to it first (prepareQuery). PageCount reads it back.
 func (_q *PropertyQuery) CountInPage(ctx context.Context, count *PropertyQuery) error {
+	if tally, err := count.tallySelector(ctx); err != nil || tally != nil {
+		_q.pageCount = tally
+		return err
+	}
 	if err := count.prepareQuery(ctx); err != nil {
 		return err
 	}
@@ -494,6 +653,59 @@ func (_q *PropertyQuery) PageCount(nodes []*Property) (int, bool) {
 		return 0, false
 	}
 	return pageCountOf(v)
+}
+
+// TotalCount is the number of rows of the query, as Count counts them; read
+// off the companies' tallies (CompanyTally.Properties) when the query is
+// all of its company's rows (tallySelector).
+func (_q *PropertyQuery) TotalCount(ctx context.Context) (int, error) {
+	tally, err := _q.tallySelector(ctx)
+	if err != nil || tally == nil {
+		return _q.Count(ctx)
+	}
+	query, args := tally.Query()
+	rows := &sql.Rows{}
+	if err := _q.driver.Query(ctx, query, args, rows); err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	if !rows.Next() {
+		return 0, errors.New("ent: the company's tally returned no row")
+	}
+	if err := rows.Scan(&n); err != nil {
+		return 0, err
+	}
+	return int(n), rows.Close()
+}
+
+// tallySelector is a statement that reads the number of the query's rows
+// off the companies' tallies, which the database's triggers keep in the
+// transaction of every insert and delete; nil when the query is not all of
+// its company's rows. It is when, its interceptors run, it has no predicate,
+// traversal or modifier of its own: the privacy policy's company filter is
+// then all that narrows it. The tallies are read under their own policy,
+// which scopes them to the same company (tenant.CompanyFrom); an
+// unrestricted context sums every company's, as its count spans them all.
+func (_q *PropertyQuery) tallySelector(ctx context.Context) (*sql.Selector, error) {
+	probe := _q.Clone()
+	for _, inter := range probe.inters {
+		if trv, ok := inter.(Traverser); ok {
+			if err := trv.Traverse(ctx, probe); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(probe.predicates) > 0 || probe.path != nil || probe.sql != nil || len(probe.modifiers) > 0 {
+		return nil, nil
+	}
+	tallies := NewCompanyTallyClient(_q.config).Query()
+	if err := tallies.prepareQuery(ctx); err != nil {
+		return nil, err
+	}
+	selector := tallies.sqlQuery(ctx)
+	selector.SelectExpr(sql.Expr("CAST(COALESCE(SUM(" + selector.C(companytally.FieldProperties) + "), 0) AS BIGINT)"))
+	return selector, nil
 }
 
 // keepPastPage assigns the rows of the page with assign, and the one past it
@@ -556,6 +768,11 @@ func (_q *RecordEventQuery) PageCount(nodes []*RecordEvent) (int, bool) {
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *RecordEventQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *RecordEventQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -614,6 +831,11 @@ func (_q *SignatureRequestQuery) PageCount(nodes []*SignatureRequest) (int, bool
 		return 0, false
 	}
 	return pageCountOf(v)
+}
+
+// TotalCount is the number of rows of the query: Count.
+func (_q *SignatureRequestQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
 }
 
 // keepPastPage assigns the rows of the page with assign, and the one past it
@@ -676,6 +898,11 @@ func (_q *WebhookDeliveryQuery) PageCount(nodes []*WebhookDelivery) (int, bool) 
 	return pageCountOf(v)
 }
 
+// TotalCount is the number of rows of the query: Count.
+func (_q *WebhookDeliveryQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
+}
+
 // keepPastPage assigns the rows of the page with assign, and the one past it
 // to _q.pastPage.
 func (_q *WebhookDeliveryQuery) keepPastPage(assign func([]string, []any) error) func([]string, []any) error {
@@ -734,6 +961,11 @@ func (_q *WebhookEndpointQuery) PageCount(nodes []*WebhookEndpoint) (int, bool) 
 		return 0, false
 	}
 	return pageCountOf(v)
+}
+
+// TotalCount is the number of rows of the query: Count.
+func (_q *WebhookEndpointQuery) TotalCount(ctx context.Context) (int, error) {
+	return _q.Count(ctx)
 }
 
 // keepPastPage assigns the rows of the page with assign, and the one past it

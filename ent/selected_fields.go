@@ -18,6 +18,13 @@ func (_q *CompanyQuery) Ordered() bool { return len(_q.order) > 0 }
 
 // SelectedFields are the columns the query is restricted to (none: all). A
 // query whose fields leave out the id asks for an aggregate, not for rows.
+func (_q *CompanyTallyQuery) SelectedFields() []string { return _q.ctx.Fields }
+
+// Ordered reports whether the query has an order of its own.
+func (_q *CompanyTallyQuery) Ordered() bool { return len(_q.order) > 0 }
+
+// SelectedFields are the columns the query is restricted to (none: all). A
+// query whose fields leave out the id asks for an aggregate, not for rows.
 func (_q *EnvironmentQuery) SelectedFields() []string { return _q.ctx.Fields }
 
 // Ordered reports whether the query has an order of its own.

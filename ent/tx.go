@@ -16,6 +16,8 @@ type Tx struct {
 	APIKey *APIKeyClient
 	// Company is the client for interacting with the Company builders.
 	Company *CompanyClient
+	// CompanyTally is the client for interacting with the CompanyTally builders.
+	CompanyTally *CompanyTallyClient
 	// Environment is the client for interacting with the Environment builders.
 	Environment *EnvironmentClient
 	// Inventory is the client for interacting with the Inventory builders.
@@ -169,6 +171,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Company = NewCompanyClient(tx.config)
+	tx.CompanyTally = NewCompanyTallyClient(tx.config)
 	tx.Environment = NewEnvironmentClient(tx.config)
 	tx.Inventory = NewInventoryClient(tx.config)
 	tx.Item = NewItemClient(tx.config)

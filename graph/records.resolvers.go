@@ -49,7 +49,7 @@ func (r *queryResolver) InventoryPage(ctx context.Context, page int, pageSize in
 	if err != nil {
 		return nil, err
 	}
-	meta, err := paging.Count(ctx, page, pageSize, q.Clone().Count)
+	meta, err := paging.Count(ctx, page, pageSize, q.Clone().TotalCount)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (r *queryResolver) PropertyPage(ctx context.Context, page int, pageSize int
 	if err != nil {
 		return nil, err
 	}
-	meta, err := paging.Count(ctx, page, pageSize, q.Clone().Count)
+	meta, err := paging.Count(ctx, page, pageSize, q.Clone().TotalCount)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
+	"github.com/propertyrecords/inventory/ent/companytally"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -131,6 +132,33 @@ func (f TraverseCompany) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.CompanyQuery", q)
+}
+
+// The CompanyTallyFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CompanyTallyFunc func(context.Context, *ent.CompanyTallyQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CompanyTallyFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CompanyTallyQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CompanyTallyQuery", q)
+}
+
+// The TraverseCompanyTally type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCompanyTally func(context.Context, *ent.CompanyTallyQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCompanyTally) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCompanyTally) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CompanyTallyQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CompanyTallyQuery", q)
 }
 
 // The EnvironmentFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -410,6 +438,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
 	case *ent.CompanyQuery:
 		return &query[*ent.CompanyQuery, predicate.Company, company.OrderOption]{typ: ent.TypeCompany, tq: q}, nil
+	case *ent.CompanyTallyQuery:
+		return &query[*ent.CompanyTallyQuery, predicate.CompanyTally, companytally.OrderOption]{typ: ent.TypeCompanyTally, tq: q}, nil
 	case *ent.EnvironmentQuery:
 		return &query[*ent.EnvironmentQuery, predicate.Environment, environment.OrderOption]{typ: ent.TypeEnvironment, tq: q}, nil
 	case *ent.InventoryQuery:

@@ -46,6 +46,18 @@ var (
 		Columns:    CompaniesColumns,
 		PrimaryKey: []*schema.Column{CompaniesColumns[0]},
 	}
+	// CompanyTalliesColumns holds the columns for the "company_tallies" table.
+	CompanyTalliesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "inventories", Type: field.TypeInt64, Default: 0},
+		{Name: "properties", Type: field.TypeInt64, Default: 0},
+	}
+	// CompanyTalliesTable holds the schema information for the "company_tallies" table.
+	CompanyTalliesTable = &schema.Table{
+		Name:       "company_tallies",
+		Columns:    CompanyTalliesColumns,
+		PrimaryKey: []*schema.Column{CompanyTalliesColumns[0]},
+	}
 	// EnvironmentsColumns holds the columns for the "environments" table.
 	EnvironmentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeUUID},
@@ -447,6 +459,7 @@ var (
 	Tables = []*schema.Table{
 		APIKeysTable,
 		CompaniesTable,
+		CompanyTalliesTable,
 		EnvironmentsTable,
 		InventoriesTable,
 		ItemsTable,
@@ -463,6 +476,9 @@ var (
 func init() {
 	CompaniesTable.Annotation = &entsql.Annotation{
 		Table: "companies",
+	}
+	CompanyTalliesTable.Annotation = &entsql.Annotation{
+		Table: "company_tallies",
 	}
 	EnvironmentsTable.ForeignKeys[0].RefTable = InventoriesTable
 	EnvironmentsTable.Annotation = &entsql.Annotation{}

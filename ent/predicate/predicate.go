@@ -12,6 +12,9 @@ type APIKey func(*sql.Selector)
 // Company is the predicate function for company builders.
 type Company func(*sql.Selector)
 
+// CompanyTally is the predicate function for companytally builders.
+type CompanyTally func(*sql.Selector)
+
 // Environment is the predicate function for environment builders.
 type Environment func(*sql.Selector)
 

@@ -159,6 +159,30 @@ func (f CompanyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutatio
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CompanyMutation", m)
 }
 
+// The CompanyTallyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CompanyTallyQueryRuleFunc func(context.Context, *ent.CompanyTallyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CompanyTallyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CompanyTallyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CompanyTallyQuery", q)
+}
+
+// The CompanyTallyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CompanyTallyMutationRuleFunc func(context.Context, *ent.CompanyTallyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CompanyTallyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CompanyTallyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CompanyTallyMutation", m)
+}
+
 // The EnvironmentQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type EnvironmentQueryRuleFunc func(context.Context, *ent.EnvironmentQuery) error
@@ -438,6 +462,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.CompanyQuery:
 		return q.Filter(), nil
+	case *ent.CompanyTallyQuery:
+		return q.Filter(), nil
 	case *ent.EnvironmentQuery:
 		return q.Filter(), nil
 	case *ent.InventoryQuery:
@@ -468,6 +494,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.APIKeyMutation:
 		return m.Filter(), nil
 	case *ent.CompanyMutation:
+		return m.Filter(), nil
+	case *ent.CompanyTallyMutation:
 		return m.Filter(), nil
 	case *ent.EnvironmentMutation:
 		return m.Filter(), nil

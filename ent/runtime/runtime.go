@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
+	"github.com/propertyrecords/inventory/ent/companytally"
 	"github.com/propertyrecords/inventory/ent/environment"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -101,6 +102,25 @@ func init() {
 	company.DefaultUpdatedAt = companyDescUpdatedAt.Default.(func() time.Time)
 	// company.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	company.UpdateDefaultUpdatedAt = companyDescUpdatedAt.UpdateDefault.(func() time.Time)
+	companytally.Policy = privacy.NewPolicies(schema.CompanyTally{})
+	companytally.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := companytally.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	companytallyFields := schema.CompanyTally{}.Fields()
+	_ = companytallyFields
+	// companytallyDescInventories is the schema descriptor for inventories field.
+	companytallyDescInventories := companytallyFields[1].Descriptor()
+	// companytally.DefaultInventories holds the default value on creation for the inventories field.
+	companytally.DefaultInventories = companytallyDescInventories.Default.(int64)
+	// companytallyDescProperties is the schema descriptor for properties field.
+	companytallyDescProperties := companytallyFields[2].Descriptor()
+	// companytally.DefaultProperties holds the default value on creation for the properties field.
+	companytally.DefaultProperties = companytallyDescProperties.Default.(int64)
 	environmentMixin := schema.Environment{}.Mixin()
 	environment.Policy = privacy.NewPolicies(environmentMixin[0], schema.Environment{})
 	environment.Hooks[0] = func(next ent.Mutator) ent.Mutator {

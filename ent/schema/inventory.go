@@ -257,6 +257,7 @@ func (Inventory) Annotations() []schema.Annotation {
 		// never change (internal/freeze): their JSON may be kept
 		// (internal/treecache, ent/template/frozen_tree.tmpl).
 		FrozenTree{Edge: "Environments", Signed: "IsSigned", Version: "Version"},
+		Tallied{Field: "Inventories"},
 		// The database itself refuses a half-signed inventory.
 		entsql.Checks(map[string]string{
 			"inventory_signed_consistent": "((is_signed AND approval_code IS NOT NULL AND signature_date IS NOT NULL)" +

@@ -67,5 +67,6 @@ func (Property) Annotations() []schema.Annotation {
 		schema.Comment("A registered building or unit of a company, which can have several inventories."),
 		entgql.QueryField().Description("The company's properties, a Relay connection: filter with where, order with orderBy, page with first and after."),
 		entgql.RelayConnection(),
+		Tallied{Field: "Properties"},
 	}
 }

@@ -5,10 +5,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -403,6 +405,9 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("store: migrating: %w", err)
 		}
 	}
+	if err := sqliteTallies(ctx, s.db); err != nil {
+		return nil, fmt.Errorf("store: migrating: %w", err)
+	}
 	// River's job tables (internal/jobs), by River's own migrator under the
 	// same lock: PostgreSQL has them as migration files, SQLite has no
 	// files to keep them in.
@@ -489,6 +494,84 @@ func (s *Store) Pool() Pool {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.Client.Close() }
+
+// sqliteTallyTriggers keep company_tallies (ent/schema/companytally.go) as
+// PostgreSQL's migration 20261128194240_company_tallies.sql does: in the
+// transaction of every insert and delete of an inventory or a property,
+// whoever writes. SQLite's triggers are per row.
+var sqliteTallyTriggers = func() (triggers []string) {
+	for _, table := range []string{"inventories", "properties"} {
+		triggers = append(triggers, fmt.Sprintf(`CREATE TRIGGER %[1]s_tally_insert AFTER INSERT ON %[1]s BEGIN
+	INSERT INTO company_tallies (id, %[1]s) VALUES (NEW.company_id, 1)
+		ON CONFLICT (id) DO UPDATE SET %[1]s = %[1]s + 1;
+END`, table), fmt.Sprintf(`CREATE TRIGGER %[1]s_tally_delete AFTER DELETE ON %[1]s BEGIN
+	UPDATE company_tallies SET %[1]s = %[1]s - 1 WHERE id = OLD.company_id;
+END`, table))
+	}
+	return triggers
+}()
+
+// sqliteTallies makes sure the tally triggers are there and as written
+// above, and counts the tallies afresh when any was not: a database from
+// before them, and one whose table ent's automatic migration rebuilt (which
+// drops the table's triggers with it). The write lock is taken first and
+// held to the commit, so that no write falls between the count and the
+// triggers.
+func sqliteTallies(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	if err = createTallyTriggers(ctx, conn); err != nil {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+func createTallyTriggers(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\_tally\_%' ESCAPE '\'`)
+	if err != nil {
+		return err
+	}
+	var present []string
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			rows.Close()
+			return err
+		}
+		present = append(present, text)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	slices.Sort(present)
+	want := slices.Sorted(slices.Values(sqliteTallyTriggers))
+	if slices.Equal(present, want) {
+		return nil
+	}
+	statements := []string{`DROP TRIGGER IF EXISTS inventories_tally_insert`, `DROP TRIGGER IF EXISTS inventories_tally_delete`,
+		`DROP TRIGGER IF EXISTS properties_tally_insert`, `DROP TRIGGER IF EXISTS properties_tally_delete`}
+	statements = append(statements, sqliteTallyTriggers...)
+	statements = append(statements, `DELETE FROM company_tallies`, `INSERT INTO company_tallies (id, inventories, properties)
+	SELECT company_id, SUM(inventories), SUM(properties) FROM (
+		SELECT company_id, COUNT(*) AS inventories, 0 AS properties FROM inventories GROUP BY company_id
+		UNION ALL
+		SELECT company_id, 0, COUNT(*) FROM properties GROUP BY company_id
+	) GROUP BY company_id`)
+	for _, statement := range statements {
+		if _, err := conn.ExecContext(ctx, statement); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // sqliteMigrations serializes the SQLite migrations of this process.
 var sqliteMigrations sync.Mutex
