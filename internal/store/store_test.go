@@ -243,3 +243,42 @@ func TestSQLiteDropsTheIndexesTheSchemaReplaced(t *testing.T) {
 		t.Errorf("indexes after migrating: %v; want inventory_company_id_created_at replaced by inventory_company_id_created_at_id", indexes)
 	}
 }
+
+// SQLite keeps its per-index statistics but no index samples (sqlite_stat4):
+// with samples, every statement whose parameter meets an indexed column is
+// planned again at each execution, so the statements the store keeps
+// prepared were parsed anew each time. Analyze leaves none, and migrating
+// drops those an earlier version's ANALYZE left.
+func TestSQLiteKeepsNoIndexSamples(t *testing.T) {
+	testdb.SQLiteOnly(t)
+	ctx := tenant.Unrestricted(context.Background(), "test: statistics")
+	st := testdb.Open(t)
+	if _, err := datagen.Load(ctx, st.Client, nil, datagen.DemoSeed, datagen.Demo); err != nil {
+		t.Fatal(err)
+	}
+	statistics := func() (perIndex, samples int) {
+		t.Helper()
+		if err := st.DB().QueryRow(`SELECT (SELECT COUNT(*) FROM sqlite_stat1), (SELECT COUNT(*) FROM sqlite_stat4)`).Scan(&perIndex, &samples); err != nil {
+			t.Fatal(err)
+		}
+		return perIndex, samples
+	}
+	if err := st.Analyze(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if perIndex, samples := statistics(); perIndex == 0 || samples != 0 {
+		t.Errorf("after Analyze: %d rows of per-index statistics, %d samples; want some and none", perIndex, samples)
+	}
+	if _, err := st.DB().Exec(`ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	if _, samples := statistics(); samples == 0 {
+		t.Fatal("SQLite's own ANALYZE kept no samples: this build has no STAT4, and the test shows nothing")
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if perIndex, samples := statistics(); perIndex == 0 || samples != 0 {
+		t.Errorf("after migrating: %d rows of per-index statistics, %d samples; want some and none", perIndex, samples)
+	}
+}
