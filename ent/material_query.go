@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	stdsql "database/sql"
 	"database/sql/driver"
 	"fmt"
 	"math"
@@ -32,8 +33,9 @@ type MaterialQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Material
-	// pageCount: see CountInPage.
+	// pageCount and pageTotal: see CountInPage and PageCount.
 	pageCount *sql.Selector
+	pageTotal stdsql.NullInt64
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -401,6 +403,7 @@ func (_q *MaterialQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mat
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
@@ -478,6 +481,7 @@ func (_q *MaterialQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

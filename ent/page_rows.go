@@ -5,8 +5,10 @@ package ent
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 
 	"github.com/propertyrecords/inventory/ent/apikey"
 	"github.com/propertyrecords/inventory/ent/company"
@@ -26,13 +28,6 @@ import (
 // pageCountColumn is the column of a page's rows that carries its
 // totalCount (CountInPage).
 const pageCountColumn = "page_total_count"
-
-// pageCountOf reads a count as both drivers return it, an int64; anything
-// else is not taken, and the connection counts apart.
-func pageCountOf(v any) (int, bool) {
-	n, ok := v.(int64)
-	return int(n), ok
-}
 
 // EagerLoadFirst eager-loads the edges of the first n rows only (0: all): a
 // connection page fetches one row past the page to tell whether another
@@ -67,16 +62,40 @@ func (_q *APIKeyQuery) CountInPage(ctx context.Context, count *APIKeyQuery) erro
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *APIKeyQuery) PageCount(nodes []*APIKey) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *APIKeyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -132,16 +151,40 @@ func (_q *CompanyQuery) CountInPage(ctx context.Context, count *CompanyQuery) er
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *CompanyQuery) PageCount(nodes []*Company) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *CompanyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -197,16 +240,40 @@ func (_q *CompanyTallyQuery) CountInPage(ctx context.Context, count *CompanyTall
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *CompanyTallyQuery) PageCount(nodes []*CompanyTally) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *CompanyTallyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -262,16 +329,40 @@ func (_q *EnvironmentQuery) CountInPage(ctx context.Context, count *EnvironmentQ
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *EnvironmentQuery) PageCount(nodes []*Environment) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *EnvironmentQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -331,16 +422,40 @@ func (_q *InventoryQuery) CountInPage(ctx context.Context, count *InventoryQuery
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *InventoryQuery) PageCount(nodes []*Inventory) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *InventoryQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query, as Count counts them; read
@@ -444,16 +559,40 @@ func (_q *ItemQuery) CountInPage(ctx context.Context, count *ItemQuery) error {
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *ItemQuery) PageCount(nodes []*Item) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *ItemQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -509,16 +648,40 @@ func (_q *MaterialQuery) CountInPage(ctx context.Context, count *MaterialQuery) 
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *MaterialQuery) PageCount(nodes []*Material) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *MaterialQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -574,16 +737,40 @@ func (_q *PhotoQuery) CountInPage(ctx context.Context, count *PhotoQuery) error 
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *PhotoQuery) PageCount(nodes []*Photo) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *PhotoQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -643,16 +830,40 @@ func (_q *PropertyQuery) CountInPage(ctx context.Context, count *PropertyQuery) 
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *PropertyQuery) PageCount(nodes []*Property) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *PropertyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query, as Count counts them; read
@@ -756,16 +967,40 @@ func (_q *RecordEventQuery) CountInPage(ctx context.Context, count *RecordEventQ
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *RecordEventQuery) PageCount(nodes []*RecordEvent) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *RecordEventQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -821,16 +1056,40 @@ func (_q *SignatureRequestQuery) CountInPage(ctx context.Context, count *Signatu
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *SignatureRequestQuery) PageCount(nodes []*SignatureRequest) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *SignatureRequestQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -886,16 +1145,40 @@ func (_q *WebhookDeliveryQuery) CountInPage(ctx context.Context, count *WebhookD
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *WebhookDeliveryQuery) PageCount(nodes []*WebhookDelivery) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *WebhookDeliveryQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.
@@ -951,16 +1234,40 @@ func (_q *WebhookEndpointQuery) CountInPage(ctx context.Context, count *WebhookE
 }
 
 // PageCount is the count CountInPage asked of the page's statement, as its
-// rows (any one of them) carried it; false when it returned none.
+// rows carried it; false when it returned none.
 func (_q *WebhookEndpointQuery) PageCount(nodes []*WebhookEndpoint) (int, bool) {
-	if _q.pageCount == nil || len(nodes) == 0 {
+	if _q.pageCount == nil || len(nodes) == 0 || !_q.pageTotal.Valid {
 		return 0, false
 	}
-	v, err := nodes[0].Value(pageCountColumn)
-	if err != nil {
-		return 0, false
+	return int(_q.pageTotal.Int64), true
+}
+
+// scanPageCount has the page's rows scan their count column (CountInPage)
+// into _q.pageTotal, and assign the rest as before: the column is no field,
+// and ent would keep it per row in a map of its own, scanned as a value of
+// unknown type. Every row has the same columns.
+func (_q *WebhookEndpointQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
+	scan, assign := _spec.ScanValues, _spec.Assign
+	at, others := -1, []string(nil)
+	_spec.ScanValues = func(columns []string) ([]any, error) {
+		values, err := scan(columns)
+		if err != nil {
+			return nil, err
+		}
+		if at = slices.Index(columns, pageCountColumn); at >= 0 {
+			values[at] = &_q.pageTotal
+		}
+		return values, nil
 	}
-	return pageCountOf(v)
+	_spec.Assign = func(columns []string, values []any) error {
+		if at >= 0 {
+			if others == nil {
+				others = slices.Delete(slices.Clone(columns), at, at+1)
+			}
+			columns, values = others, slices.Delete(values, at, at+1)
+		}
+		return assign(columns, values)
+	}
 }
 
 // TotalCount is the number of rows of the query: Count.

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	stdsql "database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -31,8 +32,9 @@ type PhotoQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Photo
-	// pageCount: see CountInPage.
+	// pageCount and pageTotal: see CountInPage and PageCount.
 	pageCount *sql.Selector
+	pageTotal stdsql.NullInt64
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -406,6 +408,7 @@ func (_q *PhotoQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Photo,
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
@@ -474,6 +477,7 @@ func (_q *PhotoQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

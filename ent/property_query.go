@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	stdsql "database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -33,8 +34,9 @@ type PropertyQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *Property
-	// pageCount: see CountInPage.
+	// pageCount and pageTotal: see CountInPage and PageCount.
 	pageCount *sql.Selector
+	pageTotal stdsql.NullInt64
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -408,6 +410,7 @@ func (_q *PropertyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Pro
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
@@ -485,6 +488,7 @@ func (_q *PropertyQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

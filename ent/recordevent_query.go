@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	stdsql "database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -28,8 +29,9 @@ type RecordEventQuery struct {
 	// pageRows and pastPage: see EagerLoadFirst.
 	pageRows int
 	pastPage *RecordEvent
-	// pageCount: see CountInPage.
+	// pageCount and pageTotal: see CountInPage and PageCount.
 	pageCount *sql.Selector
+	pageTotal stdsql.NullInt64
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -365,6 +367,7 @@ func (_q *RecordEventQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
@@ -397,6 +400,7 @@ func (_q *RecordEventQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	if count := _q.pageCount; count != nil {
 		_spec.Modifiers = append(_spec.Modifiers, func(s *sql.Selector) { s.AppendSelectExprAs(count, pageCountColumn) })
+		_q.scanPageCount(_spec)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -68,11 +68,63 @@ func MarshalDecimal(d decimal.Decimal) graphql.Marshaler {
 	})
 }
 
-// AppendDecimal appends d as MarshalDecimal writes it, quoted.
+// AppendDecimal appends d as MarshalDecimal writes it, quoted: with two
+// places, as StringFixed(2) writes it. An amount of at most 15 digits (every
+// numeric(15,2) the database holds) is written from its hundredths as an
+// int64; StringFixed's rounding and text cost six allocations of big
+// integers and strings for each amount of a page.
 func AppendDecimal(dst []byte, d decimal.Decimal) []byte {
 	dst = append(dst, '"')
-	dst = append(dst, d.StringFixed(2)...)
+	if cents, ok := hundredths(d); ok {
+		if cents < 0 {
+			dst = append(dst, '-')
+			cents = -cents
+		}
+		dst = strconv.AppendInt(dst, cents/100, 10)
+		dst = append(dst, '.', byte('0'+cents%100/10), byte('0'+cents%10))
+	} else {
+		dst = append(dst, d.StringFixed(2)...)
+	}
 	return append(dst, '"')
+}
+
+// hundredths is d in hundredths, rounded half away from zero as StringFixed
+// rounds, when its coefficient has at most 15 digits (NumDigits counts them
+// without allocating) and its exponent keeps the result within an int64.
+func hundredths(d decimal.Decimal) (int64, bool) {
+	if d.NumDigits() > 15 {
+		return 0, false
+	}
+	coefficient, exponent := d.CoefficientInt64(), d.Exponent()
+	if exponent >= -2 {
+		if exponent > 1 { // 15 digits and 3 zeros: 18 digits at most
+			return 0, false
+		}
+		for ; exponent > -2; exponent-- {
+			coefficient *= 10
+		}
+		return coefficient, true
+	}
+	dropped := -2 - exponent
+	if dropped > 18 {
+		return 0, true // less than a thousandth of a hundredth
+	}
+	unit := int64(1)
+	for range dropped {
+		unit *= 10
+	}
+	kept, rest := coefficient/unit, coefficient%unit
+	if rest < 0 {
+		rest = -rest
+	}
+	if rest*2 >= unit {
+		if coefficient < 0 {
+			kept--
+		} else {
+			kept++
+		}
+	}
+	return kept, true
 }
 
 // UnmarshalDecimal reads decimal text; JSON numbers are refused because they

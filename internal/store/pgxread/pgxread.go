@@ -341,7 +341,45 @@ func (b *bufferedRows) Columns() ([]string, error) { return b.columns, nil }
 // ColumnTypes is not available: ent falls back to scanning such columns
 // into an any.
 func (b *bufferedRows) ColumnTypes() ([]*sql.ColumnType, error) {
-	return nil, errors.New("store: column types are not available on buffered rows")
+	return nil, errNoColumnTypes
+}
+
+// errNoColumnTypes is made once: ent asks for every row's unknown columns.
+var errNoColumnTypes = errors.New("store: column types are not available on buffered rows")
+
+// parseDecimal reads PostgreSQL's numeric text as decimal.NewFromString
+// does: the same coefficient and exponent. Text of a sign, at most 18
+// digits and a point (every amount the service stores) is read straight
+// into an int64, without NewFromString's intermediate strings and big
+// integers; anything else is NewFromString's.
+func parseDecimal(text string) (decimal.Decimal, error) {
+	var coefficient int64
+	digits, places, point := 0, 0, false
+	i := 0
+	if len(text) > 0 && text[0] == '-' {
+		i = 1
+	}
+	for ; i < len(text); i++ {
+		switch c := text[i]; {
+		case c >= '0' && c <= '9' && digits < 18:
+			coefficient = coefficient*10 + int64(c-'0')
+			digits++
+			if point {
+				places++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			return decimal.NewFromString(text)
+		}
+	}
+	if digits == 0 {
+		return decimal.NewFromString(text)
+	}
+	if text[0] == '-' {
+		coefficient = -coefficient
+	}
+	return decimal.New(coefficient, int32(-places)), nil
 }
 func (b *bufferedRows) Close() error        { return nil }
 func (b *bufferedRows) Err() error          { return nil }
@@ -435,7 +473,7 @@ func (b *bufferedRows) scan(i int, raw []byte, null bool, dest any) error {
 	case *decimal.Decimal:
 		if !null && oid == pgtype.NumericOID && !bin {
 			// As decimal's Scan parses the text, without copying it first.
-			n, err := decimal.NewFromString(b.text(raw))
+			n, err := parseDecimal(b.text(raw))
 			if err == nil {
 				*d = n
 				return nil

@@ -261,3 +261,18 @@ func TestBufferedRowsHoldEveryRow(t *testing.T) {
 		t.Fatal("Scan after the last row answered")
 	}
 }
+
+// parseDecimal reads numeric text as decimal.NewFromString does: the same
+// coefficient and exponent, or its error.
+func TestParseDecimalReadsWhatNewFromStringReads(t *testing.T) {
+	for _, text := range []string{"0", "0.00", "-0.00", "3350000.00", "-12.5", "999999999999999999", "9999999999999999999",
+		"123456789012345678.9", "1.", ".5", "-.5", "-", ".", "", "1.2.3", "1e5", "NaN", "Infinity", "+1", "00012.3400",
+		"-999999999999999.99", "12345678901234567890.12"} {
+		got, gotErr := parseDecimal(text)
+		want, wantErr := decimal.NewFromString(text)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil &&
+			(got.Exponent() != want.Exponent() || got.Coefficient().Cmp(want.Coefficient()) != 0) {
+			t.Errorf("%q: read %s (exponent %d, %v), want %s (exponent %d, %v)", text, got, got.Exponent(), gotErr, want, want.Exponent(), wantErr)
+		}
+	}
+}
