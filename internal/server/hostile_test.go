@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -29,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -510,6 +512,10 @@ func sendOnce(client *http.Client, base string, seq int, req hostileRequest) out
 	}
 	r.Header.Set(seqHeader, strconv.Itoa(seq))
 	res, err := client.Do(r)
+	if err != nil && resetAfterABadRequestLine(req.target, err) {
+		o.status = http.StatusBadRequest
+		return o
+	}
 	if err != nil {
 		o.problem = "no answer (a panic, or the connection closed or hung): " + err.Error()
 		return o
@@ -568,6 +574,18 @@ func judge(req hostileRequest, status int, header http.Header, body []byte) stri
 		return req.check(status, header, body)
 	}
 	return ""
+}
+
+// resetAfterABadRequestLine reports whether err is the reset of a request
+// whose request line net/http refuses before reading on (a target that does
+// not parse, "%zz"): it writes its 400 and closes with the rest of the
+// request unread, and the reset that close sends can reach the client before
+// the 400 does, while it still writes its headers or body.
+func resetAfterABadRequestLine(target string, err error) bool {
+	if _, perr := url.ParseRequestURI(target); perr == nil {
+		return false
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // fromNetHTTP reports whether the answer is one net/http writes itself when
