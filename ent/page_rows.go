@@ -4,7 +4,6 @@ package ent
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"entgo.io/ent/dialect/sql"
@@ -472,14 +471,7 @@ func (_q *InventoryQuery) TotalCount(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer rows.Close()
-	var n int64
-	if !rows.Next() {
-		return 0, errors.New("ent: the company's tally returned no row")
-	}
-	if err := rows.Scan(&n); err != nil {
-		return 0, err
-	}
-	return int(n), rows.Close()
+	return sql.ScanInt(rows)
 }
 
 // tallySelector is a statement that reads the number of the query's rows
@@ -880,14 +872,7 @@ func (_q *PropertyQuery) TotalCount(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer rows.Close()
-	var n int64
-	if !rows.Next() {
-		return 0, errors.New("ent: the company's tally returned no row")
-	}
-	if err := rows.Scan(&n); err != nil {
-		return 0, err
-	}
-	return int(n), rows.Close()
+	return sql.ScanInt(rows)
 }
 
 // tallySelector is a statement that reads the number of the query's rows

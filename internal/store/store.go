@@ -537,7 +537,7 @@ func (s *Store) Close() error { return s.Client.Close() }
 // transaction of every insert and delete of an inventory or a property,
 // whoever writes. SQLite's triggers are per row.
 var sqliteTallyTriggers = func() (triggers []string) {
-	for _, table := range []string{"inventories", "properties"} {
+	for _, table := range tallyTables {
 		triggers = append(triggers, fmt.Sprintf(`CREATE TRIGGER %[1]s_tally_insert AFTER INSERT ON %[1]s BEGIN
 	INSERT INTO company_tallies (id, %[1]s) VALUES (NEW.company_id, 1)
 		ON CONFLICT (id) DO UPDATE SET %[1]s = %[1]s + 1;
@@ -548,18 +548,25 @@ END`, table))
 	return triggers
 }()
 
+// tallyTables are the tables company_tallies counts, each in its column of
+// the same name.
+var tallyTables = []string{"inventories", "properties"}
+
 // sqliteTallies makes sure the tally triggers are there and as written
 // above, and counts the tallies afresh when any was not: a database from
 // before them, and one whose table ent's automatic migration rebuilt (which
-// drops the table's triggers with it). The write lock is taken first and
-// held to the commit, so that no write falls between the count and the
-// triggers.
+// drops the table's triggers with it). Only then is the write lock taken,
+// and the triggers looked at again under it, held to the commit, so that no
+// write falls between the count and the triggers.
 func sqliteTallies(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	if kept, err := tallyTriggersKept(ctx, conn); err != nil || kept {
+		return err
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
@@ -571,30 +578,37 @@ func sqliteTallies(ctx context.Context, db *sql.DB) error {
 	return err
 }
 
-func createTallyTriggers(ctx context.Context, conn *sql.Conn) error {
+// tallyTriggersKept reports whether the tally triggers are all there, as
+// sqliteTallyTriggers writes them.
+func tallyTriggersKept(ctx context.Context, conn *sql.Conn) (bool, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\_tally\_%' ESCAPE '\'`)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var present []string
 	for rows.Next() {
 		var text string
 		if err := rows.Scan(&text); err != nil {
 			rows.Close()
-			return err
+			return false, err
 		}
 		present = append(present, text)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
+		return false, err
 	}
 	slices.Sort(present)
-	want := slices.Sorted(slices.Values(sqliteTallyTriggers))
-	if slices.Equal(present, want) {
-		return nil
+	return slices.Equal(present, slices.Sorted(slices.Values(sqliteTallyTriggers))), nil
+}
+
+func createTallyTriggers(ctx context.Context, conn *sql.Conn) error {
+	if kept, err := tallyTriggersKept(ctx, conn); err != nil || kept {
+		return err
 	}
-	statements := []string{`DROP TRIGGER IF EXISTS inventories_tally_insert`, `DROP TRIGGER IF EXISTS inventories_tally_delete`,
-		`DROP TRIGGER IF EXISTS properties_tally_insert`, `DROP TRIGGER IF EXISTS properties_tally_delete`}
+	var statements []string
+	for _, table := range tallyTables {
+		statements = append(statements, "DROP TRIGGER IF EXISTS "+table+"_tally_insert", "DROP TRIGGER IF EXISTS "+table+"_tally_delete")
+	}
 	statements = append(statements, sqliteTallyTriggers...)
 	statements = append(statements, `DELETE FROM company_tallies`, `INSERT INTO company_tallies (id, inventories, properties)
 	SELECT company_id, SUM(inventories), SUM(properties) FROM (
