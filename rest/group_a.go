@@ -100,7 +100,7 @@ func (a *API) inventoryDetail(w http.ResponseWriter, r *http.Request, p *params)
 		return err
 	}
 	// Encode: section 2.1, GraphQL's bytes with the legacy property type.
-	writeRaw(w, http.StatusOK, legacyInventory.object(nil, inventory))
+	writeRaw(w, r, http.StatusOK, legacyInventory.object(nil, inventory))
 	return nil
 }
 
@@ -143,7 +143,7 @@ func (a *API) properties(w http.ResponseWriter, r *http.Request, p *params) erro
 	}
 	body := legacyPropertyFields.list([]byte(`{"data":`), answer.Get("data"))
 	body = append(append(append(body, `,"meta":`...), encoded...), `,"newOffset":`...)
-	writeRaw(w, http.StatusOK, append(strconv.AppendInt(body, int64(newOffset), 10), '}'))
+	writeRaw(w, r, http.StatusOK, append(strconv.AppendInt(body, int64(newOffset), 10), '}'))
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (a *API) property(w http.ResponseWriter, r *http.Request, p *params) error 
 		return err
 	}
 	// Encode: the property with its inventories.
-	writeJSON(w, http.StatusOK, property)
+	writeJSON(w, r, http.StatusOK, property)
 	return nil
 }
 

@@ -95,6 +95,6 @@ func (a *API) itemPhotos(w http.ResponseWriter, r *http.Request, p *params) erro
 		return err
 	}
 	// Encode: the photos with their download URLs.
-	writeJSON(w, http.StatusOK, photos)
+	writeJSON(w, r, http.StatusOK, photos)
 	return nil
 }

@@ -24,8 +24,8 @@ type envelope struct {
 	Data      any    `json:"data"`
 }
 
-func writeEnvelope(w http.ResponseWriter, data any) {
-	writeJSON(w, http.StatusOK, envelope{Success: true, Timestamp: now(), Data: data})
+func writeEnvelope(w http.ResponseWriter, r *http.Request, data any) {
+	writeJSON(w, r, http.StatusOK, envelope{Success: true, Timestamp: now(), Data: data})
 }
 
 // inventoryPage writes GraphQL's inventoryPage (rest/operations/
@@ -39,11 +39,11 @@ var (
 )
 
 // writeInventoryPage writes the envelope around a page of inventories.
-func writeInventoryPage(w http.ResponseWriter, data []byte) {
+func writeInventoryPage(w http.ResponseWriter, r *http.Request, data []byte) {
 	body := append([]byte(`{"success":true,"timestamp":"`), now()...)
 	body = append(body, `","data":`...)
 	body = inventoryPage.object(body, gjson.GetBytes(data, "inventoryPage"))
-	writeRaw(w, http.StatusOK, append(body, '}'))
+	writeRaw(w, r, http.StatusOK, append(body, '}'))
 }
 
 // inventoryDetail is the data of spec section 2.4.
@@ -105,7 +105,7 @@ func (a *API) inventories(w http.ResponseWriter, r *http.Request, p *params) err
 		return err
 	}
 	// Encode: the envelope around the list data.
-	writeInventoryPage(w, data)
+	writeInventoryPage(w, r, data)
 	return nil
 }
 
@@ -143,7 +143,7 @@ func (a *API) inventoryDetails(w http.ResponseWriter, r *http.Request, p *params
 	for _, env := range n.Environments {
 		d.Stats.TotalItems += len(env.Items)
 	}
-	writeEnvelope(w, d)
+	writeEnvelope(w, r, d)
 	return nil
 }
 
@@ -167,7 +167,7 @@ func (a *API) inventoriesByProperty(w http.ResponseWriter, r *http.Request, p *p
 		return err
 	}
 	// Encode: the envelope around the list data.
-	writeInventoryPage(w, data)
+	writeInventoryPage(w, r, data)
 	return nil
 }
 
@@ -189,6 +189,6 @@ func (a *API) inventoryComparison(w http.ResponseWriter, r *http.Request, p *par
 		return err
 	}
 	// Encode: the envelope around the comparison, as GraphQL shaped it.
-	writeEnvelope(w, out.InventoryComparison)
+	writeEnvelope(w, r, out.InventoryComparison)
 	return nil
 }

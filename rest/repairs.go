@@ -99,7 +99,7 @@ func (a *API) repairs(w http.ResponseWriter, r *http.Request, p *params) error {
 	if err := a.run(ctx, "b5_repairs", map[string]any{"page": page, "pageSize": pageSize, "where": where}, &out); err != nil {
 		return err
 	}
-	writeEnvelope(w, out.RepairPage)
+	writeEnvelope(w, r, out.RepairPage)
 	return nil
 }
 

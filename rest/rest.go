@@ -328,16 +328,22 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		a.log.WarnContext(r.Context(), "rest: unavailable", args...)
 	}
-	writeJSON(w, apperr.HTTPStatus(public.Code), errorBody{
+	writeJSON(w, r, apperr.HTTPStatus(public.Code), errorBody{
 		Timestamp: now(),
 		Error:     errorDetail{Code: public.Code, Parameter: public.Field, Message: apperr.Cut(public.Message), RequestID: requestid.From(r.Context())},
 	})
 }
 
-func writeJSON(w http.ResponseWriter, status int, body any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+// writeJSON writes body as json.Encoder would (HTML characters escaped,
+// ended by a newline), in one write (internal/onewrite).
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, body any) {
+	encoded, err := json.Marshal(body)
+	if err != nil { // a value of ours that JSON cannot hold, never a client's doing
+		status = http.StatusInternalServerError
+		encoded, _ = json.Marshal(errorBody{Timestamp: now(), Error: errorDetail{Code: apperr.Internal,
+			Message: "the answer could not be written", RequestID: requestid.From(r.Context())}})
+	}
+	writeRaw(w, r, status, encoded)
 }
 
 // now is the envelope timestamp.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/propertyrecords/inventory/internal/onewrite"
 )
 
 // list is a JSON array that is [] rather than null when empty, as legacy
@@ -160,8 +162,7 @@ func metaOf(page gjson.Result) pageMeta {
 
 // writeRaw writes a JSON body already encoded, ended by a newline as
 // json.Encoder ends writeJSON's.
-func writeRaw(w http.ResponseWriter, status int, body []byte) {
+func writeRaw(w http.ResponseWriter, r *http.Request, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_ = onewrite.Answer(w, r, status, append(body, '\n'))
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/onewrite"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/sharedlimit"
@@ -367,8 +368,11 @@ func (m *Main) startServing(h http.Handler) {
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 	}
+	// Answers whole in memory leave in one write (internal/onewrite).
+	onewrite.Serve(m.server)
 	m.served = make(chan error, 1)
-	go func() { m.served <- m.server.Serve(m.listener) }()
+	listener := onewrite.Listen(m.listener)
+	go func() { m.served <- m.server.Serve(listener) }()
 }
 
 // serveStartingPage serves the starting page until Run has the service

@@ -29,6 +29,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/propertyrecords/inventory/internal/apperr"
+	"github.com/propertyrecords/inventory/internal/onewrite"
 	"github.com/propertyrecords/inventory/internal/requestid"
 )
 
@@ -229,7 +230,7 @@ func post(w http.ResponseWriter, r *http.Request, exec Executor) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		writeRequestErrors(w, res)
 	} else {
-		writeResponse(w, res)
+		_ = onewrite.Answer(w, r, http.StatusOK, responseParts(res)...)
 	}
 }
 
@@ -481,33 +482,30 @@ func requestErrorStatus(contentType string, errs gqlerror.List) int {
 	return http.StatusOK
 }
 
-// writeResponse writes res as encoding/json would, writing the data of an
-// answer without errors as it is.
-func writeResponse(w io.Writer, res *graphql.Response) {
+// responseParts is res as encoding/json would write it, with the data of an
+// answer without errors as it is, in parts to be written one after another.
+func responseParts(res *graphql.Response) [][]byte {
 	if res != nil && len(res.Data) > 0 && len(res.Errors) == 0 &&
 		res.Label == "" && res.Path == nil && res.HasNext == nil {
-		var ext []byte
 		if res.Extensions != nil {
-			var err error
-			if ext, err = json.Marshal(res.Extensions); err != nil {
-				ext = nil
+			if ext, err := json.Marshal(res.Extensions); err == nil {
+				return [][]byte{dataOpening, res.Data, extensionsOpening, ext, closing}
 			}
 		}
-		_, _ = io.WriteString(w, `{"data":`)
-		_, _ = w.Write(res.Data)
-		if ext != nil {
-			_, _ = io.WriteString(w, `,"extensions":`)
-			_, _ = w.Write(ext)
-		}
-		_, _ = io.WriteString(w, "}")
-		return
+		return [][]byte{dataOpening, res.Data, closing}
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		b, _ = json.Marshal(&graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("internal error")}})
 	}
-	_, _ = w.Write(b)
+	return [][]byte{b}
 }
+
+var (
+	dataOpening       = []byte(`{"data":`)
+	extensionsOpening = []byte(`,"extensions":`)
+	closing           = []byte(`}`)
+)
 
 // writeRequestErrors writes the answer to a request that failed before its
 // operation ran (a document that does not parse or validate, variables that

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/propertyrecords/inventory/internal/files"
+	"github.com/propertyrecords/inventory/internal/onewrite"
 	"github.com/propertyrecords/inventory/internal/server"
 	"github.com/propertyrecords/inventory/internal/store"
 	"github.com/propertyrecords/inventory/rest"
@@ -62,7 +63,11 @@ func NewServerLogging(tb testing.TB, st *store.Store, opts server.Options, log *
 	if opts.RESTBaseURL == "" {
 		opts.RESTBaseURL = rest.DefaultBaseURL
 	}
-	srv := httptest.NewServer(server.Handler(st, log, opts))
+	srv := httptest.NewUnstartedServer(server.Handler(st, log, opts))
+	// As cmd/inventoryd serves (internal/onewrite).
+	srv.Listener = onewrite.Listen(srv.Listener)
+	onewrite.Serve(srv.Config)
+	srv.Start()
 	tb.Cleanup(srv.Close)
 	return &Server{URL: srv.URL}
 }

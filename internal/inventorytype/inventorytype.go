@@ -27,6 +27,9 @@ var All = []Type{Captacion, Colocacion, PreVisita, Desocupacion}
 var (
 	names     = [...]string{"captación", "colocación", "pre-visita", "desocupación"}
 	enumNames = [...]string{"CAPTACION", "COLOCACION", "PRE_VISITA", "DESOCUPACION"}
+	// quotedEnumNames are enumNames as JSON strings, written as they are:
+	// every answer with a page of inventories writes one a row.
+	quotedEnumNames = [...]string{`"CAPTACION"`, `"COLOCACION"`, `"PRE_VISITA"`, `"DESOCUPACION"`}
 )
 
 // Valid reports whether t is one of the four codes.
@@ -70,7 +73,13 @@ func Parse(s string) (Type, error) {
 }
 
 // MarshalGQL writes the enum name.
-func (t Type) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(t.String())) }
+func (t Type) MarshalGQL(w io.Writer) {
+	if !t.Valid() {
+		_, _ = io.WriteString(w, strconv.Quote(t.String()))
+		return
+	}
+	_, _ = io.WriteString(w, quotedEnumNames[t])
+}
 
 // UnmarshalGQL reads the enum name.
 func (t *Type) UnmarshalGQL(v any) error {

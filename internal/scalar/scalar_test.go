@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -50,5 +51,40 @@ func BenchmarkAppendDecimal(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = AppendDecimal(buf[:0], d)
+	}
+}
+
+// AppendTime writes every time as AppendFormat with TimeLayout does, in
+// UTC and quoted: any instant of years 0 to 9999 in any zone, at any
+// fraction of a second, and the years outside them, which take
+// AppendFormat's own path.
+func TestAppendTimeWritesWhatAppendFormatWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	zones := []*time.Location{time.UTC, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -11*3600)}
+	first := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	last := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	times := []time.Time{
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 2, 29, 12, 0, 0, 1_000_000, time.FixedZone("east", 14*3600)), {},
+	}
+	for range 100_000 {
+		at := time.Unix(first+r.Int64N(last-first), r.Int64N(1e9))
+		times = append(times, at.In(zones[r.IntN(len(zones))]))
+	}
+	for _, at := range times {
+		want := `"` + at.UTC().Format(TimeLayout) + `"`
+		if got := string(AppendTime([]byte("x"), at)); got != "x"+want {
+			t.Fatalf("%v: wrote %s, want %s", at, got, want)
+		}
+	}
+}
+
+func BenchmarkAppendTime(b *testing.B) {
+	at := time.Date(2026, 11, 28, 23, 41, 7, 123_000_000, time.UTC)
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendTime(buf[:0], at)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/propertyrecords/inventory/internal/jobs"
 	"github.com/propertyrecords/inventory/internal/live"
 	"github.com/propertyrecords/inventory/internal/metrics"
+	"github.com/propertyrecords/inventory/internal/onewrite"
 	"github.com/propertyrecords/inventory/internal/records"
 	"github.com/propertyrecords/inventory/internal/requestid"
 	"github.com/propertyrecords/inventory/internal/sharedlimit"
@@ -235,7 +236,9 @@ func Handler(st *store.Store, log *slog.Logger, opts Options) http.Handler {
 	if opts.Tracing {
 		served = tracing.Handler(served, route)
 	}
-	return drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served)))
+	// An answer whole in memory leaves in one write once every middleware
+	// has returned (internal/onewrite).
+	return onewrite.Handler(drain.track(crossOrigin(opts.CORSOrigins, requestid.Middleware(served))))
 }
 
 // signLinks serves the pages a party signs from a link (internal/signpage),
