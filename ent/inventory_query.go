@@ -439,6 +439,9 @@ func (_q *InventoryQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*In
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if _spec.ScanValues != nil {
+		scanRowsInOnePlace(_spec)
+	}
 	_q.skipFrozenTrees(ctx, _spec)
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
@@ -553,6 +556,9 @@ func (_q *InventoryQuery) loadEnvironments(ctx context.Context, query *Environme
 
 func (_q *InventoryQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if _spec.ScanValues != nil {
+		scanRowsInOnePlace(_spec)
+	}
 	_q.skipFrozenTrees(ctx, _spec)
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers

@@ -478,6 +478,9 @@ func (_q *ItemQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Item, e
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if _spec.ScanValues != nil {
+		scanRowsInOnePlace(_spec)
+	}
 	if q := _q.withMaterial; _spec.Assign != nil && q != nil && _q.Catalogue != nil && q.plain() {
 		_q.fromCatalogueMaterial, _q.withMaterial = q, nil
 	}
@@ -635,6 +638,9 @@ func (_q *ItemQuery) loadPhotos(ctx context.Context, query *PhotoQuery, nodes []
 
 func (_q *ItemQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if _spec.ScanValues != nil {
+		scanRowsInOnePlace(_spec)
+	}
 	if q := _q.withMaterial; _spec.Assign != nil && q != nil && _q.Catalogue != nil && q.plain() {
 		_q.fromCatalogueMaterial, _q.withMaterial = q, nil
 	}

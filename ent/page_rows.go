@@ -86,12 +86,16 @@ func (_q *APIKeyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -175,12 +179,16 @@ func (_q *CompanyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -264,12 +272,16 @@ func (_q *CompanyTallyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -353,12 +365,16 @@ func (_q *EnvironmentQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -446,12 +462,16 @@ func (_q *InventoryQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -576,12 +596,16 @@ func (_q *ItemQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -665,12 +689,16 @@ func (_q *MaterialQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -754,12 +782,16 @@ func (_q *PhotoQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -847,12 +879,16 @@ func (_q *PropertyQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -977,12 +1013,16 @@ func (_q *RecordEventQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -1066,12 +1106,16 @@ func (_q *SignatureRequestQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -1155,12 +1199,16 @@ func (_q *WebhookDeliveryQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}
@@ -1244,12 +1292,16 @@ func (_q *WebhookEndpointQuery) scanPageCount(_spec *sqlgraph.QuerySpec) {
 		}
 		return values, nil
 	}
+	// The values without the count go to a slice of their own: the scanned
+	// ones may be the next row's destinations too (scanRowsInOnePlace).
+	var rest []any
 	_spec.Assign = func(columns []string, values []any) error {
 		if at >= 0 {
 			if others == nil {
 				others = slices.Delete(slices.Clone(columns), at, at+1)
 			}
-			columns, values = others, slices.Delete(values, at, at+1)
+			rest = append(append(rest[:0], values[:at]...), values[at+1:]...)
+			columns, values = others, rest
 		}
 		return assign(columns, values)
 	}

@@ -400,6 +400,9 @@ func (_q *PhotoQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Photo,
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if _spec.ScanValues != nil {
+		scanRowsInOnePlace(_spec)
+	}
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
@@ -469,6 +472,9 @@ func (_q *PhotoQuery) loadItem(ctx context.Context, query *ItemQuery, nodes []*P
 
 func (_q *PhotoQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if _spec.ScanValues != nil {
+		scanRowsInOnePlace(_spec)
+	}
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
