@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/propertyrecords/inventory/ent"
 	"github.com/propertyrecords/inventory/ent/inventory"
 	"github.com/propertyrecords/inventory/ent/item"
@@ -24,15 +26,11 @@ func TestRowsReadTogetherAreTheRowsReadAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameAlone(t, inventories, func(n *ent.Inventory) uuid.UUID { return n.ID }, func(id uuid.UUID) (*ent.Inventory, error) {
+		return st.Client.Inventory.Get(ctx, id)
+	})
 	withDeposit, signed := 0, 0
 	for _, listed := range inventories {
-		alone, err := st.Client.Inventory.Get(ctx, listed.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(nodeFields(listed), nodeFields(alone)) {
-			t.Fatalf("inventory %s read in a list:\n%+v\nread alone:\n%+v", listed.ID, nodeFields(listed), nodeFields(alone))
-		}
 		if listed.Deposit != nil {
 			withDeposit++
 		}
@@ -49,13 +47,22 @@ func TestRowsReadTogetherAreTheRowsReadAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, listed := range items {
-		alone, err := st.Client.Item.Get(ctx, listed.ID)
+	sameAlone(t, items, func(n *ent.Item) uuid.UUID { return n.ID }, func(id uuid.UUID) (*ent.Item, error) {
+		return st.Client.Item.Get(ctx, id)
+	})
+}
+
+// sameAlone fails t unless each node of listed has the fields of the node
+// get reads alone (one row, one statement) for its id.
+func sameAlone[N any](t *testing.T, listed []*N, idOf func(*N) uuid.UUID, get func(uuid.UUID) (*N, error)) {
+	t.Helper()
+	for _, n := range listed {
+		alone, err := get(idOf(n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(nodeFields(listed), nodeFields(alone)) {
-			t.Fatalf("item %s read in a list:\n%+v\nread alone:\n%+v", listed.ID, nodeFields(listed), nodeFields(alone))
+		if !reflect.DeepEqual(nodeFields(n), nodeFields(alone)) {
+			t.Fatalf("%s read in a list:\n%+v\nread alone:\n%+v", idOf(n), nodeFields(n), nodeFields(alone))
 		}
 	}
 }
