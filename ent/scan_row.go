@@ -16,17 +16,20 @@ import (
 // The columns of a statement's rows are the same for each row.
 func scanRowsInOnePlace(spec *sqlgraph.QuerySpec) {
 	scan := spec.ScanValues
-	var first []any
-	reuse := false
+	var kept []any // the first row's destinations, once known reusable
+	checked := false
 	spec.ScanValues = func(columns []string) ([]any, error) {
-		if reuse && len(first) == len(columns) {
-			return first, nil
+		if kept != nil {
+			return kept, nil
 		}
 		values, err := scan(columns)
-		if err != nil || first != nil {
+		if err != nil || checked {
 			return values, err
 		}
-		first, reuse = values, copiedOut(columns, values)
+		checked = true
+		if copiedOut(columns, values) {
+			kept = values
+		}
 		return values, nil
 	}
 }

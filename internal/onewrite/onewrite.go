@@ -37,9 +37,9 @@ func (l listener) Accept() (net.Conn, error) {
 
 type connKey struct{}
 
-// ConnContext is the http.Server's ConnContext that lets Answer find a
+// connContext is the http.Server's ConnContext that lets Answer find a
 // request's connection; it keeps any other the server had.
-func ConnContext(next func(context.Context, net.Conn) context.Context) func(context.Context, net.Conn) context.Context {
+func connContext(next func(context.Context, net.Conn) context.Context) func(context.Context, net.Conn) context.Context {
 	return func(ctx context.Context, c net.Conn) context.Context {
 		if next != nil {
 			ctx = next(ctx, c)
@@ -51,9 +51,20 @@ func ConnContext(next func(context.Context, net.Conn) context.Context) func(cont
 	}
 }
 
-// Serve configures srv for Listen's connections (ConnContext); call it
+// Serve configures srv for Listen's connections (its ConnContext); call it
 // before srv serves.
-func Serve(srv *http.Server) { srv.ConnContext = ConnContext(srv.ConnContext) }
+func Serve(srv *http.Server) { srv.ConnContext = connContext(srv.ConnContext) }
+
+// holding is r's connection when it can hold r's answer: one of Listen's,
+// over HTTP/1.x (HTTP/2 writes a connection's streams from a goroutine of
+// its own); nil otherwise.
+func holding(r *http.Request) *conn {
+	c, _ := r.Context().Value(connKey{}).(*conn)
+	if c == nil || r.ProtoMajor != 1 {
+		return nil
+	}
+	return c
+}
 
 // conn holds what is written to it while held is set, for one write at
 // release. net/http writes an HTTP/1.x connection from the goroutine that
@@ -120,8 +131,8 @@ func (c *conn) release() error {
 // last part after the handler. Without it, Answer sends what it held itself.
 func Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _ := r.Context().Value(connKey{}).(*conn)
-		if c == nil || r.ProtoMajor != 1 {
+		c := holding(r)
+		if c == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -147,8 +158,8 @@ func Answer(w http.ResponseWriter, r *http.Request, status int, body ...[]byte) 
 		size += len(b)
 	}
 	w.Header().Set("Content-Length", strconv.Itoa(size))
-	c, _ := r.Context().Value(connKey{}).(*conn)
-	if c == nil || r.ProtoMajor != 1 || size > MaxHeld || c.held != nil {
+	c := holding(r)
+	if c == nil || size > MaxHeld || c.held != nil {
 		w.WriteHeader(status)
 		return write(w, body)
 	}
